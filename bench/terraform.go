@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// terraformEnv runs the real Terraform CLI against the provider binary through dev_overrides.
+type terraformEnv struct {
+	dir     string
+	rcFile  string
+	bin     string
+	baseEnv []string
+}
+
+func newTerraformEnv(providerBin string) (*terraformEnv, func(), error) {
+	dir, err := os.MkdirTemp("", "pgnvme-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := filepath.Join(dir, "terraformrc")
+	conf := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"pgnvme/pgnvme\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(providerBin))
+	if err := os.WriteFile(rc, []byte(conf), 0o644); err != nil {
+		return nil, nil, err
+	}
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TF_") || strings.HasPrefix(kv, "AWS_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/nonexistent", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent")
+	return &terraformEnv{dir: dir, rcFile: rc, bin: providerBin, baseEnv: env}, func() { os.RemoveAll(dir) }, nil
+}
+
+// workspace writes files into a fresh directory for one configuration.
+func (e *terraformEnv) workspace(name string, files map[string]string) (string, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for f, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// planResult is one timed `terraform plan`.
+type planResult struct {
+	Seconds    float64
+	PeakRSSKiB int64
+}
+
+// plan runs `terraform plan` in dir and times it; while it runs, it samples the high-water RSS (VmHWM) of
+// the provider process from /proc every 5 ms.
+func (e *terraformEnv) plan(dir string, extraEnv ...string) (planResult, error) {
+	cmd := exec.Command("terraform", "plan", "-input=false", "-no-color", "-lock=false")
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, e.baseEnv...), extraEnv...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+
+	stop := make(chan struct{})
+	var peak int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if v := providerHWM(e.bin); v > peak {
+				peak = v
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start).Seconds()
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return planResult{}, fmt.Errorf("terraform plan in %s: %w\n%s", dir, err, out.String())
+	}
+	return planResult{Seconds: elapsed, PeakRSSKiB: peak}, nil
+}
+
+// providerHWM returns the largest VmHWM (KiB) among running processes whose executable is bin.
+func providerHWM(bin string) int64 {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var best int64
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || exe != bin {
+			continue
+		}
+		f, err := os.Open(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+				fields := strings.Fields(rest)
+				if len(fields) > 0 {
+					if v, err := strconv.ParseInt(fields[0], 10, 64); err == nil && v > best {
+						best = v
+					}
+				}
+			}
+		}
+		f.Close()
+	}
+	return best
+}

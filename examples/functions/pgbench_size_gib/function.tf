@@ -1,0 +1,3 @@
+output "size_of_scale_1000" {
+  value = provider::pgnvme::pgbench_size_gib(1000)
+}

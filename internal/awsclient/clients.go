@@ -1,0 +1,189 @@
+// Package awsclient is the adapter to AWS: it builds aws-sdk-go-v2 clients lazily from the provider's
+// settings (region, profile, endpoint overrides, path-style S3), and wraps the calls the provider makes.
+// Nothing here runs until a surface really needs AWS, so surfaces that do not talk to AWS need no
+// credentials.
+package awsclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
+)
+
+// Endpoints overrides service endpoints, like the hashicorp/aws provider's `endpoints` block. An empty value
+// keeps the SDK's own resolution (which also honours AWS_ENDPOINT_URL_<SERVICE> and AWS_ENDPOINT_URL).
+type Endpoints struct {
+	EC2 string
+	S3  string
+	IAM string
+	STS string
+}
+
+// Config is what the provider configuration says about AWS.
+type Config struct {
+	Region                    string
+	Profile                   string
+	Endpoints                 Endpoints
+	S3UsePathStyle            bool
+	SkipCredentialsValidation bool
+	DefaultTags               map[string]string
+}
+
+// ErrNoRegion means no region was configured anywhere.
+var ErrNoRegion = errors.New("no AWS region configured")
+
+// Clients hands out AWS clients built on first use and caches what the provider reads once per process.
+// It is safe for concurrent use: Terraform reads data sources in parallel.
+type Clients struct {
+	cfg Config
+
+	mu        sync.Mutex
+	base      *aws.Config
+	validated map[string]bool
+	ec2       map[string]*ec2.Client
+
+	catalogMu sync.Mutex
+	catalogs  map[string]*catalogEntry
+}
+
+type catalogEntry struct {
+	once   sync.Once
+	types  []catalog.InstanceType
+	region catalog.Region
+	err    error
+}
+
+// New returns Clients for cfg. It makes no network call and reads no credentials.
+func New(cfg Config) *Clients {
+	return &Clients{
+		cfg:       cfg,
+		validated: map[string]bool{},
+		ec2:       map[string]*ec2.Client{},
+		catalogs:  map[string]*catalogEntry{},
+	}
+}
+
+// Config returns the settings the clients were made from.
+func (c *Clients) Config() Config { return c.cfg }
+
+// ResolveRegion picks the region for a request: the explicit one, else the provider's, else AWS_REGION, else
+// AWS_DEFAULT_REGION. It returns ErrNoRegion when none is set.
+func (c *Clients) ResolveRegion(explicit string) (string, error) {
+	for _, r := range []string{explicit, c.cfg.Region, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")} {
+		if r != "" {
+			return r, nil
+		}
+	}
+	return "", ErrNoRegion
+}
+
+func (c *Clients) baseConfig(ctx context.Context) (aws.Config, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.base != nil {
+		return *c.base, nil
+	}
+	var opts []func(*config.LoadOptions) error
+	if c.cfg.Profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(c.cfg.Profile))
+	}
+	if c.cfg.Region != "" {
+		opts = append(opts, config.WithRegion(c.cfg.Region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	c.base = &cfg
+	return cfg, nil
+}
+
+// validate calls sts:GetCallerIdentity once per region unless skip_credentials_validation is set, so a
+// missing or wrong credential fails with a clear message before the first real call.
+func (c *Clients) validate(ctx context.Context, cfg aws.Config) error {
+	if c.cfg.SkipCredentialsValidation {
+		return nil
+	}
+	c.mu.Lock()
+	done := c.validated[cfg.Region]
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
+	client := sts.NewFromConfig(cfg, func(o *sts.Options) {
+		if c.cfg.Endpoints.STS != "" {
+			o.BaseEndpoint = aws.String(c.cfg.Endpoints.STS)
+		}
+	})
+	if _, err := client.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}); err != nil {
+		return fmt.Errorf("validating AWS credentials with sts:GetCallerIdentity (set skip_credentials_validation = true to skip this check): %w", err)
+	}
+	c.mu.Lock()
+	c.validated[cfg.Region] = true
+	c.mu.Unlock()
+	return nil
+}
+
+// EC2 returns an EC2 client for region, built on first use.
+func (c *Clients) EC2(ctx context.Context, region string) (*ec2.Client, error) {
+	base, err := c.baseConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := base.Copy()
+	cfg.Region = region
+	if err := c.validate(ctx, cfg); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if client, ok := c.ec2[region]; ok {
+		return client, nil
+	}
+	client := ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+		if c.cfg.Endpoints.EC2 != "" {
+			o.BaseEndpoint = aws.String(c.cfg.Endpoints.EC2)
+		}
+	})
+	c.ec2[region] = client
+	return client, nil
+}
+
+// Catalog reads the live instance catalog of region from EC2 once per process; later calls for the same
+// region are served from memory, including calls made while the first is still running.
+func (c *Clients) Catalog(ctx context.Context, region string) ([]catalog.InstanceType, catalog.Region, error) {
+	c.catalogMu.Lock()
+	entry, ok := c.catalogs[region]
+	if !ok {
+		entry = &catalogEntry{}
+		c.catalogs[region] = entry
+	}
+	c.catalogMu.Unlock()
+
+	entry.once.Do(func() {
+		client, err := c.EC2(ctx, region)
+		if err != nil {
+			entry.err = err
+			return
+		}
+		entry.types, entry.region, entry.err = FetchCatalog(ctx, client, region)
+	})
+	if entry.err != nil {
+		// A failed read is not cached: the next data source tries again.
+		c.catalogMu.Lock()
+		if c.catalogs[region] == entry {
+			delete(c.catalogs, region)
+		}
+		c.catalogMu.Unlock()
+	}
+	return entry.types, entry.region, entry.err
+}

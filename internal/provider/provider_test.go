@@ -1,0 +1,107 @@
+package provider_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+)
+
+func TestMain(m *testing.M) {
+	if err := acctest.Setup(); err != nil {
+		fmt.Fprintln(os.Stderr, "acceptance test setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// noCredentials makes sure nothing in the environment could let the provider reach AWS: planning from the
+// embedded catalog must work on a laptop with no AWS setup at all.
+func noCredentials(t *testing.T) {
+	t.Helper()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent/pgnvme-test/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/pgnvme-test/credentials")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+}
+
+// motoEnv points the AWS SDK's credential chain at moto's fixed test credentials.
+func motoEnv(t *testing.T) {
+	t.Helper()
+	noCredentials(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+}
+
+func motoProvider(m *acctest.Moto) string {
+	return fmt.Sprintf(`
+provider "pgnvme" {
+  region            = "us-east-1"
+  s3_use_path_style = true
+  endpoints {
+    ec2 = %[1]q
+    s3  = %[1]q
+    iam = %[1]q
+    sts = %[1]q
+  }
+}
+`, m.URL)
+}
+
+// badInput is one configuration that must fail at plan time with a message matching want.
+type badInput struct {
+	name   string
+	config string
+	want   string
+}
+
+// runBadInputs plans each configuration and expects its error; nothing is applied.
+func runBadInputs(t *testing.T, cases []badInput) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			noCredentials(t)
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+				Steps: []resource.TestStep{{
+					Config:      tc.config,
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+		})
+	}
+}
+
+// outputTrue checks that a Terraform output evaluated to true: the assertion is written in HCL next to the
+// configuration it checks, and evaluated by the real Terraform CLI.
+func outputTrue(name string) statecheck.StateCheck {
+	return statecheck.ExpectKnownOutputValue(name, knownvalue.Bool(true))
+}
+
+func requireFunctions() []tfversion.TerraformVersionCheck {
+	return []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)}
+}
+
+func roundTo(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}
+
+var (
+	dateRegexp = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+	anyText    = regexp.MustCompile(`\S`)
+)
+
+func regexpOf(s string) *regexp.Regexp { return regexp.MustCompile(s) }

@@ -1,0 +1,80 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+// regionPattern matches AWS region names such as us-east-1, eu-central-2, us-gov-west-1, ap-southeast-5.
+var regionPattern = regexp.MustCompile(`^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]{1,2}$`)
+
+type regionNameValidator struct{}
+
+func regionName() validator.String { return regionNameValidator{} }
+
+func (regionNameValidator) Description(context.Context) string {
+	return "must be an AWS region name such as us-east-1"
+}
+
+func (v regionNameValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (regionNameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if v := req.ConfigValue.ValueString(); !regionPattern.MatchString(v) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Region",
+			fmt.Sprintf("%q is not an AWS region name. Use a name such as us-east-1 or eu-west-1 (not a zone such as us-east-1a).", v))
+	}
+}
+
+type endpointURLValidator struct{}
+
+func endpointURL() validator.String { return endpointURLValidator{} }
+
+func (endpointURLValidator) Description(context.Context) string {
+	return "must be an absolute http or https URL"
+}
+
+func (v endpointURLValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (endpointURLValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	v := req.ConfigValue.ValueString()
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Endpoint",
+			fmt.Sprintf("%q is not an absolute URL. Give scheme and host, e.g. http://127.0.0.1:5000.", v))
+	}
+}
+
+func regexpMust(expr string) *regexp.Regexp { return regexp.MustCompile(expr) }
+
+// known reports whether a configuration value is set and known at this point of the plan.
+func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+
+// round keeps d decimal places, so state shows 884.76 rather than 884.7630023956299.
+func round(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}
+
+// nonNil returns an empty slice for nil, so Terraform shows [] rather than null for an empty list.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
