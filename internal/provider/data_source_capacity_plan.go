@@ -128,7 +128,7 @@ func (d *capacityPlanDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 		},
 		"wal_reserve_gib": schema.Float64Attribute{
 			Optional:            true,
-			MarkdownDescription: "Disk kept for `pg_wal` (checkpoints, replication slots, archiving backlog), in GiB. Unset derives it (see below); at least 0.",
+			MarkdownDescription: "Disk kept for `pg_wal` (checkpoints, replication slots, archiving backlog), in GiB. Unset derives it: the larger of 16 GiB and 10% of the bloated dataset. At least 0.",
 			Validators:          []validator.Float64{float64validator.AtLeast(0)},
 		},
 		"max_disk_utilization": schema.Float64Attribute{
@@ -212,16 +212,18 @@ func (d *capacityPlanDataSource) ValidateConfig(ctx context.Context, req datasou
 		return
 	}
 	validateFamilies(ctx, m.Families, m.ExcludeFamilies, &resp.Diagnostics)
-	if known(m.NodeCount) {
-		for _, z := range []struct {
-			list types.List
-			name string
-		}{{m.ZoneIDs, "zone_ids"}, {m.Zones, "zones"}} {
-			if known(z.list) && len(z.list.Elements()) > 0 && int64(len(z.list.Elements())) < m.NodeCount.ValueInt64() {
-				resp.Diagnostics.AddAttributeError(path.Root(z.name), "Too Few Zones",
-					fmt.Sprintf("%s lists %d zones for %d nodes; each node needs its own zone. List at least %d zones or lower node_count.",
-						z.name, len(z.list.Elements()), m.NodeCount.ValueInt64(), m.NodeCount.ValueInt64()))
-			}
+	if m.NodeCount.IsUnknown() {
+		return
+	}
+	nodes := int64Or(m.NodeCount, capacity.DefaultNodeCount)
+	for _, z := range []struct {
+		list types.List
+		name string
+	}{{m.ZoneIDs, "zone_ids"}, {m.Zones, "zones"}} {
+		if known(z.list) && len(z.list.Elements()) > 0 && int64(len(z.list.Elements())) < nodes {
+			resp.Diagnostics.AddAttributeError(path.Root(z.name), "Too Few Zones",
+				fmt.Sprintf("%s lists %d zones for %d nodes; each node needs its own zone. List at least %d zones or lower node_count.",
+					z.name, len(z.list.Elements()), nodes, nodes))
 		}
 	}
 }
@@ -241,16 +243,14 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if known(m.PgbenchScale) {
 		dataset = pgbench.SizeGiB(int(m.PgbenchScale.ValueInt64()))
 	}
-	r := capacity.Request{
-		DatasetGiB:         dataset,
-		GrowthGiBPerMonth:  m.GrowthGiBPerMonth.ValueFloat64(),
-		HorizonMonths:      int(int64Or(m.HorizonMonths, 12)),
-		BloatFactor:        float64Or(m.BloatFactor, 1.2),
-		WALReserveGiB:      float64Or(m.WALReserveGiB, -1),
-		MaxDiskUtilization: float64Or(m.MaxDiskUtilization, 0.75),
-		WorkingSetGiB:      m.WorkingSetGiB.ValueFloat64(),
-		NodeCount:          int(int64Or(m.NodeCount, 3)),
-	}
+	r := capacity.NewRequest(dataset)
+	r.GrowthGiBPerMonth = m.GrowthGiBPerMonth.ValueFloat64()
+	r.HorizonMonths = int(int64Or(m.HorizonMonths, capacity.DefaultHorizonMonths))
+	r.BloatFactor = float64Or(m.BloatFactor, capacity.DefaultBloatFactor)
+	r.WALReserveGiB = float64Or(m.WALReserveGiB, capacity.DeriveWALReserve)
+	r.MaxDiskUtilization = float64Or(m.MaxDiskUtilization, capacity.DefaultMaxDiskUtilization)
+	r.WorkingSetGiB = m.WorkingSetGiB.ValueFloat64()
+	r.NodeCount = int(int64Or(m.NodeCount, capacity.DefaultNodeCount))
 	if err := r.Validate(); err != nil {
 		resp.Diagnostics.AddError("Invalid Capacity Request", err.Error())
 		return
@@ -284,10 +284,12 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if err != nil {
 		var nofit *capacity.NoFitError
 		if errors.As(err, &nofit) {
-			resp.Diagnostics.AddError("No Instance Type Fits",
-				fmt.Sprintf("%s\n\nRegion %s, catalog %s. Lower the dataset, growth, horizon or bloat_factor, raise "+
-					"max_disk_utilization, or relax min_vcpus, min_memory_gib, architectures, families and zones.",
-					nofit.Error(), view.Region.Name, view.Date))
+			summary := "No Instance Type Fits"
+			if nofit.Reason == capacity.ReasonHardFilters {
+				summary = "No Instance Type Meets The Filters"
+			}
+			resp.Diagnostics.AddError(summary, fmt.Sprintf("%s\n\nRegion %s, catalog %s (%s).",
+				nofit.Error(), view.Region.Name, view.Date, view.Origin))
 			return
 		}
 		resp.Diagnostics.AddError("Capacity Plan Failed", err.Error())

@@ -1,0 +1,207 @@
+package capacity_test
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+)
+
+// pgBin holds the PostgreSQL 15 server binaries this check runs.
+const pgBin = "/usr/lib/postgresql/15/bin"
+
+// TestTune_postgresAcceptsValues writes Tune's output into the
+// postgresql.conf of a fresh cluster and asks the real server for each
+// value with `postgres -C`: the server parses the whole file first and
+// exits non-zero on any unknown parameter or invalid value. -C does not
+// allocate shared memory, so shared_buffers larger than this machine and
+// huge_pages are fine. The 15 server also reads the 13 and 14 parameter
+// sets (a subset of its own).
+func TestTune_postgresAcceptsValues(t *testing.T) {
+	pg := newPostgres(t)
+
+	for _, h := range []capacity.Hardware{
+		hw(16, 64, m6id4xlargeNVMeGiB, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15),
+		hw(1, 1, 10, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15),
+		hw(1, 0.5, 1, capacity.StorageSSD, capacity.WorkloadMixed, 10, 15),
+		hw(64, 512, 13969.8, capacity.StorageNVMe, capacity.WorkloadAnalytics, 500, 15),
+		hw(4, 16, 100, capacity.StorageEBS, capacity.WorkloadMixed, 200, 14),
+		hw(1024, 32768, math.MaxInt32, capacity.StorageSSD, capacity.WorkloadAnalytics, 10000, 13),
+	} {
+		t.Run(fmt.Sprintf("%dvcpu_%ggib_%.6gdisk_%s_%s_pg%d", h.VCPUs, h.MemoryGiB, h.DiskGiB, h.Storage, h.Workload, h.PostgresMajor), func(t *testing.T) {
+			params, err := capacity.Tune(h)
+			if err != nil {
+				t.Fatalf("Tune: %v", err)
+			}
+			pg.writeConf(t, params)
+			for _, k := range append([]string{"shared_buffers"}, slices.Sorted(maps.Keys(params))...) {
+				got, err := pg.show(k)
+				if err != nil {
+					t.Fatalf("postgres rejected the configuration (asking for %s): %v\nparameters: %v", k, err, params)
+				}
+				want, err := canonical(k, params[k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Errorf("%s = %q: PostgreSQL reads %q, want %q", k, params[k], got, want)
+				}
+			}
+		})
+	}
+
+	// -C allocates nothing: 4 TiB of shared_buffers with huge_pages = on
+	// passes on a machine with neither.
+	t.Run("does not allocate", func(t *testing.T) {
+		params, _ := capacity.Tune(hw(1024, 32768, 100000, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15))
+		params["huge_pages"] = "on"
+		pg.writeConf(t, params)
+		if got, err := pg.show("shared_buffers"); err != nil || got != "536870912" {
+			t.Fatalf("postgres -C shared_buffers = %q, %v; want 536870912 (4 TiB in 8 kB pages)", got, err)
+		}
+	})
+
+	// The check itself must be able to fail.
+	t.Run("rejects an invalid value", func(t *testing.T) {
+		params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15))
+		params["work_mem"] = "54 MiB"
+		pg.writeConf(t, params)
+		if _, err := pg.show("shared_buffers"); err == nil {
+			t.Fatal("postgres -C accepted work_mem = '54 MiB'")
+		}
+	})
+	t.Run("rejects 18's parameters on 15", func(t *testing.T) {
+		params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 18))
+		pg.writeConf(t, params)
+		_, err := pg.show("shared_buffers")
+		if err == nil || !strings.Contains(err.Error(), "io_method") {
+			t.Fatalf("postgres 15 -C with io_method: err = %v, want it rejected", err)
+		}
+	})
+}
+
+type postgres struct {
+	dataDir  string
+	baseConf []byte
+	cred     *syscall.Credential
+}
+
+// newPostgres runs initdb in a temporary directory, as user postgres when
+// the test runs as root (the server refuses to run as root).
+func newPostgres(t *testing.T) *postgres {
+	t.Helper()
+	for _, bin := range []string{"initdb", "postgres"} {
+		if _, err := os.Stat(filepath.Join(pgBin, bin)); err != nil {
+			t.Fatalf("PostgreSQL 15 server binaries are required for this check and %s is missing (%v); "+
+				"install postgresql-15 (Debian/Ubuntu: apt-get install postgresql-15)", filepath.Join(pgBin, bin), err)
+		}
+	}
+	pg := &postgres{}
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root, this check needs a postgres user to run the server as: %v", err)
+		}
+		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+		pg.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		// t.TempDir's parent is 0700 and root's: let postgres reach dir.
+		if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, int(uid), int(gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg.dataDir = filepath.Join(dir, "data")
+	if out, err := pg.run("initdb", "-D", pg.dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale", "C"); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	base, err := os.ReadFile(filepath.Join(pg.dataDir, "postgresql.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.baseConf = base
+	return pg
+}
+
+// writeConf appends params to initdb's postgresql.conf (later lines win).
+func (pg *postgres) writeConf(t *testing.T, params map[string]string) {
+	t.Helper()
+	var b bytes.Buffer
+	b.Write(pg.baseConf)
+	b.WriteString("\n# pgnvme capacity.Tune\n")
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		fmt.Fprintf(&b, "%s = '%s'\n", k, strings.ReplaceAll(params[k], "'", "''"))
+	}
+	// Written by root, read by postgres: the file keeps initdb's owner.
+	if err := os.WriteFile(filepath.Join(pg.dataDir, "postgresql.conf"), b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// show runs `postgres -D DIR -C name` and returns the value it prints.
+func (pg *postgres) show(name string) (string, error) {
+	out, err := pg.run("postgres", "-D", pg.dataDir, "-C", name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (pg *postgres) run(bin string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(pgBin, bin), args...)
+	cmd.Dir = os.TempDir()
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
+	if pg.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred}
+	}
+	return cmd.CombinedOutput()
+}
+
+// canonical is how postgres -C prints value: integers in the parameter's
+// base unit (8 kB blocks, kB, MB, s), reals shortest, wal_compression "on"
+// as the 15 server names it.
+func canonical(name, value string) (string, error) {
+	baseKB := map[string]int64{
+		"shared_buffers": 8, "effective_cache_size": 8, "wal_buffers": 8,
+		"work_mem": 1, "maintenance_work_mem": 1,
+		"max_wal_size": 1024, "min_wal_size": 1024, "max_slot_wal_keep_size": 1024,
+	}
+	switch {
+	case baseKB[name] != 0:
+		mb, err := parseMB(value)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		return strconv.FormatInt(mb*1024/baseKB[name], 10), nil
+	case name == "checkpoint_timeout":
+		m, ok := strings.CutSuffix(value, "min")
+		n, err := strconv.Atoi(m)
+		if !ok || err != nil {
+			return "", fmt.Errorf("checkpoint_timeout %q is not whole minutes", value)
+		}
+		return strconv.Itoa(n * 60), nil
+	case name == "wal_compression" && value == "on":
+		return "pglz", nil // 15 and later read the boolean "on" as pglz
+	case name == "random_page_cost" || name == "checkpoint_completion_target":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	}
+	return value, nil
+}
