@@ -51,8 +51,8 @@ output "required_nvme_gib" {
 }
 
 output "candidates" {
-  description = "Ranked candidates with their disk utilisation at the horizon."
-  value = [for c in data.pgnvme_capacity_plan.talk.candidates :
+  description = "The five best-ranked candidates with their disk utilisation at the horizon."
+  value = [for c in slice(data.pgnvme_capacity_plan.talk.candidates, 0, min(5, length(data.pgnvme_capacity_plan.talk.candidates))) :
   format("%-16s %3d vCPU %6.1f GiB RAM %8.1f GiB NVMe  %5.1f%% full", c.instance_type, c.vcpus, c.memory_gib, c.nvme_total_gib, c.disk_utilization * 100)]
 }
 

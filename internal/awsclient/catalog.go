@@ -128,6 +128,17 @@ func rawType(info ec2types.InstanceTypeInfo) catalog.RawType {
 	if info.NetworkInfo != nil {
 		r.NetworkPerformance = aws.ToString(info.NetworkInfo.NetworkPerformance)
 	}
+	for kind, present := range map[string]bool{
+		catalog.AcceleratorGPU:       info.GpuInfo != nil,
+		catalog.AcceleratorFPGA:      info.FpgaInfo != nil,
+		catalog.AcceleratorInference: info.InferenceAcceleratorInfo != nil,
+		catalog.AcceleratorNeuron:    info.NeuronInfo != nil,
+		catalog.AcceleratorMedia:     info.MediaAcceleratorInfo != nil,
+	} {
+		if present {
+			r.Accelerators = append(r.Accelerators, kind)
+		}
+	}
 	return r
 }
 

@@ -338,6 +338,16 @@ func TestFetchCatalog_moto(t *testing.T) {
 			t.Errorf("%s (no SSD instance storage) is in the catalog", absent)
 		}
 	}
+	// Accelerators come from GpuInfo / FpgaInfo, never from the name.
+	if g5 := byName["g5.4xlarge"]; !slices.Equal(g5.Accelerators, []string{"gpu"}) || !g5.SpecialPurpose() {
+		t.Errorf("g5.4xlarge accelerators = %v, want [gpu]", g5.Accelerators)
+	}
+	if f2 := byName["f2.6xlarge"]; !slices.Contains(f2.Accelerators, "fpga") {
+		t.Errorf("f2.6xlarge accelerators = %v, want fpga among them", f2.Accelerators)
+	}
+	if m6.SpecialPurpose() || len(m6.Accelerators) != 0 {
+		t.Errorf("m6id.4xlarge is special purpose: %v", m6.Accelerators)
+	}
 	if z, ok := region.ZoneByName("us-east-1a"); !ok || z.ID != "use1-az6" {
 		t.Errorf("us-east-1a = %+v, %v; want use1-az6 (moto's mapping)", z, ok)
 	}

@@ -31,6 +31,37 @@ type InstanceType struct {
 	Architectures []string `json:"architectures"`
 	// NetworkPerformance is AWS's description, e.g. "Up to 12.5 Gigabit".
 	NetworkPerformance string `json:"network_performance"`
+	// Accelerators lists the kinds of accelerator the type carries, sorted:
+	// "fpga", "gpu", "inference", "media", "neuron". Empty for general types.
+	Accelerators []string `json:"accelerators,omitempty"`
+}
+
+// Accelerator kinds, as read from DescribeInstanceTypes (GpuInfo, FpgaInfo,
+// InferenceAcceleratorInfo, NeuronInfo, MediaAcceleratorInfo).
+const (
+	AcceleratorFPGA      = "fpga"
+	AcceleratorGPU       = "gpu"
+	AcceleratorInference = "inference"
+	AcceleratorMedia     = "media"
+	AcceleratorNeuron    = "neuron"
+)
+
+// SpecialPurpose reports whether the type is a poor host for a database
+// even though it has local NVMe: it carries accelerators (paid for and
+// unused by PostgreSQL) or is a Mac (dedicated hosts only, macOS).
+func (t InstanceType) SpecialPurpose() bool {
+	if len(t.Accelerators) > 0 {
+		return true
+	}
+	if len(t.Architectures) == 0 {
+		return false
+	}
+	for _, a := range t.Architectures {
+		if !strings.HasSuffix(a, "_mac") {
+			return false
+		}
+	}
+	return true
 }
 
 // Family returns the text before the first '.', e.g. "m6id" for
@@ -62,6 +93,7 @@ func gbToGiB(gb int64) float64 {
 // clone returns a copy of t that shares no memory with it.
 func (t InstanceType) clone() InstanceType {
 	t.Architectures = slices.Clone(t.Architectures)
+	t.Accelerators = slices.Clone(t.Accelerators)
 	return t
 }
 
@@ -85,6 +117,7 @@ type RawType struct {
 	NVMeSupport        string
 	Architectures      []string
 	NetworkPerformance string
+	Accelerators       []string // see the Accelerator* kinds
 }
 
 // Classify keeps a type only when its instance storage info has SSD disks; it
@@ -133,6 +166,12 @@ func Classify(r RawType) (InstanceType, bool) {
 	archs := slices.Clone(r.Architectures)
 	slices.Sort(archs)
 	archs = slices.Compact(archs)
+	var accel []string
+	if len(r.Accelerators) > 0 {
+		accel = slices.Clone(r.Accelerators)
+		slices.Sort(accel)
+		accel = slices.Compact(accel)
+	}
 	return InstanceType{
 		Name:               r.Name,
 		VCPUs:              r.VCPUs,
@@ -143,6 +182,7 @@ func Classify(r RawType) (InstanceType, bool) {
 		NVMeSupport:        strings.ToLower(r.NVMeSupport),
 		Architectures:      archs,
 		NetworkPerformance: r.NetworkPerformance,
+		Accelerators:       accel,
 	}, true
 }
 

@@ -205,3 +205,65 @@ func equalType(a, b catalog.InstanceType) bool {
 	a.Architectures, b.Architectures = nil, nil
 	return reflect.DeepEqual(a, b)
 }
+
+func TestSpecialPurpose(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		t    catalog.InstanceType
+		want bool
+	}{
+		{"general purpose", catalog.InstanceType{Name: "m6id.4xlarge", Architectures: []string{"x86_64"}}, false},
+		{"gpu", catalog.InstanceType{Name: "g5.4xlarge", Architectures: []string{"x86_64"}, Accelerators: []string{"gpu"}}, true},
+		{"fpga", catalog.InstanceType{Name: "f2.6xlarge", Architectures: []string{"x86_64"}, Accelerators: []string{"fpga"}}, true},
+		{"mac only", catalog.InstanceType{Name: "mac-m4.metal", Architectures: []string{"arm64_mac"}}, true},
+		{"mac and plain arm", catalog.InstanceType{Name: "x.metal", Architectures: []string{"arm64", "arm64_mac"}}, false},
+		{"no architectures", catalog.InstanceType{Name: "x.large"}, false},
+	} {
+		if got := tc.t.SpecialPurpose(); got != tc.want {
+			t.Errorf("%s: SpecialPurpose() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	it, ok := catalog.Classify(catalog.RawType{
+		Name: "g5.4xlarge", StorageSupported: true, VCPUs: 16, MemoryMiB: 65536,
+		Disks: []catalog.RawDisk{{Count: 1, SizeGB: 600, Type: "ssd"}}, TotalGB: 600,
+		Architectures: []string{"x86_64"}, Accelerators: []string{"media", "gpu", "gpu"},
+	})
+	if !ok || !slices.Equal(it.Accelerators, []string{"gpu", "media"}) {
+		t.Errorf("Classify accelerators = %v, %v; want [gpu media], true", it.Accelerators, ok)
+	}
+}
+
+func TestSelectExcludeSpecialPurpose(t *testing.T) {
+	t.Parallel()
+	region := catalog.Region{
+		Name:  "us-east-1",
+		Zones: []catalog.Zone{{Name: "us-east-1a", ID: "use1-az6"}},
+		Offerings: map[string][]string{
+			"m6id.4xlarge": {"use1-az6"}, "g5.4xlarge": {"use1-az6"}, "mac-m4.metal": {"use1-az6"},
+		},
+	}
+	types := []catalog.InstanceType{
+		{Name: "g5.4xlarge", VCPUs: 16, TotalGB: 600, Architectures: []string{"x86_64"}, Accelerators: []string{"gpu"}},
+		{Name: "m6id.4xlarge", VCPUs: 16, TotalGB: 950, Architectures: []string{"x86_64"}},
+		{Name: "mac-m4.metal", VCPUs: 10, TotalGB: 500, Architectures: []string{"arm64_mac"}},
+	}
+	names := func(f catalog.Filter) []string {
+		var out []string
+		for _, o := range catalog.Select(types, region, f) {
+			out = append(out, o.Name)
+		}
+		return out
+	}
+	if got := names(catalog.Filter{}); len(got) != 3 {
+		t.Errorf("no exclusion: %v, want all three", got)
+	}
+	if got := names(catalog.Filter{ExcludeSpecialPurpose: true}); !slices.Equal(got, []string{"m6id.4xlarge"}) {
+		t.Errorf("excluded: %v, want [m6id.4xlarge]", got)
+	}
+	// Naming the family explicitly lets a special-purpose type back in.
+	if got := names(catalog.Filter{ExcludeSpecialPurpose: true, Families: []string{"g5", "m6id"}}); !slices.Equal(got, []string{"g5.4xlarge", "m6id.4xlarge"}) {
+		t.Errorf("family named: %v, want [g5.4xlarge m6id.4xlarge]", got)
+	}
+}

@@ -30,6 +30,10 @@ type Filter struct {
 	// MinZones keeps types offered in at least this many zones of the
 	// region; 0 means no rule.
 	MinZones int
+	// ExcludeSpecialPurpose drops types for which
+	// [InstanceType.SpecialPurpose] is true (accelerators, Macs), unless
+	// their family is listed in Families.
+	ExcludeSpecialPurpose bool
 }
 
 // Validate reports every problem with f, each as a sentence saying what to
@@ -186,6 +190,9 @@ func (f Filter) keeps(t InstanceType) bool {
 	}
 	family := t.Family()
 	if len(f.Families) > 0 && !slices.Contains(f.Families, family) {
+		return false
+	}
+	if f.ExcludeSpecialPurpose && t.SpecialPurpose() && !slices.Contains(f.Families, family) {
 		return false
 	}
 	return !slices.Contains(f.ExcludeFamilies, family)

@@ -57,6 +57,7 @@ type capacityPlanModel struct {
 	PostgresMajor      types.Int64   `tfsdk:"postgres_major"`
 	Workload           types.String  `tfsdk:"workload"`
 	MaxConnections     types.Int64   `tfsdk:"max_connections"`
+	IncludeSpecial     types.Bool    `tfsdk:"include_special_purpose"`
 
 	DatasetGiBOut       types.Float64     `tfsdk:"current_dataset_gib"`
 	ProjectedDatasetGiB types.Float64     `tfsdk:"projected_dataset_gib"`
@@ -160,6 +161,12 @@ func (d *capacityPlanDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			Optional:            true,
 			MarkdownDescription: "Nodes in the cluster (a primary and `node_count - 1` standbys), each with a full copy. Defaults to `3`; 1 to 9.",
 			Validators:          []validator.Int64{int64validator.Between(1, 9)},
+		},
+		"include_special_purpose": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Also consider special-purpose types: those with accelerators (GPU, FPGA, inference, " +
+				"Neuron, media) and Macs, which cost more for hardware PostgreSQL cannot use. A family named in " +
+				"`families` is always considered. Defaults to `false`.",
 		},
 		"source":          sourceAttribute(),
 		"postgres_major":  postgresMajorAttribute(),
@@ -271,6 +278,7 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	f.OfferedInZoneIDs = zoneIDs
+	f.ExcludeSpecialPurpose = !m.IncludeSpecial.ValueBool()
 	if len(zoneIDs) == 0 {
 		f.MinZones = r.NodeCount
 	}

@@ -58,6 +58,16 @@ output "every_candidate_fits" {
 output "m6id" {
   value = one([for c in local.plan.candidates : c if c.instance_type == "m6id.4xlarge"])
 }
+
+data "pgnvme_instance_types" "all" {}
+
+locals {
+  special = toset([for t in data.pgnvme_instance_types.all.instance_types : t.instance_type if t.special_purpose])
+}
+
+output "no_special_purpose" {
+  value = length(local.special) > 0 && length(setintersection(local.special, [for c in local.plan.candidates : c.instance_type])) == 0
+}
 `,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("instance_type"), knownvalue.StringExact("m6id.4xlarge")),
@@ -71,6 +81,7 @@ output "m6id" {
 				})),
 				outputTrue("recommended_holds_requirement"),
 				outputTrue("every_candidate_fits"),
+				outputTrue("no_special_purpose"),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("postgres_parameters"), knownvalue.MapPartial(map[string]knownvalue.Check{
 					"shared_buffers":         knownvalue.StringExact("16GB"),
 					"effective_cache_size":   knownvalue.StringExact("48GB"),

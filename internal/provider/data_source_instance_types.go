@@ -52,6 +52,7 @@ type instanceTypesModel struct {
 	ExcludeFamilies  types.List    `tfsdk:"exclude_families"`
 	OfferedInZoneIDs types.List    `tfsdk:"offered_in_zone_ids"`
 	OfferedInZones   types.List    `tfsdk:"offered_in_zones"`
+	ExcludeSpecial   types.Bool    `tfsdk:"exclude_special_purpose"`
 
 	InstanceTypes []instanceTypeModel `tfsdk:"instance_types"`
 	Names         []string            `tfsdk:"names"`
@@ -72,6 +73,8 @@ type instanceTypeModel struct {
 	NetworkPerformance string   `tfsdk:"network_performance"`
 	ZoneIDs            []string `tfsdk:"zone_ids"`
 	Zones              []string `tfsdk:"zones"`
+	Accelerators       []string `tfsdk:"accelerators"`
+	SpecialPurpose     bool     `tfsdk:"special_purpose"`
 }
 
 func (d *instanceTypesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -154,6 +157,12 @@ func (d *instanceTypesDataSource) Schema(_ context.Context, _ datasource.SchemaR
 		MarkdownDescription: "Keep types offered in every one of these availability zone names (e.g. `us-east-1a`), resolved to zone IDs.",
 		Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()},
 	}
+	attrs["exclude_special_purpose"] = schema.BoolAttribute{
+		Optional: true,
+		MarkdownDescription: "Drop special-purpose types: those with accelerators (GPU, FPGA, inference, Neuron, " +
+			"media; read from `DescribeInstanceTypes`, never the name) and Macs. A family named in `families` is " +
+			"kept anyway. Defaults to `false`.",
+	}
 	attrs["instance_types"] = schema.ListNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Matching instance types with local SSD instance storage, ordered by total NVMe GiB, " +
@@ -195,6 +204,8 @@ func instanceTypeAttributes() map[string]schema.Attribute {
 		"network_performance": schema.StringAttribute{Computed: true, MarkdownDescription: "Network performance as EC2 describes it, e.g. `Up to 12.5 Gigabit`."},
 		"zone_ids":            schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Availability zone IDs of the region where the type is offered, sorted."},
 		"zones":               schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "The same zones by name, in the order of `zone_ids`."},
+		"accelerators":        schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Accelerators the type carries: `fpga`, `gpu`, `inference`, `media`, `neuron`; empty for general types."},
+		"special_purpose":     schema.BoolAttribute{Computed: true, MarkdownDescription: "True for types with accelerators and for Macs: PostgreSQL pays for hardware it cannot use."},
 	}
 }
 
@@ -238,6 +249,7 @@ func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadR
 	f.MinNVMeGiB = m.MinNVMeGiB.ValueFloat64()
 	f.MaxNVMeGiB = m.MaxNVMeGiB.ValueFloat64()
 	f.OfferedInZoneIDs = zoneIDs
+	f.ExcludeSpecialPurpose = m.ExcludeSpecial.ValueBool()
 	if err := f.Validate(); err != nil {
 		resp.Diagnostics.AddError("Invalid Filter", err.Error())
 		return
@@ -269,6 +281,8 @@ func instanceTypeFromOffer(o catalog.Offered) instanceTypeModel {
 		NetworkPerformance: o.NetworkPerformance,
 		ZoneIDs:            nonNil(o.ZoneIDs),
 		Zones:              nonNil(o.Zones),
+		Accelerators:       nonNil(o.Accelerators),
+		SpecialPurpose:     o.SpecialPurpose(),
 	}
 }
 

@@ -42,6 +42,15 @@ data "pgnvme_instance_types" "by_name" {
   max_nvme_gib     = 500
 }
 
+data "pgnvme_instance_types" "general" {
+  families                = ["g5", "m6id"]
+  exclude_special_purpose = true
+}
+
+data "pgnvme_instance_types" "g5_only" {
+  families = ["g5"]
+}
+
 locals {
   m6id = one([for t in data.pgnvme_instance_types.talk.instance_types : t if t.instance_type == "m6id.4xlarge"])
   big  = data.pgnvme_instance_types.big.instance_types
@@ -49,6 +58,12 @@ locals {
 }
 
 output "m6id" { value = local.m6id }
+output "gpu_flagged" {
+  value = length(data.pgnvme_instance_types.g5_only.instance_types) > 0 && alltrue([for t in data.pgnvme_instance_types.g5_only.instance_types : t.special_purpose && contains(t.accelerators, "gpu")])
+}
+output "named_family_kept" {
+  value = anytrue([for t in data.pgnvme_instance_types.general.instance_types : t.family == "g5"])
+}
 output "big_all_fit" {
   value = length(local.big) > 0 && alltrue([for t in local.big :
     t.nvme_total_gib >= 900 && contains(t.architectures, "x86_64") &&
@@ -67,17 +82,21 @@ output "by_name_range" {
 `,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownOutputValue("m6id", knownvalue.ObjectPartial(map[string]knownvalue.Check{
-					"instance_type":  knownvalue.StringExact("m6id.4xlarge"),
-					"family":         knownvalue.StringExact("m6id"),
-					"vcpus":          knownvalue.Int64Exact(16),
-					"memory_gib":     knownvalue.Float64Exact(64),
-					"nvme_disks":     knownvalue.Int64Exact(1),
-					"nvme_disk_gb":   knownvalue.Int64Exact(950),
-					"nvme_total_gib": knownvalue.Float64Exact(884.76), // 950e9 / 2^30
-					"nvme_support":   knownvalue.StringExact("required"),
-					"architectures":  knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("x86_64")}),
+					"instance_type":   knownvalue.StringExact("m6id.4xlarge"),
+					"family":          knownvalue.StringExact("m6id"),
+					"vcpus":           knownvalue.Int64Exact(16),
+					"memory_gib":      knownvalue.Float64Exact(64),
+					"nvme_disks":      knownvalue.Int64Exact(1),
+					"nvme_disk_gb":    knownvalue.Int64Exact(950),
+					"nvme_total_gib":  knownvalue.Float64Exact(884.76), // 950e9 / 2^30
+					"nvme_support":    knownvalue.StringExact("required"),
+					"architectures":   knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("x86_64")}),
+					"accelerators":    knownvalue.ListExact([]knownvalue.Check{}),
+					"special_purpose": knownvalue.Bool(false),
 				})),
 				outputTrue("big_all_fit"),
+				outputTrue("gpu_flagged"),
+				outputTrue("named_family_kept"),
 				outputTrue("big_sorted"),
 				outputTrue("no_hdd_only_types"),
 				outputTrue("by_name_range"),

@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,6 +131,11 @@ func describeOrigin(endpoint, extra string) string {
 		s += " " + extra
 	}
 	if endpoint != "" {
+		// A loopback endpoint is an emulator on a throwaway port: record that, not the port, so
+		// regenerating gives the same file.
+		if u, err := url.Parse(endpoint); err == nil && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost" || u.Hostname() == "::1") {
+			return s + " (local emulator endpoint)"
+		}
 		return s + " (endpoint " + endpoint + ")"
 	}
 	return s + " (AWS, default credential chain)"
