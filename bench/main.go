@@ -17,6 +17,12 @@ import (
 )
 
 func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run() error {
 	providerBin := flag.String("provider", "bin/terraform-provider-pgnvme", "provider binary to measure")
 	outDir := flag.String("out", "bench/results", "directory for the JSON results")
 	runs := flag.Int("runs", 5, "repetitions per measurement (the median is reported)")
@@ -24,18 +30,18 @@ func main() {
 
 	bin, err := filepath.Abs(*providerBin)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	if _, err := os.Stat(bin); err != nil {
-		log.Fatalf("provider binary: %v (run `make build` first)", err)
+		return fmt.Errorf("provider binary: %w (run `make build` first)", err)
 	}
 	root, err := os.Getwd()
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	env, cleanup, err := newTerraformEnv(bin)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer cleanup()
 
@@ -45,27 +51,27 @@ func main() {
 		CPUs:      runtime.NumCPU(),
 		Runs:      *runs,
 	}
-	planBench, err := benchPlanOverhead(env, root, *runs)
-	if err != nil {
-		log.Fatalf("plan overhead: %v", err)
+	if report.Plan, err = benchPlanOverhead(env, root, *runs); err != nil {
+		return fmt.Errorf("plan overhead: %w", err)
 	}
-	report.Plan = planBench
-	catBench, err := benchCatalog(env, *runs)
-	if err != nil {
-		log.Fatalf("catalog against moto: %v", err)
+	if report.Catalog, err = benchCatalog(env, *runs); err != nil {
+		return fmt.Errorf("catalog against moto: %w", err)
 	}
-	report.Catalog = catBench
 
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	name := filepath.Join(*outDir, "bench-"+time.Now().UTC().Format("20060102T150405Z")+".json")
-	b, _ := json.MarshalIndent(report, "", "  ")
+	b, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return err
+	}
 	if err := os.WriteFile(name, b, 0o644); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	report.print(os.Stdout)
 	fmt.Printf("\nresults: %s\n", name)
+	return nil
 }
 
 // Report is the JSON written for one run of the benchmarks.

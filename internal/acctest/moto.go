@@ -102,14 +102,14 @@ func (m *Moto) waitReady(timeout time.Duration) error {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
-			return fmt.Errorf("moto exited before answering (is the moto package installed?): %v", err)
+			return fmt.Errorf("moto exited before answering (is the moto package installed?): %w", err)
 		default:
 		}
 		resp, err := http.Get(m.URL + "/moto-api/data.json")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				go func() { <-exited }()
+				go func() { _ = <-exited }()
 				return nil
 			}
 		}

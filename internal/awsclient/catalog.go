@@ -100,8 +100,9 @@ func fetchInstanceTypes(ctx context.Context, api EC2CatalogAPI) ([]catalog.Insta
 // rawType copies what the catalog needs out of an SDK record.
 func rawType(info ec2types.InstanceTypeInfo) catalog.RawType {
 	r := catalog.RawType{
-		Name:             string(info.InstanceType),
-		StorageSupported: aws.ToBool(info.InstanceStorageSupported),
+		Name:               string(info.InstanceType),
+		StorageSupported:   aws.ToBool(info.InstanceStorageSupported),
+		PreviousGeneration: !aws.ToBool(info.CurrentGeneration),
 	}
 	if info.VCpuInfo != nil {
 		r.VCPUs = int(aws.ToInt32(info.VCpuInfo.DefaultVCpus))

@@ -345,6 +345,9 @@ func TestFetchCatalog_moto(t *testing.T) {
 	if f2 := byName["f2.6xlarge"]; !slices.Contains(f2.Accelerators, "fpga") {
 		t.Errorf("f2.6xlarge accelerators = %v, want fpga among them", f2.Accelerators)
 	}
+	if i2 := byName["i2.4xlarge"]; !i2.PreviousGeneration || m6.PreviousGeneration {
+		t.Errorf("previous generation: i2.4xlarge %v (want true), m6id.4xlarge %v (want false)", i2.PreviousGeneration, m6.PreviousGeneration)
+	}
 	if m6.SpecialPurpose() || len(m6.Accelerators) != 0 {
 		t.Errorf("m6id.4xlarge is special purpose: %v", m6.Accelerators)
 	}

@@ -7,19 +7,15 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgtest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 )
-
-// pgBin holds the PostgreSQL 15 server binaries this check runs.
-const pgBin = "/usr/lib/postgresql/15/bin"
 
 // TestTune_postgresAcceptsValues writes Tune's output into the
 // postgresql.conf of a fresh cluster and asks the real server for each
@@ -46,7 +42,7 @@ func TestTune_postgresAcceptsValues(t *testing.T) {
 			}
 			pg.writeConf(t, params)
 			for _, k := range append([]string{"shared_buffers"}, slices.Sorted(maps.Keys(params))...) {
-				got, err := pg.show(k)
+				got, err := pg.show(t, k)
 				if err != nil {
 					t.Fatalf("postgres rejected the configuration (asking for %s): %v\nparameters: %v", k, err, params)
 				}
@@ -67,7 +63,7 @@ func TestTune_postgresAcceptsValues(t *testing.T) {
 		params, _ := capacity.Tune(hw(1024, 32768, 100000, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15))
 		params["huge_pages"] = "on"
 		pg.writeConf(t, params)
-		if got, err := pg.show("shared_buffers"); err != nil || got != "536870912" {
+		if got, err := pg.show(t, "shared_buffers"); err != nil || got != "536870912" {
 			t.Fatalf("postgres -C shared_buffers = %q, %v; want 536870912 (4 TiB in 8 kB pages)", got, err)
 		}
 	})
@@ -77,14 +73,14 @@ func TestTune_postgresAcceptsValues(t *testing.T) {
 		params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15))
 		params["work_mem"] = "54 MiB"
 		pg.writeConf(t, params)
-		if _, err := pg.show("shared_buffers"); err == nil {
+		if _, err := pg.show(t, "shared_buffers"); err == nil {
 			t.Fatal("postgres -C accepted work_mem = '54 MiB'")
 		}
 	})
 	t.Run("rejects 18's parameters on 15", func(t *testing.T) {
 		params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 18))
 		pg.writeConf(t, params)
-		_, err := pg.show("shared_buffers")
+		_, err := pg.show(t, "shared_buffers")
 		if err == nil || !strings.Contains(err.Error(), "io_method") {
 			t.Fatalf("postgres 15 -C with io_method: err = %v, want it rejected", err)
 		}
@@ -92,43 +88,15 @@ func TestTune_postgresAcceptsValues(t *testing.T) {
 }
 
 type postgres struct {
+	bin      string // the postgres binary
 	dataDir  string
 	baseConf []byte
-	cred     *syscall.Credential
 }
 
-// newPostgres runs initdb in a temporary directory, as user postgres when
-// the test runs as root (the server refuses to run as root).
+// newPostgres runs initdb in a temporary directory (see pgtest.InitDB).
 func newPostgres(t *testing.T) *postgres {
 	t.Helper()
-	for _, bin := range []string{"initdb", "postgres"} {
-		if _, err := os.Stat(filepath.Join(pgBin, bin)); err != nil {
-			t.Fatalf("PostgreSQL 15 server binaries are required for this check and %s is missing (%v); "+
-				"install postgresql-15 (Debian/Ubuntu: apt-get install postgresql-15)", filepath.Join(pgBin, bin), err)
-		}
-	}
-	pg := &postgres{}
-	dir := t.TempDir()
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatalf("running as root, this check needs a postgres user to run the server as: %v", err)
-		}
-		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-		pg.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		// t.TempDir's parent is 0700 and root's: let postgres reach dir.
-		if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(dir, int(uid), int(gid)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pg.dataDir = filepath.Join(dir, "data")
-	if out, err := pg.run("initdb", "-D", pg.dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale", "C"); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
+	pg := &postgres{bin: pgtest.Bin(t, "postgres"), dataDir: pgtest.InitDB(t)}
 	base, err := os.ReadFile(filepath.Join(pg.dataDir, "postgresql.conf"))
 	if err != nil {
 		t.Fatal(err)
@@ -152,23 +120,19 @@ func (pg *postgres) writeConf(t *testing.T, params map[string]string) {
 	}
 }
 
-// show runs `postgres -D DIR -C name` and returns the value it prints.
-func (pg *postgres) show(name string) (string, error) {
-	out, err := pg.run("postgres", "-D", pg.dataDir, "-C", name)
+// show runs `postgres -D DIR -C name`, as user postgres when the test runs
+// as root, and returns the value it prints.
+func (pg *postgres) show(t *testing.T, name string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(pg.bin, "-D", pg.dataDir, "-C", name)
+	cmd.Dir = os.TempDir()
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
+	pgtest.RunAsPostgres(t, cmd)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%w: %s", err, out)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-func (pg *postgres) run(bin string, args ...string) ([]byte, error) {
-	cmd := exec.Command(filepath.Join(pgBin, bin), args...)
-	cmd.Dir = os.TempDir()
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
-	if pg.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred}
-	}
-	return cmd.CombinedOutput()
 }
 
 // canonical is how postgres -C prints value: integers in the parameter's

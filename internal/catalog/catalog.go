@@ -34,6 +34,9 @@ type InstanceType struct {
 	// Accelerators lists the kinds of accelerator the type carries, sorted:
 	// "fpga", "gpu", "inference", "media", "neuron". Empty for general types.
 	Accelerators []string `json:"accelerators,omitempty"`
+	// PreviousGeneration is true when EC2 reports CurrentGeneration false
+	// (c3, i2, r3...): older hardware AWS no longer recommends.
+	PreviousGeneration bool `json:"previous_generation,omitempty"`
 }
 
 // Accelerator kinds, as read from DescribeInstanceTypes (GpuInfo, FpgaInfo,
@@ -118,6 +121,7 @@ type RawType struct {
 	Architectures      []string
 	NetworkPerformance string
 	Accelerators       []string // see the Accelerator* kinds
+	PreviousGeneration bool     // CurrentGeneration false
 }
 
 // Classify keeps a type only when its instance storage info has SSD disks; it
@@ -183,6 +187,7 @@ func Classify(r RawType) (InstanceType, bool) {
 		Architectures:      archs,
 		NetworkPerformance: r.NetworkPerformance,
 		Accelerators:       accel,
+		PreviousGeneration: r.PreviousGeneration,
 	}, true
 }
 

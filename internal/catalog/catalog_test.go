@@ -259,6 +259,11 @@ func TestSelectExcludeSpecialPurpose(t *testing.T) {
 	if got := names(catalog.Filter{}); len(got) != 3 {
 		t.Errorf("no exclusion: %v, want all three", got)
 	}
+	types[1].PreviousGeneration = true
+	if got := names(catalog.Filter{ExcludePreviousGeneration: true}); !slices.Equal(got, []string{"mac-m4.metal", "g5.4xlarge"}) {
+		t.Errorf("previous generation excluded: %v, want [mac-m4.metal g5.4xlarge]", got)
+	}
+	types[1].PreviousGeneration = false
 	if got := names(catalog.Filter{ExcludeSpecialPurpose: true}); !slices.Equal(got, []string{"m6id.4xlarge"}) {
 		t.Errorf("excluded: %v, want [m6id.4xlarge]", got)
 	}

@@ -34,6 +34,9 @@ type Filter struct {
 	// [InstanceType.SpecialPurpose] is true (accelerators, Macs), unless
 	// their family is listed in Families.
 	ExcludeSpecialPurpose bool
+	// ExcludePreviousGeneration drops previous-generation types unless their
+	// family is listed in Families.
+	ExcludePreviousGeneration bool
 }
 
 // Validate reports every problem with f, each as a sentence saying what to
@@ -193,6 +196,9 @@ func (f Filter) keeps(t InstanceType) bool {
 		return false
 	}
 	if f.ExcludeSpecialPurpose && t.SpecialPurpose() && !slices.Contains(f.Families, family) {
+		return false
+	}
+	if f.ExcludePreviousGeneration && t.PreviousGeneration && !slices.Contains(f.Families, family) {
 		return false
 	}
 	return !slices.Contains(f.ExcludeFamilies, family)

@@ -58,6 +58,7 @@ type capacityPlanModel struct {
 	Workload           types.String  `tfsdk:"workload"`
 	MaxConnections     types.Int64   `tfsdk:"max_connections"`
 	IncludeSpecial     types.Bool    `tfsdk:"include_special_purpose"`
+	IncludePrevious    types.Bool    `tfsdk:"include_previous_generation"`
 
 	DatasetGiBOut       types.Float64     `tfsdk:"current_dataset_gib"`
 	ProjectedDatasetGiB types.Float64     `tfsdk:"projected_dataset_gib"`
@@ -167,6 +168,11 @@ func (d *capacityPlanDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			MarkdownDescription: "Also consider special-purpose types: those with accelerators (GPU, FPGA, inference, " +
 				"Neuron, media) and Macs, which cost more for hardware PostgreSQL cannot use. A family named in " +
 				"`families` is always considered. Defaults to `false`.",
+		},
+		"include_previous_generation": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Also consider types EC2 reports as previous generation (e.g. `i2`, `r3`). A family " +
+				"named in `families` is always considered. Defaults to `false`.",
 		},
 		"source":          sourceAttribute(),
 		"postgres_major":  postgresMajorAttribute(),
@@ -279,6 +285,7 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	}
 	f.OfferedInZoneIDs = zoneIDs
 	f.ExcludeSpecialPurpose = !m.IncludeSpecial.ValueBool()
+	f.ExcludePreviousGeneration = !m.IncludePrevious.ValueBool()
 	if len(zoneIDs) == 0 {
 		f.MinZones = r.NodeCount
 	}

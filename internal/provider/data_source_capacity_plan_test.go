@@ -65,6 +65,14 @@ locals {
   special = toset([for t in data.pgnvme_instance_types.all.instance_types : t.instance_type if t.special_purpose])
 }
 
+locals {
+  previous = toset([for t in data.pgnvme_instance_types.all.instance_types : t.instance_type if t.previous_generation])
+}
+
+output "no_previous_generation" {
+  value = length(local.previous) > 0 && length(setintersection(local.previous, [for c in local.plan.candidates : c.instance_type])) == 0
+}
+
 output "no_special_purpose" {
   value = length(local.special) > 0 && length(setintersection(local.special, [for c in local.plan.candidates : c.instance_type])) == 0
 }
@@ -82,6 +90,7 @@ output "no_special_purpose" {
 				outputTrue("recommended_holds_requirement"),
 				outputTrue("every_candidate_fits"),
 				outputTrue("no_special_purpose"),
+				outputTrue("no_previous_generation"),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("postgres_parameters"), knownvalue.MapPartial(map[string]knownvalue.Check{
 					"shared_buffers":         knownvalue.StringExact("16GB"),
 					"effective_cache_size":   knownvalue.StringExact("48GB"),

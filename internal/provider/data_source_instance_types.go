@@ -53,6 +53,7 @@ type instanceTypesModel struct {
 	OfferedInZoneIDs types.List    `tfsdk:"offered_in_zone_ids"`
 	OfferedInZones   types.List    `tfsdk:"offered_in_zones"`
 	ExcludeSpecial   types.Bool    `tfsdk:"exclude_special_purpose"`
+	ExcludePrevious  types.Bool    `tfsdk:"exclude_previous_generation"`
 
 	InstanceTypes []instanceTypeModel `tfsdk:"instance_types"`
 	Names         []string            `tfsdk:"names"`
@@ -75,6 +76,7 @@ type instanceTypeModel struct {
 	Zones              []string `tfsdk:"zones"`
 	Accelerators       []string `tfsdk:"accelerators"`
 	SpecialPurpose     bool     `tfsdk:"special_purpose"`
+	PreviousGeneration bool     `tfsdk:"previous_generation"`
 }
 
 func (d *instanceTypesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -163,6 +165,11 @@ func (d *instanceTypesDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"media; read from `DescribeInstanceTypes`, never the name) and Macs. A family named in `families` is " +
 			"kept anyway. Defaults to `false`.",
 	}
+	attrs["exclude_previous_generation"] = schema.BoolAttribute{
+		Optional: true,
+		MarkdownDescription: "Drop types EC2 reports as previous generation (`CurrentGeneration = false`, e.g. `i2`, " +
+			"`r3`). A family named in `families` is kept anyway. Defaults to `false`.",
+	}
 	attrs["instance_types"] = schema.ListNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Matching instance types with local SSD instance storage, ordered by total NVMe GiB, " +
@@ -206,6 +213,7 @@ func instanceTypeAttributes() map[string]schema.Attribute {
 		"zones":               schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "The same zones by name, in the order of `zone_ids`."},
 		"accelerators":        schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Accelerators the type carries: `fpga`, `gpu`, `inference`, `media`, `neuron`; empty for general types."},
 		"special_purpose":     schema.BoolAttribute{Computed: true, MarkdownDescription: "True for types with accelerators and for Macs: PostgreSQL pays for hardware it cannot use."},
+		"previous_generation": schema.BoolAttribute{Computed: true, MarkdownDescription: "True when EC2 reports the type as previous generation."},
 	}
 }
 
@@ -250,6 +258,7 @@ func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadR
 	f.MaxNVMeGiB = m.MaxNVMeGiB.ValueFloat64()
 	f.OfferedInZoneIDs = zoneIDs
 	f.ExcludeSpecialPurpose = m.ExcludeSpecial.ValueBool()
+	f.ExcludePreviousGeneration = m.ExcludePrevious.ValueBool()
 	if err := f.Validate(); err != nil {
 		resp.Diagnostics.AddError("Invalid Filter", err.Error())
 		return
@@ -283,6 +292,7 @@ func instanceTypeFromOffer(o catalog.Offered) instanceTypeModel {
 		Zones:              nonNil(o.Zones),
 		Accelerators:       nonNil(o.Accelerators),
 		SpecialPurpose:     o.SpecialPurpose(),
+		PreviousGeneration: o.PreviousGeneration,
 	}
 }
 

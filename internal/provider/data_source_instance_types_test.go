@@ -61,6 +61,18 @@ output "m6id" { value = local.m6id }
 output "gpu_flagged" {
   value = length(data.pgnvme_instance_types.g5_only.instance_types) > 0 && alltrue([for t in data.pgnvme_instance_types.g5_only.instance_types : t.special_purpose && contains(t.accelerators, "gpu")])
 }
+data "pgnvme_instance_types" "current" {
+  exclude_previous_generation = true
+}
+
+data "pgnvme_instance_types" "i2" {
+  families = ["i2"]
+}
+
+output "previous_flagged" {
+  value = length(data.pgnvme_instance_types.i2.instance_types) > 0 && alltrue([for t in data.pgnvme_instance_types.i2.instance_types : t.previous_generation]) && !anytrue([for t in data.pgnvme_instance_types.current.instance_types : t.previous_generation])
+}
+
 output "named_family_kept" {
   value = anytrue([for t in data.pgnvme_instance_types.general.instance_types : t.family == "g5"])
 }
@@ -82,21 +94,23 @@ output "by_name_range" {
 `,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownOutputValue("m6id", knownvalue.ObjectPartial(map[string]knownvalue.Check{
-					"instance_type":   knownvalue.StringExact("m6id.4xlarge"),
-					"family":          knownvalue.StringExact("m6id"),
-					"vcpus":           knownvalue.Int64Exact(16),
-					"memory_gib":      knownvalue.Float64Exact(64),
-					"nvme_disks":      knownvalue.Int64Exact(1),
-					"nvme_disk_gb":    knownvalue.Int64Exact(950),
-					"nvme_total_gib":  knownvalue.Float64Exact(884.76), // 950e9 / 2^30
-					"nvme_support":    knownvalue.StringExact("required"),
-					"architectures":   knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("x86_64")}),
-					"accelerators":    knownvalue.ListExact([]knownvalue.Check{}),
-					"special_purpose": knownvalue.Bool(false),
+					"instance_type":       knownvalue.StringExact("m6id.4xlarge"),
+					"family":              knownvalue.StringExact("m6id"),
+					"vcpus":               knownvalue.Int64Exact(16),
+					"memory_gib":          knownvalue.Float64Exact(64),
+					"nvme_disks":          knownvalue.Int64Exact(1),
+					"nvme_disk_gb":        knownvalue.Int64Exact(950),
+					"nvme_total_gib":      knownvalue.Float64Exact(884.76), // 950e9 / 2^30
+					"nvme_support":        knownvalue.StringExact("required"),
+					"architectures":       knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("x86_64")}),
+					"accelerators":        knownvalue.ListExact([]knownvalue.Check{}),
+					"special_purpose":     knownvalue.Bool(false),
+					"previous_generation": knownvalue.Bool(false),
 				})),
 				outputTrue("big_all_fit"),
 				outputTrue("gpu_flagged"),
 				outputTrue("named_family_kept"),
+				outputTrue("previous_flagged"),
 				outputTrue("big_sorted"),
 				outputTrue("no_hdd_only_types"),
 				outputTrue("by_name_range"),

@@ -1,7 +1,6 @@
 package provider_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -33,5 +32,5 @@ output "size"   { value = provider::pgnvme::pgbench_size_gib(1000) }
 			},
 		}},
 	})
-	t.Log(fmt.Sprintf("482 GiB = pgbench scale %d", scale))
+	t.Logf("482 GiB = pgbench scale %d", scale)
 }
