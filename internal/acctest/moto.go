@@ -97,19 +97,22 @@ func LaunchMoto() (*Moto, error) {
 
 func (m *Moto) waitReady(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	exited := make(chan error, 1)
-	go func() { exited <- m.cmd.Wait() }()
+	done := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = m.cmd.Wait()
+		close(done)
+	}()
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
-			return fmt.Errorf("moto exited before answering (is the moto package installed?): %w", err)
+		case <-done:
+			return fmt.Errorf("moto exited before answering (is the moto package installed?): %w", waitErr)
 		default:
 		}
 		resp, err := http.Get(m.URL + "/moto-api/data.json")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				go func() { _ = <-exited }()
 				return nil
 			}
 		}
