@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
@@ -50,6 +52,9 @@ type Clients struct {
 	base      *aws.Config
 	validated map[string]bool
 	ec2       map[string]*ec2.Client
+	s3        map[string]*s3.Client
+	iam       *iam.Client
+	account   string
 
 	catalogMu sync.Mutex
 	catalogs  map[string]*catalogEntry
@@ -68,6 +73,7 @@ func New(cfg Config) *Clients {
 		cfg:       cfg,
 		validated: map[string]bool{},
 		ec2:       map[string]*ec2.Client{},
+		s3:        map[string]*s3.Client{},
 		catalogs:  map[string]*catalogEntry{},
 	}
 }
@@ -135,13 +141,8 @@ func (c *Clients) validate(ctx context.Context, cfg aws.Config) error {
 
 // EC2 returns an EC2 client for region, built on first use.
 func (c *Clients) EC2(ctx context.Context, region string) (*ec2.Client, error) {
-	base, err := c.baseConfig(ctx)
+	cfg, err := c.regionConfig(ctx, region)
 	if err != nil {
-		return nil, err
-	}
-	cfg := base.Copy()
-	cfg.Region = region
-	if err := c.validate(ctx, cfg); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -156,6 +157,86 @@ func (c *Clients) EC2(ctx context.Context, region string) (*ec2.Client, error) {
 	})
 	c.ec2[region] = client
 	return client, nil
+}
+
+// regionConfig returns the base configuration for region, with credentials validated.
+func (c *Clients) regionConfig(ctx context.Context, region string) (aws.Config, error) {
+	base, err := c.baseConfig(ctx)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	cfg := base.Copy()
+	cfg.Region = region
+	if err := c.validate(ctx, cfg); err != nil {
+		return aws.Config{}, err
+	}
+	return cfg, nil
+}
+
+// S3 returns an S3 client for region, built on first use, honouring the s3 endpoint override and
+// s3_use_path_style.
+func (c *Clients) S3(ctx context.Context, region string) (*s3.Client, error) {
+	cfg, err := c.regionConfig(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if client, ok := c.s3[region]; ok {
+		return client, nil
+	}
+	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if c.cfg.Endpoints.S3 != "" {
+			o.BaseEndpoint = aws.String(c.cfg.Endpoints.S3)
+		}
+		o.UsePathStyle = c.cfg.S3UsePathStyle
+	})
+	c.s3[region] = client
+	return client, nil
+}
+
+// IAM returns the IAM client (a global service; signed for region), built on first use.
+func (c *Clients) IAM(ctx context.Context, region string) (*iam.Client, error) {
+	cfg, err := c.regionConfig(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.iam == nil {
+		c.iam = iam.NewFromConfig(cfg, func(o *iam.Options) {
+			if c.cfg.Endpoints.IAM != "" {
+				o.BaseEndpoint = aws.String(c.cfg.Endpoints.IAM)
+			}
+		})
+	}
+	return c.iam, nil
+}
+
+// AccountID returns the caller's AWS account ID (sts:GetCallerIdentity), read once.
+func (c *Clients) AccountID(ctx context.Context, region string) (string, error) {
+	c.mu.Lock()
+	if c.account != "" {
+		defer c.mu.Unlock()
+		return c.account, nil
+	}
+	c.mu.Unlock()
+	cfg, err := c.regionConfig(ctx, region)
+	if err != nil {
+		return "", err
+	}
+	out, err := sts.NewFromConfig(cfg, func(o *sts.Options) {
+		if c.cfg.Endpoints.STS != "" {
+			o.BaseEndpoint = aws.String(c.cfg.Endpoints.STS)
+		}
+	}).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return "", fmt.Errorf("reading the AWS account ID with sts:GetCallerIdentity: %w", err)
+	}
+	c.mu.Lock()
+	c.account = aws.ToString(out.Account)
+	c.mu.Unlock()
+	return aws.ToString(out.Account), nil
 }
 
 // Catalog reads the live instance catalog of region from EC2 once per process; later calls for the same
