@@ -43,6 +43,10 @@ type Replica struct {
 	Bucket       string
 	KMSKeyARN    string // "" = AES256 on the replica
 	StorageClass string // "" = STANDARD
+	// KeepDeleted stops delete markers from being replicated: objects WAL-G deletes from the archive stay
+	// current in the replica (protection against deletes at the source, paid for in storage). The default,
+	// false, replicates delete markers so the replica's lifecycle expires what the archive's retention drops.
+	KeepDeleted bool
 }
 
 // Endpoint is the S3 endpoint override configured on the provider ("" URL means AWS itself).

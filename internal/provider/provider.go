@@ -169,7 +169,9 @@ func (p *pgnvmeProvider) Configure(ctx context.Context, req provider.ConfigureRe
 }
 
 func (p *pgnvmeProvider) Resources(_ context.Context) []func() resource.Resource {
-	return nil
+	return []func() resource.Resource{
+		NewArchiveBucketResource,
+	}
 }
 
 func (p *pgnvmeProvider) DataSources(_ context.Context) []func() datasource.DataSource {
