@@ -29,7 +29,7 @@ type archiveCheck struct {
 	what    string
 }
 
-func (v archiveCheck) Description(context.Context) string         { return v.what }
+func (v archiveCheck) Description(context.Context) string             { return v.what }
 func (v archiveCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
 func (v archiveCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
