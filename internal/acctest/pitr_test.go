@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,10 +23,6 @@ const (
 	pitrBucket = "pgnvme-pitr-proof"
 	// pitrRepoPath is repo1-path: the cluster's prefix in the bucket, then pgbackrest.
 	pitrRepoPath = "/cluster-a/pgbackrest"
-	// Rows 1..pitrBefore are committed before the target time, pitrBefore+1..pitrAfter after it.
-	pitrBefore = 100
-	pitrAfter  = 200
-	pitrBatch  = 20
 )
 
 // TestPITRArchiveRestoreThroughTLSMoto is the real-archiver proof for the archive bucket: a PostgreSQL 15
@@ -79,69 +73,15 @@ func TestPITRArchiveRestoreThroughTLSMoto(t *testing.T) {
 		"repo1-s3-region":     pitrRegion,
 		"repo1-path":          pitrRepoPath,
 		"repo1-s3-kms-key-id": keyARN,
+		"repo1-bundle":        "y",
 	}
 	for k, v := range tm.PgBackRestRepoOptions() {
 		repo[k] = v
 	}
 	pb := acctest.NewPgBackRest(t, repo, tm)
-	t0 := time.Now()
-	primary := acctest.StartArchivingPrimary(t, pb)
-	primaryUp := time.Since(t0)
-	primary.Psql(t, "postgres", "CREATE TABLE pitr (id int PRIMARY KEY, batch int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())")
-
-	t0 = time.Now()
-	label := pb.Backup(t, "full")
-	backup := time.Since(t0)
-	t.Logf("full backup %s in %s", label, backup.Round(time.Millisecond))
-
-	insertRows(t, primary, 1, pitrBefore)
-	primary.Psql(t, "postgres", "SELECT pg_sleep(0.3)")
-	target := primary.TargetTime(t)
-	primary.Psql(t, "postgres", "SELECT pg_sleep(0.3)")
-	insertRows(t, primary, pitrBefore+1, pitrAfter)
-	if got := primary.Psql(t, "postgres", "SELECT count(*), max(id) FROM pitr"); got != fmt.Sprintf("%d|%d", pitrAfter, pitrAfter) {
-		t.Fatalf("primary holds count|max %s, want %d|%d", got, pitrAfter, pitrAfter)
-	}
-	// The target really lies between the two batches' commits.
-	if got := primary.Psql(t, "postgres", fmt.Sprintf(
-		"SELECT max(at) FILTER (WHERE id <= %d) < '%s'::timestamptz AND min(at) FILTER (WHERE id > %d) > '%s'::timestamptz FROM pitr",
-		pitrBefore, target, pitrBefore, target)); got != "t" {
-		t.Fatalf("target time %s is not between the batches", target)
-	}
-
-	t0 = time.Now()
-	seg := primary.SwitchWALAndWaitArchived(t, 30*time.Second)
-	archive := time.Since(t0)
-	t.Logf("WAL through %s archived %s after pg_switch_wal", seg, archive.Round(time.Millisecond))
-
-	t0 = time.Now()
-	dataDir := acctest.NewRestoreDir(t)
-	pb.Restore(t, target, dataDir)
-	restore := time.Since(t0)
-	t0 = time.Now()
-	restored := acctest.StartRestored(t, dataDir)
-	recovery := time.Since(t0)
-
-	want := fmt.Sprintf("%d|1|%d|0", pitrBefore, pitrBefore)
-	if got := restored.Psql(t, "postgres", fmt.Sprintf("SELECT count(*), min(id), max(id), count(*) FILTER (WHERE id > %d) FROM pitr", pitrBefore)); got != want {
-		t.Fatalf("restored to %s: count|min|max|rows after the target = %s, want %s\nrestored server log:\n%s", target, got, want, restored.LogTail(40))
-	}
-	// Recovery must have stopped at the target time, not at the end of the archive.
-	log := restored.LogTail(200)
-	for _, line := range []string{"starting point-in-time recovery to " + target[:19], "recovery stopping before commit of transaction"} {
-		if !strings.Contains(log, line) {
-			t.Errorf("restored server log lacks %q:\n%s", line, log)
-		}
-	}
-	tli := restored.Psql(t, "postgres", "SELECT timeline_id FROM pg_control_checkpoint()")
-	t.Logf("restored to %s: %s rows (count|min|max|after), timeline %s", target, want, tli)
-
-	checkObjectsEncrypted(t, ctx, s3c, keyARN)
-
-	t.Logf("timings: moto+stunnel+bucket %s, primary up with stanza-create and check %s, full backup %s, archive after switch %s, restore %s, recovery to promotion %s, total %s",
-		setup.Round(time.Millisecond), primaryUp.Round(time.Millisecond), backup.Round(time.Millisecond),
-		archive.Round(time.Millisecond), restore.Round(time.Millisecond), recovery.Round(time.Millisecond),
-		time.Since(start).Round(time.Millisecond))
+	res := acctest.RunPITR(t, pb)
+	acctest.CheckObjectsEncrypted(t, ctx, s3c, pitrBucket, pitrRepoPath, keyARN)
+	t.Logf("timings: moto+stunnel+bucket %s, %s, total %s", setup.Round(time.Millisecond), res, time.Since(start).Round(time.Millisecond))
 }
 
 // isolateAWSEnv gives the SDK moto's dummy credentials and region and keeps it away from the machine's
@@ -214,74 +154,5 @@ func createArchiveBucket(t *testing.T, ctx context.Context, c *s3.Client, keyARN
 		}}},
 	}); err != nil {
 		t.Fatalf("PutBucketEncryption: %v", err)
-	}
-}
-
-// insertRows commits rows from..to in transactions of pitrBatch rows each.
-func insertRows(t *testing.T, n *acctest.PGNode, from, to int) {
-	t.Helper()
-	for lo := from; lo <= to; lo += pitrBatch {
-		hi := min(lo+pitrBatch-1, to)
-		n.Psql(t, "postgres", fmt.Sprintf("INSERT INTO pitr (id, batch) SELECT g, %d FROM generate_series(%d, %d) g", lo/pitrBatch, lo, hi))
-	}
-}
-
-// checkObjectsEncrypted lists what pgBackRest wrote under repo1-path and checks with HeadObject that a
-// sample of them (the info files, a WAL segment, the backup manifest, a data file) is stored under
-// SSE-KMS, logging what moto reports.
-func checkObjectsEncrypted(t *testing.T, ctx context.Context, c *s3.Client, keyARN string) {
-	t.Helper()
-	prefix := strings.TrimPrefix(pitrRepoPath, "/") + "/"
-	var keys []string
-	p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(pitrBucket), Prefix: aws.String(prefix)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			t.Fatalf("ListObjectsV2 %s: %v", prefix, err)
-		}
-		for _, o := range page.Contents {
-			keys = append(keys, aws.ToString(o.Key))
-		}
-	}
-	sample := map[string]string{}
-	for _, k := range keys {
-		rel := strings.TrimPrefix(k, prefix)
-		switch {
-		case rel == "archive/demo/archive.info":
-			sample["archive.info"] = k
-		case rel == "backup/demo/backup.info":
-			sample["backup.info"] = k
-		case strings.HasPrefix(rel, "archive/demo/") && strings.Count(rel, "/") == 4 && sample["wal"] == "":
-			sample["wal"] = k
-		case strings.HasSuffix(rel, "/backup.manifest"):
-			sample["manifest"] = k
-		case strings.Contains(rel, "/pg_data/") && sample["data"] == "":
-			sample["data"] = k
-		}
-	}
-	for _, what := range []string{"archive.info", "backup.info", "wal", "manifest", "data"} {
-		if sample[what] == "" {
-			t.Errorf("no %s object under s3://%s/%s (%d objects)", what, pitrBucket, prefix, len(keys))
-		}
-	}
-	t.Logf("%d objects under s3://%s/%s", len(keys), pitrBucket, prefix)
-	for _, what := range []string{"archive.info", "backup.info", "wal", "manifest", "data"} {
-		k := sample[what]
-		if k == "" {
-			continue
-		}
-		h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(pitrBucket), Key: aws.String(k)})
-		if err != nil {
-			t.Errorf("HeadObject %s: %v", k, err)
-			continue
-		}
-		t.Logf("HeadObject %s: ServerSideEncryption=%q SSEKMSKeyId=%q BucketKeyEnabled=%v VersionId=%q",
-			k, h.ServerSideEncryption, aws.ToString(h.SSEKMSKeyId), aws.ToBool(h.BucketKeyEnabled), aws.ToString(h.VersionId))
-		if h.ServerSideEncryption != s3types.ServerSideEncryptionAwsKms {
-			t.Errorf("%s is stored with ServerSideEncryption %q, want aws:kms", k, h.ServerSideEncryption)
-		}
-		if id := aws.ToString(h.SSEKMSKeyId); id != keyARN && !strings.HasSuffix(keyARN, "/"+id) {
-			t.Errorf("%s is encrypted with key %q, want %s", k, id, keyARN)
-		}
 	}
 }

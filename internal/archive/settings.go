@@ -130,6 +130,9 @@ func (s Spec) PgBackRestOptions() map[string]string {
 		"repo1-s3-endpoint":  s3Host(s.partition(), s.Region),
 		"repo1-s3-uri-style": "host",
 		"repo1-path":         "/" + s.keyPrefix() + "pgbackrest",
+		// Bundle small files into larger objects: pgBackRest's advice for object stores. Measured here
+		// against moto: a full backup of a fresh cluster went from ~20 s (964 objects) to ~3 s.
+		"repo1-bundle": "y",
 	}
 	if s.Endpoint.URL != "" {
 		if u, err := url.Parse(s.Endpoint.URL); err == nil && u.Hostname() != "" {

@@ -118,6 +118,7 @@ func TestPgBackRestOptions(t *testing.T) {
 		"repo1-s3-uri-style":  "host",
 		"repo1-path":          "/clusters/main/pgbackrest",
 		"repo1-s3-kms-key-id": keyEUW1,
+		"repo1-bundle":        "y",
 	}
 	if got := s.PgBackRestOptions(); !maps.Equal(got, aws) {
 		t.Errorf("AWS:\n got %v\nwant %v", got, aws)
@@ -132,6 +133,7 @@ func TestPgBackRestOptions(t *testing.T) {
 		"repo1-storage-port": "9443",
 		"repo1-s3-uri-style": "path",
 		"repo1-path":         "/pgbackrest",
+		"repo1-bundle":       "y",
 	}
 	if got := local.PgBackRestOptions(); !maps.Equal(got, want) {
 		t.Errorf("override:\n got %v\nwant %v", got, want)
@@ -153,7 +155,7 @@ func TestPgBackRestOptions(t *testing.T) {
 
 	// Only options pgBackRest 2.45 knows, and never credentials.
 	known := []string{"repo1-type", "repo1-s3-bucket", "repo1-s3-region", "repo1-s3-endpoint", "repo1-storage-port",
-		"repo1-s3-uri-style", "repo1-path", "repo1-s3-kms-key-id"}
+		"repo1-s3-uri-style", "repo1-path", "repo1-s3-kms-key-id", "repo1-bundle"}
 	for _, sp := range []archive.Spec{s, local, noPort, china} {
 		for k := range sp.PgBackRestOptions() {
 			if !slices.Contains(known, k) {
