@@ -272,6 +272,14 @@ func TestAccArchiveBucket_drift(t *testing.T) {
 				_, err := api.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String(bucket)})
 				return err
 			}),
+			drift("bucket_policy", func() error {
+				// Changed rather than removed: the TLS statement swapped for one that lets anyone read.
+				_, err := api.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(`{
+  "Version": "2012-10-17",
+  "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::` + bucket + `/*"}]
+}`)})
+				return err
+			}),
 			drift("encryption", func() error {
 				_, err := api.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: aws.String(bucket),
 					ServerSideEncryptionConfiguration: &s3types.ServerSideEncryptionConfiguration{Rules: []s3types.ServerSideEncryptionRule{{
@@ -358,7 +366,23 @@ func replicationRulePresent(endpoint string) statecheck.StateCheck {
 		if aws.ToString(out.ReplicationConfiguration.Role) != fmt.Sprint(attrs["replication_role_arn"]) {
 			return fmt.Errorf("replication role %s, state says %s", aws.ToString(out.ReplicationConfiguration.Role), attrs["replication_role_arn"])
 		}
-		rv, err := mustS3Plain(endpoint, "eu-west-1").GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("tf-acc-wal-replica")})
+		replica := mustS3Plain(endpoint, "eu-west-1")
+		pab, err := replica.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("tf-acc-wal-replica")})
+		if err != nil {
+			return fmt.Errorf("replica public access block: %w", err)
+		}
+		if c := pab.PublicAccessBlockConfiguration; !aws.ToBool(c.BlockPublicAcls) || !aws.ToBool(c.IgnorePublicAcls) ||
+			!aws.ToBool(c.BlockPublicPolicy) || !aws.ToBool(c.RestrictPublicBuckets) {
+			return fmt.Errorf("replica public access block not fully on: %+v", c)
+		}
+		pol, err := replica.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("tf-acc-wal-replica")})
+		if err != nil {
+			return fmt.Errorf("replica policy: %w", err)
+		}
+		if err := checkTLSStatement(aws.ToString(pol.Policy), "tf-acc-wal-replica"); err != nil {
+			return fmt.Errorf("replica: %w", err)
+		}
+		rv, err := replica.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("tf-acc-wal-replica")})
 		if err != nil {
 			return fmt.Errorf("replica versioning: %w", err)
 		}
@@ -482,6 +506,53 @@ func TestAccArchiveBucket_objectLock(t *testing.T) {
 				ImportStateVerify: true,
 				// force_destroy is not stored in AWS; an import starts from false, as in hashicorp/aws.
 				ImportStateVerifyIgnore: []string{"force_destroy"},
+			},
+		},
+	})
+}
+
+// COMPLIANCE retention cannot be bypassed: with force_destroy the destroy stops and names the object.
+func TestAccArchiveBucket_objectLockCompliance(t *testing.T) {
+	motoEnv(t)
+	moto := acctest.StartMoto(t)
+	const bucket = "tf-acc-wal-compliance"
+	config := archiveConfig(moto, `
+  bucket                  = "`+bucket+`"
+  force_destroy           = true
+  deny_insecure_transport = false
+  object_lock = {
+    mode = "COMPLIANCE"
+    days = 1
+  }
+`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkBucketDestroyed(moto.URL),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					// Object Lock buckets need a checksum on upload; over plain http the SDK sends none by default.
+					if _, err := mustS3Plain(moto.URL, "us-east-1").PutObject(context.Background(), &s3.PutObjectInput{
+						Bucket: aws.String(bucket), Key: aws.String("basebackups_005/base_000000010000000000000002/tar_partitions/part_1.tar.lz4"),
+						Body: strings.NewReader("base backup"), ChecksumAlgorithm: s3types.ChecksumAlgorithmCrc32,
+					}); err != nil {
+						t.Fatalf("put object: %v", err)
+					}
+				},
+				Config:      config,
+				Destroy:     true,
+				ExpectError: regexpOf(`(?s)Object Lock Prevents Deletion.*COMPLIANCE`),
+			},
+			{
+				// Nobody can delete the object before its retention ends, so the test drops moto's state and
+				// lets the refresh notice the bucket is gone.
+				PreConfig: func() {
+					if err := moto.Reset(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: motoProvider(moto),
 			},
 		},
 	})
