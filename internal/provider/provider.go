@@ -171,6 +171,7 @@ func (p *pgnvmeProvider) Configure(ctx context.Context, req provider.ConfigureRe
 func (p *pgnvmeProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewArchiveBucketResource,
+		NewSynchronousReplicationResource,
 	}
 }
 
@@ -180,6 +181,8 @@ func (p *pgnvmeProvider) DataSources(_ context.Context) []func() datasource.Data
 		NewCapacityPlanDataSource,
 		NewTuningDataSource,
 		NewPlacementDataSource,
+		NewReplicationStatusDataSource,
+		NewPgbenchDataSource,
 	}
 }
 

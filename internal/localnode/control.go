@@ -1,0 +1,422 @@
+package localnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pgCtlTimeout is pg_ctl's -t: how long start, stop and promote wait, in seconds.
+const pgCtlTimeout = "60"
+
+// acceptTimeout bounds the wait for a started server to accept connections.
+const acceptTimeout = 30 * time.Second
+
+// Start starts n with pg_ctl (as the run user, logging to n.LogFile()) and
+// waits until the server accepts connections on n.Host:n.Port. The server is
+// detached in its own session: it outlives the caller (the provider process
+// exits after an apply). A node that is already running is left as it is. A
+// stale postmaster.pid (from a killed server) is removed first.
+func (e *Engine) Start(ctx context.Context, n Node) error {
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	if _, ok, err := e.Running(n); err != nil {
+		return fmt.Errorf("starting %s %s: %w", n.Role, n.Name, err)
+	} else if ok {
+		if err := e.waitAccepting(ctx, n); err != nil {
+			return fmt.Errorf("%s %s is running but %w", n.Role, n.Name, err)
+		}
+		return nil
+	}
+	dir := n.dataDir()
+	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err != nil {
+		return fmt.Errorf("starting %s %s: no data directory at %s (%w): create it with InitPrimary or CreateStandby", n.Role, n.Name, dir, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "postmaster.pid")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("starting %s %s: removing the stale postmaster.pid: %w", n.Role, n.Name, err)
+	}
+	if err := e.ensureSocketDir(n); err != nil {
+		return fmt.Errorf("starting %s %s: %w", n.Role, n.Name, err)
+	}
+	if err := removeStaleSocketLock(n); err != nil {
+		return fmt.Errorf("starting %s %s: %w", n.Role, n.Name, err)
+	}
+	if err := e.ensureLogFile(n); err != nil {
+		return fmt.Errorf("starting %s %s: log file %s: %w", n.Role, n.Name, n.LogFile(), err)
+	}
+	cmd := e.serverCmd(ctx, filepath.Dir(dir), "pg_ctl", "start", "-w", "-t", pgCtlTimeout, "-D", dir, "-l", n.LogFile())
+	if _, _, err := run(cmd); err != nil {
+		return fmt.Errorf("starting %s %s on %s:%d: %w\nlast lines of %s:\n%s", n.Role, n.Name, n.Host, n.Port, err, n.LogFile(), e.LogTail(n, 20))
+	}
+	if err := e.waitAccepting(ctx, n); err != nil {
+		return fmt.Errorf("started %s %s, but %w\nlast lines of %s:\n%s", n.Role, n.Name, err, n.LogFile(), e.LogTail(n, 20))
+	}
+	return nil
+}
+
+// removeStaleSocketLock removes the socket lock file (and socket) a killed
+// server left behind when the PID in it is gone or a zombie. PostgreSQL
+// removes stale locks itself only when their PID no longer exists, and an
+// orphaned postmaster that was killed stays a zombie until init reaps it.
+func removeStaleSocketLock(n Node) error {
+	sock := filepath.Join(n.SocketDir(), ".s.PGSQL."+strconv.Itoa(n.Port))
+	pid, err := readPIDFile(sock + ".lock")
+	if err != nil || pid == 0 || pidAlive(pid) {
+		return err
+	}
+	for _, p := range []string{sock + ".lock", sock} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the stale %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// ensureLogFile creates n's log file, owned by the run user, so pg_ctl can
+// append to it even when the run user cannot write the directory.
+func (e *Engine) ensureLogFile(n Node) error {
+	f, err := os.OpenFile(n.LogFile(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return e.chown(n.LogFile())
+}
+
+// waitAccepting polls pg_isready until n accepts connections over TCP.
+func (e *Engine) waitAccepting(ctx context.Context, n Node) error {
+	ctx, cancel := context.WithTimeout(ctx, acceptTimeout)
+	defer cancel()
+	var last error
+	for {
+		cmd := e.clientCmd(ctx, "pg_isready", "-q", "-h", n.Host, "-p", strconv.Itoa(n.Port), "-U", e.superuser, "-d", "postgres", "-t", "5")
+		err := cmd.Run()
+		if err == nil {
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("it does not accept connections on %s:%d (pg_isready: %w; 1 = rejecting, 2 = no response)", n.Host, n.Port, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops n with pg_ctl stop in mode "fast" (the default when empty:
+// disconnect clients, shut down cleanly), "smart" (wait for clients to
+// leave) or "immediate" (no shutdown checkpoint; crash recovery on the next
+// start). A node that is not running, or has no data directory, is success.
+func (e *Engine) Stop(ctx context.Context, n Node, mode string) error {
+	switch mode {
+	case "":
+		mode = "fast"
+	case "fast", "smart", "immediate":
+	default:
+		return fmt.Errorf("stopping %s: shutdown mode %q: use fast, smart or immediate", n.Name, mode)
+	}
+	if _, ok, err := e.Running(n); err != nil {
+		return fmt.Errorf("stopping %s %s: %w", n.Role, n.Name, err)
+	} else if !ok {
+		return nil
+	}
+	cmd := e.serverCmd(ctx, filepath.Dir(n.dataDir()), "pg_ctl", "stop", "-w", "-t", pgCtlTimeout, "-D", n.dataDir(), "-m", mode)
+	if _, _, err := run(cmd); err != nil {
+		if _, ok, rerr := e.Running(n); rerr == nil && !ok {
+			return nil
+		}
+		return fmt.Errorf("stopping %s %s (%s): %w", n.Role, n.Name, mode, err)
+	}
+	return nil
+}
+
+// Kill ends n as a machine loss would: SIGKILL to the postmaster (its PID
+// from postmaster.pid) and to every process it had started (backends,
+// WAL sender and receiver, checkpointer, ...), then waits until all are gone.
+// Nothing is flushed or shut down. A node that is not running is success.
+// For fault tests and for the cluster resource's node-loss handling.
+func (e *Engine) Kill(n Node) error {
+	pid, ok, err := e.Running(n)
+	if err != nil {
+		return fmt.Errorf("killing %s %s: %w", n.Role, n.Name, err)
+	}
+	if !ok {
+		return nil
+	}
+	// Stopped, the postmaster cannot start a child between the listing and the kill.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("killing %s %s: PID %d: %w", n.Role, n.Name, pid, err)
+	}
+	pids := append([]int{pid}, childPIDs(pid)...)
+	for _, p := range pids {
+		if err := syscall.Kill(p, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("killing %s %s: PID %d: %w", n.Role, n.Name, p, err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var alive []int
+		for _, p := range pids {
+			if pidAlive(p) {
+				alive = append(alive, p)
+			}
+		}
+		if len(alive) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("killing %s %s: PIDs %v still alive 10s after SIGKILL", n.Role, n.Name, alive)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Running reports whether n's server runs: its postmaster.pid names a live
+// (not zombie) postgres process whose working directory, where readable, is
+// n's data directory. No data directory or no postmaster.pid is not running,
+// without error.
+func (e *Engine) Running(n Node) (pid int, ok bool, err error) {
+	pid, err = readPostmasterPID(n.dataDir())
+	if err != nil || pid == 0 {
+		return 0, false, err
+	}
+	if !isPostmasterOf(pid, n.dataDir()) {
+		return 0, false, nil
+	}
+	return pid, true, nil
+}
+
+// Promote ends recovery on standby n (pg_ctl promote) and waits until it
+// takes writes.
+func (e *Engine) Promote(ctx context.Context, n Node) error {
+	cmd := e.serverCmd(ctx, filepath.Dir(n.dataDir()), "pg_ctl", "promote", "-w", "-t", pgCtlTimeout, "-D", n.dataDir())
+	if _, _, err := run(cmd); err != nil {
+		return fmt.Errorf("promoting %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// Reload makes n re-read its configuration files (pg_ctl reload, SIGHUP).
+func (e *Engine) Reload(ctx context.Context, n Node) error {
+	cmd := e.serverCmd(ctx, filepath.Dir(n.dataDir()), "pg_ctl", "reload", "-D", n.dataDir())
+	if _, _, err := run(cmd); err != nil {
+		return fmt.Errorf("reloading %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// Repoint points standby at newPrimary: it replaces primary_conninfo in the
+// standby's postgresql.auto.conf (keeping application_name = its name). The
+// caller then reloads (PostgreSQL 13 and later) or restarts the standby; with
+// recovery_target_timeline 'latest' (the default) it follows a promoted
+// standby's new timeline, provided it had not replayed past the promotion
+// point. A node without standby.signal is refused: turning a former primary
+// into a standby needs pg_rewind or a new copy.
+func (e *Engine) Repoint(ctx context.Context, standby, newPrimary Node) error {
+	if err := errors.Join(ctx.Err(), standby.Validate(), newPrimary.Validate()); err != nil {
+		return err
+	}
+	dir := standby.dataDir()
+	if _, err := os.Stat(filepath.Join(dir, "standby.signal")); err != nil {
+		return fmt.Errorf("repointing %s to %s: %s is not a standby (%w): a former primary needs pg_rewind or a new copy",
+			standby.Name, newPrimary.Name, standby.Name, err)
+	}
+	auto := filepath.Join(dir, "postgresql.auto.conf")
+	b, err := os.ReadFile(auto)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("repointing %s: %w", standby.Name, err)
+	}
+	text := setPrimaryConninfo(string(b), conninfo(newPrimary, e.superuser, standby.Name))
+	if err := e.writeFile(auto, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("repointing %s: %w", standby.Name, err)
+	}
+	return nil
+}
+
+// Destroy stops n immediately (SIGKILL when that fails) and removes its data
+// directory, log file and socket directory. A node that is already gone is
+// success. It refuses to remove a non-empty directory that does not look like
+// a PostgreSQL data directory.
+func (e *Engine) Destroy(ctx context.Context, n Node) error {
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	if err := e.Stop(ctx, n, "immediate"); err != nil {
+		if kerr := e.Kill(n); kerr != nil {
+			return fmt.Errorf("destroying %s: %w", n.Name, errors.Join(err, kerr))
+		}
+	}
+	if pid, ok, err := e.Running(n); err != nil {
+		return fmt.Errorf("destroying %s: %w", n.Name, err)
+	} else if ok {
+		return fmt.Errorf("destroying %s: its server (PID %d) is still running", n.Name, pid)
+	}
+	dir := n.dataDir()
+	if err := checkRemovable(dir); err != nil {
+		return fmt.Errorf("destroying %s: %w", n.Name, err)
+	}
+	var errs []error
+	errs = append(errs, os.RemoveAll(dir))
+	if err := os.Remove(n.LogFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if sock := n.SocketDir(); sock != dir {
+		errs = append(errs, os.RemoveAll(sock))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("destroying %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// ConfiguredRole reads n's role from its data directory: RoleStandby when
+// standby.signal is present, else RolePrimary. No data directory is an error
+// wrapping fs.ErrNotExist.
+func (e *Engine) ConfiguredRole(n Node) (Role, error) {
+	if _, err := os.Stat(filepath.Join(n.dataDir(), "PG_VERSION")); err != nil {
+		return "", fmt.Errorf("node %s has no data directory at %s: %w", n.Name, n.dataDir(), err)
+	}
+	if _, err := os.Stat(filepath.Join(n.dataDir(), "standby.signal")); err == nil {
+		return RoleStandby, nil
+	}
+	return RolePrimary, nil
+}
+
+// checkRemovable allows removing dir when it is absent, empty, or looks like
+// a PostgreSQL data directory (complete or partly copied).
+func checkRemovable(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, marker := range []string{"PG_VERSION", "global", "base", "pg_wal", "backup_label"} {
+		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("refusing to remove %s: it is not empty and is not a PostgreSQL data directory", dir)
+}
+
+// readPostmasterPID reads the PID from dir/postmaster.pid; 0 when there is none.
+func readPostmasterPID(dir string) (int, error) {
+	return readPIDFile(filepath.Join(dir, "postmaster.pid"))
+}
+
+// readPIDFile reads the PID on the first line of a PostgreSQL lock file; 0
+// when the file does not exist or is empty.
+func readPIDFile(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	first = strings.TrimSpace(first)
+	if first == "" {
+		return 0, nil // being written, or truncated: no server to speak of
+	}
+	pid, err := strconv.Atoi(first)
+	if err != nil {
+		return 0, fmt.Errorf("%s starts with %q, not a PID", path, first)
+	}
+	if pid < 0 { // a socket lock file made by a standalone backend holds -PID
+		pid = -pid
+	}
+	return pid, nil
+}
+
+// procStat is the part of /proc/PID/stat the engine reads.
+type procStat struct {
+	comm  string
+	state byte
+	ppid  int
+}
+
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	s := string(b)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	fields := strings.Fields(s[end+1:])
+	if len(fields) < 2 || len(fields[0]) != 1 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return procStat{comm: s[open+1 : end], state: fields[0][0], ppid: ppid}, nil
+}
+
+// pidAlive reports whether pid exists and is not a zombie.
+func pidAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	st, err := readProcStat(pid)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	return st.state != 'Z' && st.state != 'X'
+}
+
+// isPostmasterOf reports whether pid is a live postgres process serving dir.
+func isPostmasterOf(pid int, dir string) bool {
+	if !pidAlive(pid) {
+		return false
+	}
+	st, err := readProcStat(pid)
+	if err != nil || st.comm != "postgres" {
+		return false
+	}
+	// The postmaster's working directory is its data directory. Readable for
+	// root and for the server's own user; otherwise trust the PID.
+	cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+	if err != nil {
+		return true
+	}
+	if cwd == dir {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && cwd == real
+}
+
+// childPIDs lists the live processes whose parent is pid.
+func childPIDs(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var kids []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == pid {
+			continue
+		}
+		if st, err := readProcStat(p); err == nil && st.ppid == pid {
+			kids = append(kids, p)
+		}
+	}
+	return kids
+}

@@ -1,0 +1,155 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
+)
+
+// Defaults of the connection block, as libpq's.
+const (
+	defaultPGPort     = 5432
+	defaultPGDatabase = "postgres"
+	defaultPGUser     = "postgres"
+	defaultSSLMode    = "prefer"
+)
+
+// connectionModel is the connection block of the data sources (no password attribute: Terraform stores a
+// data source's arguments in state, so the password comes from PGPASSWORD or a passfile).
+type connectionModel struct {
+	Host     types.String `tfsdk:"host"`
+	Port     types.Int64  `tfsdk:"port"`
+	Database types.String `tfsdk:"database"`
+	Username types.String `tfsdk:"username"`
+	SSLMode  types.String `tfsdk:"sslmode"`
+}
+
+// resourceConnectionModel adds the write-only password of the resources.
+type resourceConnectionModel struct {
+	Host       types.String `tfsdk:"host"`
+	Port       types.Int64  `tfsdk:"port"`
+	Database   types.String `tfsdk:"database"`
+	Username   types.String `tfsdk:"username"`
+	SSLMode    types.String `tfsdk:"sslmode"`
+	PasswordWO types.String `tfsdk:"password_wo"`
+}
+
+const (
+	hostDescription = "Host name or IP address of the PostgreSQL server, e.g. `127.0.0.1`."
+	portDescription = "TCP port. Defaults to `5432`."
+	dbDescription   = "Database to connect to. Defaults to `postgres`."
+	userDescription = "Role to connect as; it needs superuser (or `ALTER SYSTEM` privilege on the settings) " +
+		"for changes, and `pg_monitor` for reading replication state. Defaults to `postgres`."
+	sslDescription = "libpq `sslmode`: `disable`, `allow`, `prefer` (default), `require`, `verify-ca` or `verify-full`."
+)
+
+func connectionDataSourceAttribute() dschema.SingleNestedAttribute {
+	return dschema.SingleNestedAttribute{
+		Required: true,
+		MarkdownDescription: "How to reach the PostgreSQL server. The password is read from `PGPASSWORD` or a " +
+			"passfile (`PGPASSFILE`, `~/.pgpass`): Terraform keeps a data source's arguments in state, so there is no " +
+			"password argument here.",
+		Attributes: map[string]dschema.Attribute{
+			"host":     dschema.StringAttribute{Required: true, MarkdownDescription: hostDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"port":     dschema.Int64Attribute{Optional: true, MarkdownDescription: portDescription, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
+			"database": dschema.StringAttribute{Optional: true, MarkdownDescription: dbDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"username": dschema.StringAttribute{Optional: true, MarkdownDescription: userDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"sslmode":  dschema.StringAttribute{Optional: true, MarkdownDescription: sslDescription, Validators: []validator.String{stringvalidator.OneOf(pgclient.SSLModes...)}},
+		},
+	}
+}
+
+func connectionResourceAttribute() rschema.SingleNestedAttribute {
+	return rschema.SingleNestedAttribute{
+		Required: true,
+		MarkdownDescription: "How to reach the primary. Changing `host`, `port` or `database` means another server: the " +
+			"settings are reset on the old one and applied to the new one.",
+		Attributes: map[string]rschema.Attribute{
+			"host": rschema.StringAttribute{
+				Required: true, MarkdownDescription: hostDescription,
+				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"port": rschema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultPGPort), MarkdownDescription: portDescription,
+				Validators:    []validator.Int64{int64validator.Between(1, 65535)},
+				PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+			},
+			"database": rschema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultPGDatabase), MarkdownDescription: dbDescription,
+				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"username": rschema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultPGUser), MarkdownDescription: userDescription,
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"sslmode": rschema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultSSLMode), MarkdownDescription: sslDescription,
+				Validators: []validator.String{stringvalidator.OneOf(pgclient.SSLModes...)},
+			},
+			"password_wo": rschema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				WriteOnly: true,
+				MarkdownDescription: "Password, write-only: used to apply and never stored in plan or state (Terraform " +
+					"1.11+). Unset: `PGPASSWORD` or a passfile. Refresh (drift detection) and destroy do not receive " +
+					"write-only values, so they use `PGPASSWORD` or a passfile too.",
+			},
+		},
+	}
+}
+
+// pgConfig turns a connection block into a pgclient.Config; password "" falls back to PGPASSWORD (and
+// pgx's passfile handling).
+func pgConfig(c connectionModel, password string) pgclient.Config {
+	port := int(int64Or(c.Port, defaultPGPort))
+	if password == "" {
+		password = os.Getenv("PGPASSWORD")
+	}
+	return pgclient.Config{
+		Host:     c.Host.ValueString(),
+		Port:     port,
+		Database: stringOr(c.Database, defaultPGDatabase),
+		User:     stringOr(c.Username, defaultPGUser),
+		SSLMode:  stringOr(c.SSLMode, defaultSSLMode),
+		Password: password,
+	}
+}
+
+func (c resourceConnectionModel) plain() connectionModel {
+	return connectionModel{Host: c.Host, Port: c.Port, Database: c.Database, Username: c.Username, SSLMode: c.SSLMode}
+}
+
+// connect opens a connection, reporting failures on the connection attribute.
+func connect(ctx context.Context, cfg pgclient.Config, diags *diag.Diagnostics) *pgclient.Conn {
+	conn, err := pgclient.Connect(ctx, cfg)
+	if err != nil {
+		diags.AddAttributeError(path.Root("server"), "Cannot Connect To PostgreSQL",
+			fmt.Sprintf("Connecting to %s:%d/%s as %s failed. Check the server is running and reachable, the "+
+				"credentials (password_wo, PGPASSWORD or a passfile) and sslmode.\n\n%s", cfg.Host, cfg.Port, cfg.Database, cfg.User, err))
+		return nil
+	}
+	return conn
+}
+
+// connectionID is the import ID form host:port/database.
+func connectionID(cfg pgclient.Config) string {
+	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+}
