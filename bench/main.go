@@ -57,6 +57,9 @@ func run() error {
 	if report.Catalog, err = benchCatalog(env, *runs); err != nil {
 		return fmt.Errorf("catalog against moto: %w", err)
 	}
+	if report.Pgbench, err = benchPgbench(env, *runs); err != nil {
+		return fmt.Errorf("pgbench: %w", err)
+	}
 
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		return err
@@ -82,6 +85,7 @@ type Report struct {
 	Runs      int           `json:"runs"`
 	Plan      *PlanBench    `json:"plan"`
 	Catalog   *CatalogBench `json:"catalog"`
+	Pgbench   *PgbenchBench `json:"pgbench"`
 }
 
 func (r *Report) print(w *os.File) {
@@ -100,6 +104,13 @@ func (r *Report) print(w *os.File) {
 	fmt.Fprintf(w, "  %-40s %8d     (floor %d: %s)\n", "API calls, 1 data source", c.CallsOne.Total, c.FloorCalls, c.FloorDescription)
 	fmt.Fprintf(w, "  %-40s %8d     (second data source served from cache: %d extra)\n", "API calls, 2 identical data sources", c.CallsTwo.Total, c.CallsTwo.Total-c.CallsOne.Total)
 	fmt.Fprintf(w, "  %-40s %s\n", "calls by action (1 data source)", c.CallsOne.String())
+	pb := r.Pgbench
+	fmt.Fprintf(w, "\nlocal nodes and pgbench (%s)\n", pb.Note)
+	fmt.Fprintf(w, "  %-40s %8.3f s\n", "primary + 2 standbys streaming", pb.ClusterReadySeconds.Median)
+	fmt.Fprintf(w, "  %-40s %8.1f tps\n", "pgbench CLI by hand", pb.HandTPS.Median)
+	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "pgnvme_pgbench, same arguments", pb.ProviderTPS.Median, pb.ProviderOverHand.Median)
+	fmt.Fprintf(w, "  %-40s %8.1f tps\n", "pgnvme_pgbench, sampler off", pb.SamplerOffTPS.Median)
+	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "pgnvme_pgbench, sampler on", pb.SamplerOnTPS.Median, pb.SamplerOnOverOff.Median)
 }
 
 // Stat is a set of timings or sizes with their median.

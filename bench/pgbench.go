@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
+)
+
+// PgbenchBench compares pgnvme_pgbench with the pgbench CLI run by hand with the same arguments, the wait
+// event sampler on against off, and measures how long internal/localnode takes to get a primary and two
+// standbys streaming.
+type PgbenchBench struct {
+	ClusterReadySeconds Stat   `json:"cluster_ready_seconds"`
+	HandTPS             Stat   `json:"hand_tps"`
+	ProviderTPS         Stat   `json:"provider_tps"`
+	ProviderOverHand    Stat   `json:"provider_over_hand_ratio"` // per pair
+	SamplerOnTPS        Stat   `json:"sampler_on_tps"`
+	SamplerOffTPS       Stat   `json:"sampler_off_tps"`
+	SamplerOnOverOff    Stat   `json:"sampler_on_over_off_ratio"` // per pair
+	Scale               int    `json:"scale"`
+	Clients             int    `json:"clients"`
+	DurationSeconds     int    `json:"duration_seconds"`
+	Synchronous         string `json:"synchronous_standby_names"`
+	Note                string `json:"note"`
+}
+
+const (
+	benchScale    = 10
+	benchClients  = 4
+	benchDuration = 5
+)
+
+// localCluster builds a primary and two streaming standbys under dir and returns them.
+func localCluster(ctx context.Context, e *localnode.Engine, dir string) (localnode.Node, []localnode.Node, error) {
+	port := acctest.FreePort
+	p, err := port()
+	if err != nil {
+		return localnode.Node{}, nil, err
+	}
+	primary := localnode.Node{Name: "primary", Role: localnode.RolePrimary, Host: "127.0.0.1", Port: p, DataDir: filepath.Join(dir, "primary")}
+	if err := e.InitPrimary(ctx, primary, nil); err != nil {
+		return primary, nil, err
+	}
+	if err := e.Start(ctx, primary); err != nil {
+		return primary, nil, err
+	}
+	var standbys []localnode.Node
+	for _, name := range []string{"s1", "s2"} {
+		sp, err := port()
+		if err != nil {
+			return primary, standbys, err
+		}
+		s := localnode.Node{Name: name, Role: localnode.RoleStandby, Host: "127.0.0.1", Port: sp, DataDir: filepath.Join(dir, name)}
+		if err := e.CreateStandby(ctx, primary, s); err != nil {
+			return primary, standbys, err
+		}
+		if err := e.Start(ctx, s); err != nil {
+			return primary, standbys, err
+		}
+		standbys = append(standbys, s)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := e.Psql(ctx, primary, "postgres", "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")
+		if err == nil && out == "2" {
+			return primary, standbys, nil
+		}
+		if time.Now().After(deadline) {
+			return primary, standbys, fmt.Errorf("standbys not streaming after 60 s (last: %q, %v)", out, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func destroyCluster(ctx context.Context, e *localnode.Engine, nodes ...localnode.Node) {
+	for _, n := range nodes {
+		_ = e.Destroy(ctx, n)
+	}
+}
+
+func benchPgbench(env *terraformEnv, runs int) (*PgbenchBench, error) {
+	ctx := context.Background()
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		return nil, err
+	}
+	b := &PgbenchBench{Scale: benchScale, Clients: benchClients, DurationSeconds: benchDuration, Synchronous: "ANY 1 (s1, s2)"}
+
+	// Ready time: nothing to a primary and two streaming standbys, five times.
+	var ready []float64
+	for i := 0; i < runs; i++ {
+		dir, err := os.MkdirTemp("", "pgnvme-bench-c-")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		p, s, err := localCluster(ctx, e, dir)
+		took := time.Since(start).Seconds()
+		destroyCluster(ctx, e, append(s, p)...)
+		os.RemoveAll(dir)
+		if err != nil {
+			return nil, err
+		}
+		ready = append(ready, took)
+	}
+	b.ClusterReadySeconds = newStat(ready)
+
+	dir, err := os.MkdirTemp("", "pgnvme-bench-c-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	primary, standbys, err := localCluster(ctx, e, dir)
+	defer destroyCluster(ctx, e, append(standbys, primary)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, sql := range []string{"ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (s1, s2)'", "SELECT pg_reload_conf()"} {
+		if _, err := e.Psql(ctx, primary, "postgres", sql); err != nil {
+			return nil, err
+		}
+	}
+	bin, err := localnode.FindBinary("pgbench", "")
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "pgnvme-bench-pgbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	script := filepath.Join(work, "talk.pgbench")
+	if err := os.WriteFile(script, []byte(pgbench.TalkScript), 0o644); err != nil {
+		return nil, err
+	}
+	// The arguments the data source passes (progress reports, per-transaction log), built by the same code.
+	opts := pgbench.Options{
+		Host: primary.Host, Port: primary.Port, User: "postgres", Database: "postgres",
+		ScriptPath: script, Scale: benchScale, Clients: benchClients, Threads: min(benchClients, 2),
+		DurationSeconds: benchDuration, Protocol: pgbench.ProtocolSimple, ProgressSeconds: 5,
+	}
+	if _, _, err := localnode.RunPgbench(ctx, bin, pgbench.InitArgs(opts), nil, nil); err != nil {
+		return nil, fmt.Errorf("pgbench -i: %w", err)
+	}
+	hand := func() (float64, error) {
+		logDir, err := os.MkdirTemp(work, "log-")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(logDir)
+		o := opts
+		o.LogPrefix = filepath.Join(logDir, "txlog")
+		out, _, err := localnode.RunPgbench(ctx, bin, pgbench.RunArgs(o), nil, nil)
+		if err != nil {
+			return 0, err
+		}
+		sum, err := pgbench.ParseSummary(out)
+		return sum.TPS, err
+	}
+	tfDir := func(name string, sample bool) (string, error) {
+		return env.workspace(name, map[string]string{"main.tf": fmt.Sprintf(`
+terraform {
+  required_providers {
+    pgnvme = { source = "pgnvme/pgnvme" }
+  }
+}
+data "pgnvme_pgbench" "talk" {
+  server = {
+    host = %q
+    port = %d
+  }
+  script             = %q
+  scale              = %d
+  clients            = %d
+  threads            = %d
+  duration_seconds   = %d
+  sample_wait_events = %t
+}
+output "tps" { value = data.pgnvme_pgbench.talk.tps }
+`, primary.Host, primary.Port, pgbench.TalkScript, benchScale, benchClients, opts.Threads, benchDuration, sample)})
+	}
+	on, err := tfDir("pgbench-on", true)
+	if err != nil {
+		return nil, err
+	}
+	off, err := tfDir("pgbench-off", false)
+	if err != nil {
+		return nil, err
+	}
+	provider := func(dir string) (float64, error) {
+		if err := env.run(dir, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+			return 0, err
+		}
+		out, err := env.output(dir, "tps")
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseFloat(out, 64)
+	}
+
+	var handTPS, provTPS, ratio, onTPS, offTPS, samplerRatio []float64
+	for i := 0; i < runs; i++ {
+		// Alternate which goes first, so drift on the machine hits both alike.
+		var h, p float64
+		if i%2 == 0 {
+			if h, err = hand(); err == nil {
+				p, err = provider(on)
+			}
+		} else {
+			if p, err = provider(on); err == nil {
+				h, err = hand()
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		handTPS, provTPS, ratio = append(handTPS, h), append(provTPS, p), append(ratio, p/h)
+
+		var a, z float64
+		if i%2 == 0 {
+			if a, err = provider(on); err == nil {
+				z, err = provider(off)
+			}
+		} else {
+			if z, err = provider(off); err == nil {
+				a, err = provider(on)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		onTPS, offTPS, samplerRatio = append(onTPS, a), append(offTPS, z), append(samplerRatio, a/z)
+	}
+	b.HandTPS, b.ProviderTPS, b.ProviderOverHand = newStat(handTPS), newStat(provTPS), newStat(ratio)
+	b.SamplerOnTPS, b.SamplerOffTPS, b.SamplerOnOverOff = newStat(onTPS), newStat(offTPS), newStat(samplerRatio)
+	b.Note = "talk's random UPDATE, ANY 1 (s1, s2) on three local nodes sharing this machine's 2 CPUs and disk; fsync on"
+	return b, nil
+}
+
+// run runs a terraform command in dir.
+func (e *terraformEnv) run(dir string, args ...string) error {
+	cmd := exec.Command("terraform", args...)
+	cmd.Dir = dir
+	cmd.Env = e.baseEnv
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("terraform %v in %s: %w\n%s", args, dir, err, out)
+	}
+	return nil
+}
+
+// output reads one output value as text.
+func (e *terraformEnv) output(dir, name string) (string, error) {
+	cmd := exec.Command("terraform", "output", "-json", name)
+	cmd.Dir = dir
+	cmd.Env = e.baseEnv
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("terraform output %s: %w", name, err)
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(v), nil
+}
