@@ -75,7 +75,10 @@ func localCluster(ctx context.Context, e *localnode.Engine, dir string) (localno
 			return primary, standbys, nil
 		}
 		if time.Now().After(deadline) {
-			return primary, standbys, fmt.Errorf("standbys not streaming after 60 s (last: %q, %v)", out, err)
+			if err != nil {
+				return primary, standbys, fmt.Errorf("standbys not streaming after 60 s: %w", err)
+			}
+			return primary, standbys, fmt.Errorf("standbys not streaming after 60 s: %s of 2 streaming", out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
