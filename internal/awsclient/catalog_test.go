@@ -4,11 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
 )
@@ -370,70 +366,9 @@ func TestFetchCatalog_moto(t *testing.T) {
 	}
 }
 
-// startCatalogMoto starts a moto server on a free loopback port and returns
-// its endpoint; it is stopped (by PID) when the test ends. A missing python3
-// or moto fails the test.
+// startCatalogMoto starts moto on a free loopback port for the test (stopped by process group at the end)
+// and returns its endpoint. A missing python3 or moto fails the test.
 func startCatalogMoto(t *testing.T) string {
 	t.Helper()
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is not on PATH: install Python 3 and moto (pip install 'moto[server]') to run this test: %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-
-	logPath := filepath.Join(t.TempDir(), "moto.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatalf("creating the moto log: %v", err)
-	}
-	cmd := exec.Command(python, "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Env = append(os.Environ(), "MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION=true")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		t.Fatalf("starting moto: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	readLog := func() string {
-		b, _ := os.ReadFile(logPath)
-		return string(b)
-	}
-
-	deadline := time.Now().Add(60 * time.Second)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for {
-		select {
-		case <-exited:
-			t.Fatalf("moto exited before serving (is moto installed? pip install 'moto[server]'); its output:\n%s", readLog())
-		default:
-		}
-		resp, err := client.Get(endpoint + "/moto-api/")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode < 500 {
-				return endpoint
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto did not answer on %s within 60s (last error %v); its output:\n%s", endpoint, err, readLog())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return acctest.StartMoto(t).URL
 }

@@ -22,15 +22,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,76 +40,15 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 )
 
-// startArchiveMoto starts `python3 -m moto.server` on a free loopback port in its own process group (python3
-// is a pyenv shim on these machines, so the PID we hold may not be the server's), waits until it answers,
-// and kills the group when the test ends. A missing python3 or moto fails the test.
+// startArchiveMoto starts moto on a free loopback port for the test (stopped by process group at the end)
+// and returns its endpoint. A missing python3 or moto fails the test.
 func startArchiveMoto(t *testing.T) string {
 	t.Helper()
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is not on PATH: install Python 3 and moto (pip install 'moto[server]'): %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-
-	logPath := filepath.Join(t.TempDir(), "moto.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatalf("creating the moto log: %v", err)
-	}
-	cmd := exec.Command(python, "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Env = append(os.Environ(), "MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION=true")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		t.Fatalf("starting moto: %v", err)
-	}
-	pgid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-exited
-	})
-	readLog := func() string {
-		b, _ := os.ReadFile(logPath)
-		return string(b)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for {
-		select {
-		case <-exited:
-			t.Fatalf("moto exited before serving (is moto installed? pip install 'moto[server]'); its output:\n%s", readLog())
-		default:
-		}
-		resp, err := client.Get(endpoint + "/moto-api/data.json")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return endpoint
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto did not answer on %s within 60s (last error %v); its output:\n%s", endpoint, err, readLog())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return acctest.StartMoto(t).URL
 }
 
 func motoConfig(region string) aws.Config {
