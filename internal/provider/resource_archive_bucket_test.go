@@ -85,14 +85,15 @@ func TestAccArchiveBucket_basic(t *testing.T) {
 	motoEnv(t)
 	moto := acctest.StartMoto(t)
 	key := createKMSKey(t, moto.URL, "us-east-1")
-	config := archiveConfig(moto, fmt.Sprintf(`
+	// The provider's default_tags reach the bucket through tags_all; tags keeps only the resource's own.
+	config := strings.Replace(archiveConfig(moto, fmt.Sprintf(`
   bucket      = "tf-acc-wal-basic"
   prefix      = "clusters/orders"
   kms_key_arn = %q
   tags = {
     team = "db"
   }
-`, key))
+`, key)), "  endpoints {", "  default_tags {\n    tags = {\n      env = \"test\"\n    }\n  }\n  endpoints {", 1)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkBucketDestroyed(moto.URL),
@@ -117,7 +118,10 @@ func TestAccArchiveBucket_basic(t *testing.T) {
 						"repo1-s3-kms-key-id": knownvalue.StringExact(key),
 					})),
 					statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("guards"), guardsOK(basicGuards...)),
-					statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("tags_all"), knownvalue.MapExact(map[string]knownvalue.Check{"team": knownvalue.StringExact("db")})),
+					statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("tags_all"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"team": knownvalue.StringExact("db"), "env": knownvalue.StringExact("test"),
+					})),
+					statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{"team": knownvalue.StringExact("db")})),
 					statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("replica_arn"), knownvalue.StringExact("")),
 					bucketIsLockedDown(moto.URL, "tf-acc-wal-basic", key),
 				},
