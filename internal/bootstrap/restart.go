@@ -1,0 +1,47 @@
+package bootstrap
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// reloadContexts are the pg_settings.context values of parameters a reload
+// (SIGHUP) applies: "sighup" to every session, the others as the default of
+// new sessions ("backend", "superuser-backend") or of sessions that have not
+// set them ("superuser", "user").
+var reloadContexts = []string{"sighup", "superuser", "user", "backend", "superuser-backend"}
+
+// RestartRequired splits the changed parameters into those that need a
+// restart and those a reload applies, each sorted by name.
+//
+// changed maps every parameter whose value changes (set, changed or removed)
+// to its new value; only the names matter. contexts maps parameter names to
+// their pg_settings.context on the node (SELECT name, context FROM
+// pg_settings); names are compared in lower case. A "postmaster" parameter
+// needs a restart; "sighup", "superuser", "user", "backend" and
+// "superuser-backend" ones a reload. A parameter the node does not know
+// (absent from contexts, such as one of an extension that is not loaded yet)
+// or with another context ("internal") is put with the restarts: a restart
+// applies everything a reload does, and reports a bad value at once.
+//
+// Restarting a cluster one node at a time, standbys first, is right for
+// raising a parameter. Lowering max_connections, max_worker_processes,
+// max_wal_senders, max_prepared_transactions or max_locks_per_transaction
+// is the other way round: a hot standby stops replaying while any of them is
+// below its primary's value, so the primary goes first.
+func RestartRequired(changed map[string]string, contexts map[string]string) (restart []string, reload []string) {
+	lower := make(map[string]string, len(contexts))
+	for k, v := range contexts {
+		lower[strings.ToLower(k)] = strings.ToLower(strings.TrimSpace(v))
+	}
+	for _, name := range slices.Sorted(maps.Keys(changed)) {
+		ctx, known := lower[strings.ToLower(name)]
+		if known && slices.Contains(reloadContexts, ctx) {
+			reload = append(reload, name)
+		} else {
+			restart = append(restart, name)
+		}
+	}
+	return restart, reload
+}

@@ -1,0 +1,23 @@
+// Package topology decides what a cluster reconciler does to bring a
+// PostgreSQL cluster (one primary, N streaming standbys) from what it
+// observed to what the configuration asks for: which standby to promote when
+// the primary is lost, which nodes to repoint, start, reseed, create or
+// remove, and in what order. It runs nothing: the local platform executes
+// the actions with internal/localnode, the EC2 platform with its own adapter.
+//
+// The rules protect data first and availability second:
+//
+//   - Nothing that might hold the only copy of an acknowledged commit is
+//     destroyed. A node is reseeded or removed only while another node is (or
+//     is about to be, by an earlier action of the same plan) the primary
+//     that holds every acknowledged commit.
+//   - A new primary is chosen only among standbys whose WAL position can be
+//     read, and it is the one furthest ahead, so no commit acknowledged under
+//     ANY n synchronous replication is lost.
+//   - What cannot be observed is never guessed: an unreadable node, two
+//     primaries, or a stopped node that may be further ahead than the chosen
+//     primary stops planning with an error that says what to do.
+//   - The actions are meant to run one at a time, in the order given, each
+//     finished (a copied or started standby streaming) before the next begins,
+//     so no two nodes are rebuilt at once.
+package topology
