@@ -165,7 +165,7 @@ func TestRender_golden(t *testing.T) {
 				if err != nil {
 					t.Fatalf("EffectiveSynchronousStandbyNames(%s, %q): %v", e.primary, e.healthy, err)
 				}
-				fmt.Fprintf(&b, "\n======== effective synchronous_standby_names, primary %s, healthy standbys %q\n%q\n", e.primary, e.healthy, got)
+				fmt.Fprintf(&b, "\n======== effective synchronous_standby_names, primary %s, healthy standbys %q\nsynchronous_standby_names = %s\n", e.primary, e.healthy, bootstrap.QuoteConf(got))
 			}
 			golden(t, filepath.Join("testdata", tc.name+".golden"), b.String())
 		})
