@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -315,17 +316,26 @@ func (r *synchronousReplicationResource) Update(ctx context.Context, req resourc
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-func (r *synchronousReplicationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+// stateConfig reads the state and the connection settings refresh and destroy use (no write-only
+// password: Terraform gives it to create and update only).
+func (r *synchronousReplicationResource) stateConfig(ctx context.Context, st tfsdk.State, diags *diag.Diagnostics) (synchronousReplicationModel, pgclient.Config, bool) {
 	var state synchronousReplicationModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
+	diags.Append(st.Get(ctx, &state)...)
+	if diags.HasError() {
+		return state, pgclient.Config{}, false
 	}
-	conn, ok := r.connection(ctx, state.Connection, &resp.Diagnostics)
+	conn, ok := r.connection(ctx, state.Connection, diags)
+	if !ok {
+		return state, pgclient.Config{}, false
+	}
+	return state, pgConfig(conn.plain(), ""), true
+}
+
+func (r *synchronousReplicationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	state, cfg, ok := r.stateConfig(ctx, req.State, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	cfg := pgConfig(conn.plain(), "")
 	db := connect(ctx, cfg, &resp.Diagnostics)
 	if db == nil {
 		return
@@ -371,16 +381,10 @@ func (r *synchronousReplicationResource) Read(ctx context.Context, req resource.
 }
 
 func (r *synchronousReplicationResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state synchronousReplicationModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	conn, ok := r.connection(ctx, state.Connection, &resp.Diagnostics)
+	_, cfg, ok := r.stateConfig(ctx, req.State, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	cfg := pgConfig(conn.plain(), "")
 	db, err := pgclient.Connect(ctx, cfg)
 	if err != nil {
 		var opErr *net.OpError
