@@ -172,6 +172,7 @@ func (p *pgnvmeProvider) Resources(_ context.Context) []func() resource.Resource
 	return []func() resource.Resource{
 		NewArchiveBucketResource,
 		NewSynchronousReplicationResource,
+		NewClusterResource,
 	}
 }
 

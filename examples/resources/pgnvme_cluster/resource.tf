@@ -1,0 +1,37 @@
+# Three PostgreSQL nodes on this machine under ANY 1 quorum commit, tuned, archiving with pgBackRest.
+data "pgnvme_tuning" "node" {
+  vcpus          = 2
+  memory_gib     = 4
+  disk_gib       = 50
+  storage        = "ssd"
+  postgres_major = 15
+}
+
+resource "pgnvme_cluster" "demo" {
+  name = "demo"
+  node = [
+    { name = "pg-a", zone = "zone-a" },
+    { name = "pg-b", zone = "zone-b" },
+    { name = "pg-c", zone = "zone-c" },
+  ]
+  synchronous = {
+    method          = "any"
+    number          = 1
+    data_durability = "required"
+  }
+  parameters = data.pgnvme_tuning.node.postgres_parameters
+  archive = {
+    pgbackrest_options = {
+      "repo1-type" = "posix"
+      "repo1-path" = "/var/lib/pgnvme/demo-repo"
+    }
+  }
+  local = {
+    data_dir  = "/var/lib/pgnvme/demo"
+    port_base = 54320
+  }
+}
+
+output "connection_uri" {
+  value = pgnvme_cluster.demo.connection_uri
+}

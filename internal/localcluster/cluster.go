@@ -1,0 +1,216 @@
+// Package localcluster is the local platform's cluster adapter: it runs a
+// pgnvme_cluster as PostgreSQL processes on this machine with
+// internal/localnode, one process per member, and reconciles them.
+//
+// It does I/O only. What each node's configuration is comes from
+// internal/bootstrap (Render, EffectiveSynchronousStandbyNames,
+// RestartRequired); what to do after a node is lost comes from
+// internal/topology (Plan). Observe reads, Reconcile executes a plan one
+// action at a time, ApplySettings rolls parameter changes, EnforceDurability
+// keeps data_durability "preferred" writable.
+//
+// Files of a cluster whose members' data directories are ROOT/NAME:
+//
+//	ROOT/pgnvme-cluster.json   the manifest (the Spec), for import
+//	ROOT/NAME/                 a member's data directory
+//	ROOT/NAME.log              its server log
+//	ROOT/NAME.pgbackrest/      with an archive: pgbackrest.conf, log/, lock/, spool/
+//
+// Local platform only: every member listens on 127.0.0.1 and trusts
+// loopback connections (see internal/localnode). Failover is explicit: the
+// next Observe, Plan and Reconcile promote the furthest standby; automatic
+// failover is the EC2 platform's job (Patroni).
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+)
+
+// Host is the loopback address every member listens on.
+const Host = "127.0.0.1"
+
+// Member is one node of the cluster: its identity, fixed for its life.
+type Member struct {
+	Name    string `json:"name"`
+	Zone    string `json:"zone,omitempty"`
+	Port    int    `json:"port"`
+	DataDir string `json:"data_dir"`
+}
+
+// Spec is the cluster the configuration asks for.
+type Spec struct {
+	// Name is the cluster's name (and the default pgBackRest stanza).
+	Name string `json:"name"`
+	// Members in priority order; Members[0] is the primary at creation.
+	Members []Member `json:"members"`
+	// Synchronous is the synchronous replication; callers fill in defaults.
+	Synchronous bootstrap.Synchronous `json:"synchronous"`
+	// Parameters are the user's server parameters (validated by bootstrap).
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// Archive is continuous archiving with pgBackRest (the local platform's
+	// archiver); nil means none.
+	Archive *bootstrap.Archive `json:"archive,omitempty"`
+	// RunAsUser is the user the servers run as; "" = localnode's default.
+	RunAsUser string `json:"run_as_user,omitempty"`
+}
+
+// Node states as Status.State holds them.
+const (
+	StateRunning = "running" // the server process runs
+	StateStopped = "stopped" // data directory present, no process
+	StateMissing = "missing" // no data directory
+	StateUnknown = "unknown" // the data directory or process could not be read
+)
+
+// Status is one member as Observe saw it.
+type Status struct {
+	Member
+	// State is StateRunning, StateStopped or StateMissing.
+	State string
+	// Role is "primary", "standby" or "" (unknown).
+	Role string
+	// FlushLSN and ReplayLSN are WAL positions ("0/3000060"), "" when
+	// unknown. See Observe for where each comes from.
+	FlushLSN, ReplayLSN string
+	// Timeline is the node's timeline ID, 0 when unknown.
+	Timeline int
+	// Streaming is true when the running primary's pg_stat_replication shows
+	// the member in state streaming.
+	Streaming bool
+	// SyncState is the member's sync_state in the primary's
+	// pg_stat_replication ("quorum", "sync", "potential", "async"), "" when
+	// it is not connected.
+	SyncState string
+	// Error says why something about the member could not be read ("" when
+	// everything was); topology then refuses to decide around it.
+	Error string
+}
+
+// Manager runs clusters of localnode nodes. It holds no state about
+// clusters: everything comes from the Spec and the files on disk.
+type Manager struct {
+	engine *localnode.Engine
+	// pgbackrest is the pgbackrest executable, "" when it is not installed.
+	pgbackrest string
+	// streamTimeout bounds every wait for standbys to stream.
+	streamTimeout time.Duration
+	// afterRestart, when set (tests), runs after ApplySettings restarted a
+	// member and saw it back.
+	afterRestart func(ctx context.Context, name string)
+}
+
+// DefaultStreamTimeout bounds each wait for standbys to stream.
+const DefaultStreamTimeout = 2 * time.Minute
+
+// NewManager resolves the PostgreSQL binaries and the user servers run as.
+func NewManager(runAsUser string) (*Manager, error) {
+	e, err := localnode.New(localnode.Options{RunAsUser: runAsUser})
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout}
+	if p, err := exec.LookPath("pgbackrest"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			m.pgbackrest = abs
+		}
+	}
+	return m, nil
+}
+
+// Engine is the localnode engine the manager runs nodes with.
+func (m *Manager) Engine() *localnode.Engine { return m.engine }
+
+// PostgresMajor is the major version of the installed server (15).
+func (m *Manager) PostgresMajor(ctx context.Context) (int, error) {
+	major, _, err := m.engine.Version(ctx)
+	return major, err
+}
+
+// Node is member mb as a localnode.Node with role.
+func Node(mb Member, role localnode.Role) localnode.Node {
+	return localnode.Node{Name: mb.Name, Role: role, Host: Host, Port: mb.Port, DataDir: mb.DataDir}
+}
+
+// member finds a member by name.
+func (s Spec) member(name string) (Member, bool) {
+	i := slices.IndexFunc(s.Members, func(m Member) bool { return m.Name == name })
+	if i < 0 {
+		return Member{}, false
+	}
+	return s.Members[i], true
+}
+
+// names are the members' names in priority order.
+func (s Spec) names() []string {
+	out := make([]string, len(s.Members))
+	for i, m := range s.Members {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// DataDirRoot is the deepest directory that holds every member's data
+// directory: the resource's local.data_dir when the members live under it.
+func DataDirRoot(s Spec) (string, error) {
+	if len(s.Members) == 0 {
+		return "", errors.New("the cluster has no members")
+	}
+	var root string
+	for i, m := range s.Members {
+		if !filepath.IsAbs(m.DataDir) {
+			return "", fmt.Errorf("member %s: data directory %q is not an absolute path", m.Name, m.DataDir)
+		}
+		parent := filepath.Dir(filepath.Clean(m.DataDir))
+		if i == 0 {
+			root = parent
+			continue
+		}
+		for !within(parent, root) {
+			root = filepath.Dir(root)
+		}
+	}
+	return root, nil
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// pgBackRestDir is a member's pgBackRest directory: NAME.pgbackrest next to
+// its data directory.
+func pgBackRestDir(mb Member) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(mb.DataDir)), mb.Name+".pgbackrest")
+}
+
+// hasPgBackRest reports whether s archives with pgBackRest.
+func (s Spec) hasPgBackRest() bool {
+	return s.Archive != nil && len(s.Archive.PgBackRestOptions) > 0
+}
+
+// stanza is the pgBackRest stanza of s.
+func (s Spec) stanza() string {
+	if s.Archive != nil && s.Archive.Stanza != "" {
+		return s.Archive.Stanza
+	}
+	return s.Name
+}
+
+// removeIfEmpty removes dir when it is an empty directory.
+func removeIfEmpty(dir string) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
+		_ = os.Remove(dir)
+	}
+}

@@ -1,0 +1,42 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+)
+
+// Destroy stops every member at once (immediate shutdown, SIGKILL when that
+// fails) and removes its data directory, log, socket directory and
+// pgBackRest directory, then the manifest, and the data directory root when
+// that is left empty. What is already gone is success. The archive's
+// repository is not touched: it is the user's.
+func (m *Manager) Destroy(ctx context.Context, s Spec) error {
+	var errs []error
+	for _, mb := range s.Members {
+		tflog.Info(ctx, "destroying node", map[string]any{"node": mb.Name, "data_dir": mb.DataDir})
+		if err := m.engine.Destroy(ctx, Node(mb, localnode.RoleStandby)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := os.RemoveAll(pgBackRestDir(mb)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if root, err := DataDirRoot(s); err == nil {
+		if err := os.Remove(ManifestPath(root)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		removeIfEmpty(root)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("destroying cluster %s: %w", s.Name, err)
+	}
+	return nil
+}

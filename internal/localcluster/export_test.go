@@ -1,0 +1,13 @@
+package localcluster
+
+import (
+	"context"
+	"time"
+)
+
+// SetAfterRestart makes ApplySettings call f after each member it restarted
+// is back.
+func SetAfterRestart(m *Manager, f func(ctx context.Context, name string)) { m.afterRestart = f }
+
+// SetStreamTimeout bounds the manager's waits for streaming.
+func SetStreamTimeout(m *Manager, d time.Duration) { m.streamTimeout = d }

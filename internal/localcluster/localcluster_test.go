@@ -1,0 +1,644 @@
+package localcluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// stepTimeout bounds each cluster operation in these tests.
+const stepTimeout = 90 * time.Second
+
+// anyOne is ANY 1 with the given durability.
+func anyOne(d bootstrap.Durability) bootstrap.Synchronous {
+	return bootstrap.Synchronous{Method: quorum.MethodAny, Number: 1, DataDurability: d, Commit: bootstrap.CommitOn}
+}
+
+// newCluster returns a manager and a spec of members n1 (primary), n2, n3 on
+// free loopback ports under a fresh short directory; cleanup destroys it.
+func newCluster(t *testing.T, sync bootstrap.Synchronous) (*localcluster.Manager, localcluster.Spec, string) {
+	t.Helper()
+	m, err := localcluster.NewManager("")
+	if err != nil {
+		t.Fatalf("the local cluster needs PostgreSQL: %v", err)
+	}
+	localcluster.SetStreamTimeout(m, time.Minute)
+	root, err := os.MkdirTemp("", "pgnvme-lc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 3)
+	s := localcluster.Spec{Name: "tf-acc-" + strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-")), Synchronous: sync}
+	for i, name := range []string{"n1", "n2", "n3"} {
+		s.Members = append(s.Members, localcluster.Member{Name: name, Zone: "z" + strconv.Itoa(i+1), Port: ports[i], DataDir: filepath.Join(root, name)})
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+		defer cancel()
+		if err := m.Destroy(ctx, s); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		_ = os.RemoveAll(root)
+	})
+	return m, s, root
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+func ctxT(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func create(t *testing.T, m *localcluster.Manager, s localcluster.Spec) {
+	t.Helper()
+	start := time.Now()
+	created, err := m.Create(ctxT(t), s)
+	if err != nil {
+		t.Fatalf("Create (created %v): %v", created, err)
+	}
+	if want := []string{"n1", "n2", "n3"}; !slices.Equal(created, want) {
+		t.Fatalf("Create returned %v, want %v", created, want)
+	}
+	t.Logf("created %s in %s", s.Name, time.Since(start).Round(time.Millisecond))
+}
+
+func observe(t *testing.T, m *localcluster.Manager, s localcluster.Spec) map[string]localcluster.Status {
+	t.Helper()
+	st, err := m.Observe(ctxT(t), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]localcluster.Status{}
+	for _, x := range st {
+		out[x.Name] = x
+	}
+	return out
+}
+
+// planAndReconcile observes, plans and reconciles, and returns the plan.
+func planAndReconcile(t *testing.T, m *localcluster.Manager, s localcluster.Spec) []topology.Action {
+	t.Helper()
+	st, err := m.Observe(ctxT(t), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n3"}}, localcluster.Observed(st))
+	if err != nil {
+		t.Fatalf("Plan: %v (observed %+v)", err, st)
+	}
+	t.Logf("plan:\n%s", topology.Summary(actions))
+	start := time.Now()
+	if err := m.Reconcile(ctxT(t), s, actions); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	t.Logf("reconciled in %s", time.Since(start).Round(time.Millisecond))
+	return actions
+}
+
+// wantHealthy checks one running primary and two running standbys, both
+// streaming with sync_state syncState; it returns the primary.
+func wantHealthy(t *testing.T, m *localcluster.Manager, s localcluster.Spec, syncState string) localcluster.Member {
+	t.Helper()
+	var primary localcluster.Member
+	primaries := 0
+	for _, x := range observe(t, m, s) {
+		if x.State != localcluster.StateRunning {
+			t.Errorf("%s is %s, want running (%s)", x.Name, x.State, x.Error)
+		}
+		switch x.Role {
+		case topology.RolePrimary:
+			primary = x.Member
+			primaries++
+		case topology.RoleStandby:
+			if !x.Streaming || x.SyncState != syncState {
+				t.Errorf("standby %s: streaming %v, sync_state %q; want streaming, %q", x.Name, x.Streaming, x.SyncState, syncState)
+			}
+		default:
+			t.Errorf("%s has role %q (%s)", x.Name, x.Role, x.Error)
+		}
+	}
+	if primaries != 1 {
+		t.Fatalf("%d primaries, want 1", primaries)
+	}
+	return primary
+}
+
+func connect(t *testing.T, ctx context.Context, mb localcluster.Member) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable connect_timeout=5", mb.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+// writer commits rows numbered from "from" into table acked on mb, one per transaction,
+// and records each number whose commit was acknowledged.
+type writer struct {
+	acked []int
+	count atomic.Int64
+	done  chan error
+	stop  atomic.Bool
+}
+
+func startWriter(t *testing.T, ctx context.Context, mb localcluster.Member, from int) *writer {
+	t.Helper()
+	if _, err := connect(t, ctx, mb).Exec(ctx, "CREATE TABLE IF NOT EXISTS acked (n int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	w := &writer{done: make(chan error, 1)}
+	go func() {
+		conn, err := pgx.Connect(ctx, fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable", mb.Port))
+		if err != nil {
+			w.done <- err
+			return
+		}
+		defer func() { _ = conn.Close(context.Background()) }()
+		for i := from; !w.stop.Load(); i++ {
+			if _, err := conn.Exec(ctx, "INSERT INTO acked VALUES ($1)", i); err != nil {
+				w.done <- nil // the server is gone: i was not acknowledged
+				return
+			}
+			w.acked = append(w.acked, i)
+			w.count.Add(1)
+		}
+		w.done <- nil
+	}()
+	return w
+}
+
+// waitFor waits until the writer has n acknowledged commits.
+func (w *writer) waitFor(t *testing.T, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for w.count.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer has %d acknowledged commits after 20 s, want %d", w.count.Load(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// finish stops the writer (if it still runs) and returns the acknowledged numbers.
+func (w *writer) finish(t *testing.T) []int {
+	t.Helper()
+	w.stop.Store(true)
+	if err := <-w.done; err != nil {
+		t.Fatal(err)
+	}
+	if len(w.acked) == 0 {
+		t.Fatal("the writer had no commit acknowledged")
+	}
+	return w.acked
+}
+
+// checkAcked checks that every acknowledged number is in table acked on mb.
+func checkAcked(t *testing.T, ctx context.Context, mb localcluster.Member, acked []int) {
+	t.Helper()
+	rows, err := connect(t, ctx, mb).Query(ctx, "SELECT n FROM acked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[int]bool{}
+	for _, n := range have {
+		present[n] = true
+	}
+	var lost []int
+	for _, n := range acked {
+		if !present[n] {
+			lost = append(lost, n)
+		}
+	}
+	if len(lost) > 0 {
+		t.Fatalf("%d of %d acknowledged commits are missing on %s: %v", len(lost), len(acked), mb.Name, lost[:min(len(lost), 20)])
+	}
+	t.Logf("zero loss: all %d acknowledged commits are on %s (%d rows there)", len(acked), mb.Name, len(have))
+}
+
+// waitReplayed waits until standby sb has replayed everything primary has written.
+func waitReplayed(t *testing.T, ctx context.Context, primary, sb localcluster.Member) {
+	t.Helper()
+	var target string
+	if err := connect(t, ctx, primary).QueryRow(ctx, "SELECT pg_current_wal_flush_lsn()::text").Scan(&target); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t, ctx, sb)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var done bool
+		if err := conn.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", target).Scan(&done); err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has not replayed up to %s after 30 s", sb.Name, target)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestCreateObserveDestroy(t *testing.T) {
+	t.Parallel()
+	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	create(t, m, s)
+	p := wantHealthy(t, m, s, "quorum")
+	if p.Name != "n1" {
+		t.Errorf("primary is %s, want n1", p.Name)
+	}
+	if got, err := localcluster.ReadManifest(root); err != nil || len(got.Members) != 3 || got.Name != s.Name {
+		t.Errorf("ReadManifest: %+v, %v", got, err)
+	}
+	var pids []int
+	eng := m.Engine()
+	for _, mb := range s.Members {
+		pid, ok, err := eng.Running(localcluster.Node(mb, localnode.RoleStandby))
+		if err != nil || !ok {
+			t.Fatalf("%s not running: %v", mb.Name, err)
+		}
+		pids = append(pids, pid)
+	}
+	if err := m.Destroy(ctxT(t), s); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+			if b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !strings.Contains(string(b), ") Z") {
+				t.Errorf("process %d still runs after Destroy", pid)
+			}
+		}
+	}
+	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
+		entries, _ := os.ReadDir(root)
+		t.Errorf("after Destroy %s still exists with %d entries", root, len(entries))
+	}
+	if err := m.Destroy(ctxT(t), s); err != nil {
+		t.Errorf("a second Destroy: %v", err)
+	}
+}
+
+// lose kills mb and deletes its data directory, as a machine loss would.
+func lose(t *testing.T, m *localcluster.Manager, mb localcluster.Member) {
+	t.Helper()
+	if err := m.Engine().Kill(localcluster.Node(mb, localnode.RoleStandby)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(mb.DataDir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStandbyLossReseed(t *testing.T) {
+	t.Parallel()
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	create(t, m, s)
+	ctx := ctxT(t)
+	w := startWriter(t, ctx, s.Members[0], 1)
+	w.waitFor(t, 100)
+	lose(t, m, s.Members[2])
+	if st := observe(t, m, s)["n3"]; st.State != localcluster.StateMissing {
+		t.Fatalf("n3 is %s, want missing", st.State)
+	}
+	actions := planAndReconcile(t, m, s)
+	if len(actions) != 1 || actions[0].Kind != topology.Reseed || actions[0].Node != "n3" || actions[0].Source != "n1" {
+		t.Fatalf("plan %v, want reseed n3 from n1", actions)
+	}
+	acked := w.finish(t)
+	wantHealthy(t, m, s, "quorum")
+	waitReplayed(t, ctx, s.Members[0], s.Members[2])
+	checkAcked(t, ctx, s.Members[2], acked)
+
+	// Scale down to two nodes: the manifest still lists n3, so Observe shows it and the plan removes it.
+	small := s
+	small.Members = s.Members[:2]
+	st, err := m.Observe(ctx, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions, err = topology.Plan(topology.Desired{Nodes: []string{"n1", "n2"}}, localcluster.Observed(st))
+	if err != nil || len(actions) != 1 || actions[0].Kind != topology.Remove || actions[0].Node != "n3" {
+		t.Fatalf("scale-down plan %v, %v; want remove n3", actions, err)
+	}
+	if err := m.Reconcile(ctx, small, actions); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Members[2].DataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("n3's data directory is still there after its removal: %v", err)
+	}
+	if out, err := m.Engine().Psql(ctx, localcluster.Node(s.Members[0], localnode.RolePrimary), "", "SHOW synchronous_standby_names"); err != nil || out != "ANY 1 (n2)" {
+		t.Errorf("after scale-down synchronous_standby_names is %q, %v; want ANY 1 (n2)", out, err)
+	}
+	if len(observe(t, m, small)) != 2 {
+		t.Errorf("after scale-down Observe still shows a former member")
+	}
+	// And back up to three: the new n3 is copied from the primary.
+	planAndReconcile(t, m, s)
+	wantHealthy(t, m, s, "quorum")
+}
+
+func TestPrimaryLossZeroLoss(t *testing.T) {
+	t.Parallel()
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	create(t, m, s)
+	ctx := ctxT(t)
+	w := startWriter(t, ctx, s.Members[0], 1)
+	w.waitFor(t, 300)
+	lose(t, m, s.Members[0]) // mid-stream: the writer is committing
+	acked := w.finish(t)
+
+	actions := planAndReconcile(t, m, s)
+	var kinds []string
+	for _, a := range actions {
+		kinds = append(kinds, a.String())
+	}
+	if len(actions) != 3 || actions[0].Kind != topology.Promote || actions[1].Kind != topology.Repoint || actions[2].Kind != topology.Reseed || actions[2].Node != "n1" {
+		t.Fatalf("plan %v, want promote, repoint, reseed n1", kinds)
+	}
+	primary := wantHealthy(t, m, s, "quorum")
+	if primary.Name != actions[0].Node {
+		t.Fatalf("primary is %s, want the promoted %s", primary.Name, actions[0].Node)
+	}
+	checkAcked(t, ctx, primary, acked)
+}
+
+func TestApplySettings(t *testing.T) {
+	t.Parallel()
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	s.Parameters = map[string]string{"work_mem": "4MB", "shared_buffers": "32MB"}
+	create(t, m, s)
+	ctx := ctxT(t)
+	primary := s.Members[0]
+
+	var mu sync.Mutex
+	var seen []string // "restarted: name=state/sync ..." after each restart
+	localcluster.SetAfterRestart(m, func(ctx context.Context, name string) {
+		out, err := m.Engine().Psql(ctx, localcluster.Node(primary, localnode.RolePrimary), "",
+			"SELECT string_agg(application_name || '=' || state || '/' || sync_state, ' ' ORDER BY application_name) FROM pg_stat_replication")
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("%s: %s %v", name, out, err))
+	})
+	show := func(name string) string {
+		t.Helper()
+		var v string
+		if err := connect(t, ctx, primary).QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	s.Parameters = map[string]string{"work_mem": "8MB", "shared_buffers": "32MB"}
+	restarted, err := m.ApplySettings(ctx, s)
+	if err != nil || len(restarted) != 0 {
+		t.Fatalf("work_mem: restarted %v, %v; want nothing restarted", restarted, err)
+	}
+	if got := show("work_mem"); got != "8MB" {
+		t.Errorf("work_mem is %s after the reload, want 8MB", got)
+	}
+
+	s.Parameters = map[string]string{"work_mem": "8MB", "shared_buffers": "48MB"}
+	restarted, err = m.ApplySettings(ctx, s)
+	if err != nil {
+		t.Fatalf("shared_buffers: %v", err)
+	}
+	if want := []string{"n2", "n3", "n1"}; !slices.Equal(restarted, want) {
+		t.Fatalf("shared_buffers restarted %v, want %v (standbys first, the primary last)", restarted, want)
+	}
+	t.Logf("sync states after each restart:\n%s", strings.Join(seen, "\n"))
+	if len(seen) != 3 {
+		t.Fatalf("%d restart records, want 3", len(seen))
+	}
+	for i, name := range []string{"n2", "n3"} {
+		if !strings.Contains(seen[i], name+"=streaming/quorum") {
+			t.Errorf("after restarting %s the primary saw %q, want %s streaming in quorum", name, seen[i], name)
+		}
+	}
+	if !strings.Contains(seen[2], "n2=streaming/quorum n3=streaming/quorum") {
+		t.Errorf("after restarting the primary: %q, want both standbys streaming in quorum", seen[2])
+	}
+	for _, mb := range s.Members {
+		out, err := m.Engine().Psql(ctx, localcluster.Node(mb, localnode.RoleStandby), "", "SHOW shared_buffers")
+		if err != nil || out != "48MB" {
+			t.Errorf("%s: shared_buffers %q, %v; want 48MB", mb.Name, out, err)
+		}
+	}
+
+	s.Synchronous.Number = 2
+	restarted, err = m.ApplySettings(ctx, s)
+	if err != nil || len(restarted) != 0 {
+		t.Fatalf("synchronous: restarted %v, %v; want nothing restarted", restarted, err)
+	}
+	if got := show("synchronous_standby_names"); got != "ANY 2 (n2, n3)" {
+		t.Errorf("synchronous_standby_names is %q, want ANY 2 (n2, n3)", got)
+	}
+	if restarted, err := m.ApplySettings(ctx, s); err != nil || len(restarted) != 0 {
+		t.Errorf("applying the same settings again: restarted %v, %v", restarted, err)
+	}
+}
+
+func TestArchiveSeedsStandbys(t *testing.T) {
+	t.Parallel()
+	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	repo, err := os.MkdirTemp("", "pgnvme-lc-repo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(repo) })
+	chownToPostgres(t, repo)
+	s.Archive = &bootstrap.Archive{
+		PgBackRestOptions: map[string]string{"repo1-type": "posix", "repo1-path": repo, "repo1-retention-full": "1"},
+		Stanza:            "demo",
+		BackupOnCreate:    true,
+	}
+	create(t, m, s)
+	wantHealthy(t, m, s, "quorum")
+	restores := func(name string) int {
+		b, _ := os.ReadFile(filepath.Join(root, name+".pgbackrest", "log", "demo-restore.log"))
+		return strings.Count(string(b), "restore command begin")
+	}
+	for _, name := range []string{"n2", "n3"} {
+		if n := restores(name); n != 1 {
+			t.Errorf("%s: %d pgbackrest restores logged, want 1 (seeded from the archive)", name, n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Members[1].DataDir, "backup_label.old")); err == nil {
+		t.Logf("n2 has backup_label.old")
+	}
+
+	ctx := ctxT(t)
+	w := startWriter(t, ctx, s.Members[0], 1)
+	w.waitFor(t, 100)
+	lose(t, m, s.Members[2])
+	actions := planAndReconcile(t, m, s)
+	if len(actions) != 1 || actions[0].Kind != topology.Reseed {
+		t.Fatalf("plan %v, want one reseed", actions)
+	}
+	wantHealthy(t, m, s, "quorum")
+	if n := restores("n3"); n != 2 {
+		t.Errorf("n3: %d pgbackrest restores logged, want 2 (created and reseeded from the archive)", n)
+	}
+	w.waitFor(t, w.count.Load()+50)
+	acked := w.finish(t)
+	waitReplayed(t, ctx, s.Members[0], s.Members[2])
+	checkAcked(t, ctx, s.Members[2], acked)
+
+	// Primary loss: the old primary comes back from the archive on the new timeline.
+	w = startWriter(t, ctx, s.Members[0], acked[len(acked)-1]+1_000_000)
+	w.waitFor(t, 100)
+	lose(t, m, s.Members[0])
+	acked = append(acked, w.finish(t)...)
+	actions = planAndReconcile(t, m, s)
+	if len(actions) != 3 || actions[2].Kind != topology.Reseed || actions[2].Node != "n1" {
+		t.Fatalf("plan %v, want promote, repoint, reseed n1", actions)
+	}
+	primary := wantHealthy(t, m, s, "quorum")
+	checkAcked(t, ctx, primary, acked)
+	if n := restores("n1"); n != 1 {
+		t.Errorf("n1: %d pgbackrest restores logged, want 1 (reseeded from the archive)", n)
+	}
+}
+
+func chownToPostgres(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(path, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEnforceDurability(t *testing.T) {
+	t.Parallel()
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityPreferred))
+	create(t, m, s)
+	ctx := ctxT(t)
+	primary := s.Members[0]
+	conn := connect(t, ctx, primary)
+	if _, err := conn.Exec(ctx, "CREATE TABLE w (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, mb := range s.Members[1:] {
+		if err := m.Engine().Stop(ctx, localcluster.Node(mb, localnode.RoleStandby), "fast"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, name := range []string{"n2", "n3"} {
+		// Stopped: role from standby.signal, timeline from pg_controldata, WAL position unknown.
+		if st := observe(t, m, s)[name]; st.State != localcluster.StateStopped || st.Role != topology.RoleStandby || st.Timeline != 1 || st.FlushLSN != "" || st.Error != "" {
+			t.Errorf("stopped %s observed as %+v", name, st)
+		}
+	}
+
+	value, degraded, err := m.EnforceDurability(ctx, s)
+	if err != nil || value != "" || !degraded {
+		t.Fatalf("preferred: %q, degraded %v, %v; want \"\" (asynchronous), degraded", value, degraded, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = conn.Exec(cctx, "INSERT INTO w VALUES (1)")
+	cancel()
+	if err != nil {
+		t.Fatalf("preferred, no standby: the commit did not succeed within 5 s: %v", err)
+	}
+
+	s.Synchronous.DataDurability = bootstrap.DurabilityRequired
+	value, degraded, err = m.EnforceDurability(ctx, s)
+	if err != nil || value != "ANY 1 (n2, n3)" || !degraded {
+		t.Fatalf("required: %q, degraded %v, %v; want ANY 1 (n2, n3), degraded", value, degraded, err)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	result := make(chan error, 1)
+	go func() {
+		_, err := connect(t, ctx, primary).Exec(wctx, "INSERT INTO w VALUES (2)")
+		result <- err
+	}()
+	select {
+	case err := <-result:
+		t.Fatalf("required, no standby: the commit returned (%v) instead of waiting", err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	var waiting int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'").Scan(&waiting); err != nil || waiting != 1 {
+		t.Errorf("backends waiting in SyncRep: %d, %v; want 1", waiting, err)
+	}
+	wcancel()
+	select {
+	case err := <-result:
+		t.Logf("the waiting commit ended on cancel: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting commit did not end 10 s after its context was cancelled")
+	}
+}
+
+func TestPreflightPortInUse(t *testing.T) {
+	t.Parallel()
+	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Members[1].Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = m.Preflight(ctxT(t), s)
+	if err == nil || !strings.Contains(err.Error(), "port "+strconv.Itoa(s.Members[1].Port)) {
+		t.Fatalf("Preflight: %v; want an error naming port %d", err, s.Members[1].Port)
+	}
+	t.Logf("Preflight: %v", err)
+	created, err := m.Create(ctxT(t), s)
+	if err == nil || len(created) != 0 {
+		t.Fatalf("Create: created %v, %v; want an error and nothing created", created, err)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 0 {
+		t.Errorf("%s holds %d entries after a failed preflight, want none", root, len(entries))
+	}
+}

@@ -1,0 +1,155 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// Observe reads every member of s and changes nothing:
+//
+//   - running (its postmaster is alive): role from pg_is_in_recovery(); a
+//     standby's FlushLSN is pg_last_wal_receive_lsn() (kept after its
+//     primary is gone), ReplayLSN pg_last_wal_replay_lsn(), Timeline the
+//     received timeline (else its last restartpoint's); a primary's FlushLSN
+//     is pg_current_wal_flush_lsn() and Timeline its current WAL file's.
+//     When it cannot be read, Role stays "" and Error says why.
+//   - stopped (data directory, no process): role from standby.signal,
+//     Timeline from pg_controldata. FlushLSN only after a clean shutdown of a
+//     primary (its shutdown checkpoint ends its WAL); otherwise the WAL
+//     position is left unknown, so topology refuses a failover that could
+//     lose commits only that node has.
+//   - missing (no data directory): nothing else is known.
+//
+// Streaming and SyncState come from the running primary's
+// pg_stat_replication, when exactly one primary runs.
+//
+// Former members come last: members the manifest still lists that s no
+// longer does (a scale-down not yet applied). topology.Plan then removes
+// them, and Reconcile finds their data directories in the manifest.
+func (m *Manager) Observe(ctx context.Context, s Spec) ([]Status, error) {
+	if len(s.Members) == 0 {
+		return nil, fmt.Errorf("the cluster %s has no members", s.Name)
+	}
+	members := append(slices.Clone(s.Members), formerMembers(s)...)
+	out := make([]Status, len(members))
+	var primaries []int
+	for i, mb := range members {
+		st, err := m.observe(ctx, mb)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			st.Error = err.Error()
+		}
+		out[i] = st
+		if st.State == StateRunning && st.Role == topology.RolePrimary {
+			primaries = append(primaries, i)
+		}
+	}
+	if len(primaries) == 1 {
+		p := members[primaries[0]]
+		standbys, _, err := m.replication(ctx, p)
+		if err != nil {
+			out[primaries[0]].Error = fmt.Sprintf("reading pg_stat_replication: %v", err)
+		}
+		for _, sb := range standbys {
+			for i := range out {
+				if out[i].Name == sb.ApplicationName && i != primaries[0] {
+					out[i].Streaming = sb.State == "streaming"
+					out[i].SyncState = sb.SyncState
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// observe reads one member.
+func (m *Manager) observe(ctx context.Context, mb Member) (Status, error) {
+	st := Status{Member: mb}
+	n := Node(mb, localnode.RoleStandby)
+	_, running, err := m.engine.Running(n)
+	if err != nil {
+		st.State = StateUnknown
+		return st, err
+	}
+	if running {
+		st.State = StateRunning
+		p, err := m.position(ctx, mb)
+		if err != nil {
+			return st, err
+		}
+		st.Role = topology.RoleStandby
+		if !p.inRecovery {
+			st.Role = topology.RolePrimary
+		}
+		st.FlushLSN, st.ReplayLSN, st.Timeline = p.flushLSN, p.replayLSN, p.timeline
+		return st, nil
+	}
+	if _, err := os.Stat(filepath.Join(mb.DataDir, "PG_VERSION")); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			st.State = StateUnknown
+			return st, err
+		}
+		if empty, err := isEmptyOrAbsent(mb.DataDir); err == nil && empty {
+			st.State = StateMissing
+			return st, nil
+		}
+		// Leftovers without PG_VERSION (a copy that failed half-way): a
+		// stopped node whose role cannot be read.
+		st.State = StateStopped
+		return st, nil
+	}
+	st.State = StateStopped
+	role, err := m.engine.ConfiguredRole(n)
+	if err != nil {
+		return st, err
+	}
+	cd, err := m.engine.ControlData(ctx, n)
+	if err != nil {
+		return st, err
+	}
+	st.Role = string(role)
+	st.Timeline = max(cd.TimeLineID, cd.MinRecoveryTLI)
+	if role == localnode.RolePrimary && cd.State == "shut down" {
+		st.FlushLSN = cd.CheckpointLSN
+	}
+	return st, nil
+}
+
+// isEmptyOrAbsent reports whether dir is absent or an empty directory.
+func isEmptyOrAbsent(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return len(entries) == 0, nil
+}
+
+// Observed converts statuses to topology's input.
+func Observed(st []Status) []topology.Observed {
+	out := make([]topology.Observed, len(st))
+	for i, s := range st {
+		out[i] = topology.Observed{
+			Name:      s.Name,
+			State:     topology.NodeState(s.State),
+			Role:      s.Role,
+			FlushLSN:  s.FlushLSN,
+			ReplayLSN: s.ReplayLSN,
+			Timeline:  s.Timeline,
+			Streaming: s.Streaming,
+		}
+	}
+	return out
+}

@@ -1,0 +1,265 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// Reconcile executes topology's actions in order, one at a time, each
+// finished before the next (a copied, repointed or started standby
+// streaming):
+//
+//   - Promote: pg_ctl promote, then wait until the node takes writes.
+//   - Repoint: primary_conninfo rewritten to Source, then a restart.
+//   - Reseed: the member's data directory destroyed, then copied again as a
+//     standby of Source (from the archive when it holds a backup, else with
+//     pg_basebackup) and started.
+//   - Start: for a standby (Source set) repointed to Source first; started.
+//   - Create: a new primary (Source empty) or a standby copied like Reseed.
+//   - Remove: the member stopped and its data destroyed; a member s no
+//     longer lists is found in the manifest (see Observe).
+//
+// Then every member's synchronous_standby_names is set for the (possibly
+// new) primary, the effective value on the primary per data durability,
+// Reconcile waits until every other member streams, and the manifest is
+// rewritten with s. Each action is logged with tflog.Info before it runs.
+func (m *Manager) Reconcile(ctx context.Context, s Spec, actions []topology.Action) error {
+	major, err := m.PostgresMajor(ctx)
+	if err != nil {
+		return err
+	}
+	for i, a := range actions {
+		tflog.Info(ctx, fmt.Sprintf("cluster %s: step %d of %d: %s", s.Name, i+1, len(actions), a), map[string]any{
+			"action": string(a.Kind), "node": a.Node, "source": a.Source, "reason": a.Reason,
+		})
+		if err := m.do(ctx, s, major, a); err != nil {
+			return fmt.Errorf("%s (step %d of %d): %w", a, i+1, len(actions), err)
+		}
+	}
+	primary, err := m.runningPrimary(ctx, s)
+	if err != nil {
+		return err
+	}
+	if err := m.settle(ctx, s, major, primary); err != nil {
+		return err
+	}
+	return writeManifest(s)
+}
+
+// do runs one action.
+func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) error {
+	mb, ok := s.member(a.Node)
+	if !ok && a.Kind == topology.Remove {
+		i := slices.IndexFunc(formerMembers(s), func(f Member) bool { return f.Name == a.Node })
+		if i < 0 {
+			return fmt.Errorf("node %s cannot be removed: neither the spec nor the cluster manifest lists it, so its data directory is unknown", a.Node)
+		}
+		mb, ok = formerMembers(s)[i], true
+	}
+	if !ok {
+		return fmt.Errorf("node %s is not a member of the cluster", a.Node)
+	}
+	var source Member
+	if a.Source != "" {
+		if source, ok = s.member(a.Source); !ok {
+			return fmt.Errorf("source %s is not a member of the cluster", a.Source)
+		}
+	}
+	n := Node(mb, localnode.RoleStandby)
+	switch a.Kind {
+	case topology.Promote:
+		if err := m.engine.Promote(ctx, n); err != nil {
+			return err
+		}
+		return m.waitPrimary(ctx, mb)
+	case topology.Repoint:
+		if err := m.engine.Repoint(ctx, n, Node(source, localnode.RolePrimary)); err != nil {
+			return err
+		}
+		if err := m.restart(ctx, mb); err != nil {
+			return err
+		}
+		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
+	case topology.Reseed:
+		if err := m.engine.Destroy(ctx, n); err != nil {
+			return err
+		}
+		if err := m.createStandby(ctx, s, major, mb, source); err != nil {
+			return err
+		}
+		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
+	case topology.Start:
+		if a.Source == "" {
+			role, err := m.engine.ConfiguredRole(n)
+			if err != nil {
+				return err
+			}
+			n.Role = role
+			if err := m.engine.Start(ctx, n); err != nil {
+				return err
+			}
+			if role == localnode.RolePrimary {
+				return m.waitPrimary(ctx, mb)
+			}
+			return nil
+		}
+		if err := m.engine.Repoint(ctx, n, Node(source, localnode.RolePrimary)); err != nil {
+			return err
+		}
+		if err := m.engine.Start(ctx, n); err != nil {
+			return err
+		}
+		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
+	case topology.Create:
+		if a.Source == "" {
+			return m.createPrimary(ctx, s, major, mb)
+		}
+		if err := m.createStandby(ctx, s, major, mb, source); err != nil {
+			return err
+		}
+		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
+	case topology.Remove:
+		if err := m.engine.Destroy(ctx, n); err != nil {
+			return err
+		}
+		return os.RemoveAll(pgBackRestDir(mb))
+	default:
+		return fmt.Errorf("provider bug: unknown action %q", a.Kind)
+	}
+}
+
+// createPrimary initialises and starts mb as a new primary (asynchronous
+// until settle applies the quorum), with the archive's stanza and backup.
+func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Member) error {
+	async := ""
+	r, err := m.render(s, major, mb, localnode.RolePrimary, mb, &async)
+	if err != nil {
+		return err
+	}
+	if s.hasPgBackRest() {
+		if err := m.writePgBackRest(mb, r); err != nil {
+			return err
+		}
+	}
+	n := Node(mb, localnode.RolePrimary)
+	if err := m.engine.InitPrimary(ctx, n, r.Parameters); err != nil {
+		return err
+	}
+	if err := m.engine.Start(ctx, n); err != nil {
+		return err
+	}
+	if s.hasPgBackRest() {
+		return m.archiveBootstrap(ctx, s, mb)
+	}
+	return nil
+}
+
+// restart stops mb (fast) and starts it again.
+func (m *Manager) restart(ctx context.Context, mb Member) error {
+	n := Node(mb, localnode.RoleStandby)
+	if err := m.engine.Stop(ctx, n, "fast"); err != nil {
+		return err
+	}
+	return m.engine.Start(ctx, n)
+}
+
+// runningPrimary is the one member that runs as a primary.
+func (m *Manager) runningPrimary(ctx context.Context, s Spec) (Member, error) {
+	st, err := m.Observe(ctx, s)
+	if err != nil {
+		return Member{}, err
+	}
+	var found []Member
+	for _, x := range st {
+		if x.State == StateRunning && x.Role == topology.RolePrimary {
+			found = append(found, x.Member)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return Member{}, fmt.Errorf("no member of cluster %s runs as the primary: plan again (topology decides what to start or promote)", s.Name)
+	default:
+		return Member{}, fmt.Errorf("%d members of cluster %s run as primaries (%s and %s ...): resolve the split brain by hand", len(found), s.Name, found[0].Name, found[1].Name)
+	}
+}
+
+// settle sets synchronous_standby_names on every member with a data
+// directory for primary (on the primary the effective value for the standbys
+// that stream, per data durability), reloads the running ones, and waits
+// until every other member streams and the primary applies the value.
+func (m *Manager) settle(ctx context.Context, s Spec, major int, primary Member) error {
+	var standbys []string
+	for _, mb := range s.Members {
+		if mb.Name != primary.Name {
+			standbys = append(standbys, mb.Name)
+		}
+	}
+	if err := m.waitStreaming(ctx, primary, standbys, nil); err != nil {
+		return err
+	}
+	value, err := m.effective(s, major, primary, standbys)
+	if err != nil {
+		return err
+	}
+	for _, mb := range s.Members {
+		want := value
+		if mb.Name != primary.Name {
+			r, err := m.render(s, major, mb, localnode.RoleStandby, primary, nil)
+			if err != nil {
+				return err
+			}
+			want = r.Parameters["synchronous_standby_names"]
+		}
+		if err := m.setSynchronousNames(ctx, mb, want); err != nil {
+			return err
+		}
+	}
+	return m.waitStreaming(ctx, primary, standbys, &value)
+}
+
+// effective is synchronous_standby_names for primary with healthy standbys.
+func (m *Manager) effective(s Spec, major int, primary Member, healthy []string) (string, error) {
+	c := m.cluster(s, major, primary)
+	if healthy == nil {
+		healthy = []string{}
+	}
+	return bootstrapEffective(c, primary.Name, healthy)
+}
+
+// setSynchronousNames writes synchronous_standby_names = value into mb's
+// settings and reloads it when it runs; nothing when it already has it.
+func (m *Manager) setSynchronousNames(ctx context.Context, mb Member, value string) error {
+	n := Node(mb, localnode.RoleStandby)
+	if _, err := os.Stat(filepath.Join(mb.DataDir, "PG_VERSION")); errors.Is(err, fs.ErrNotExist) {
+		return nil // no data: it gets its settings when it is created
+	} else if err != nil {
+		return err
+	}
+	p, err := m.engine.Parameters(n)
+	if err != nil {
+		return err
+	}
+	if cur, ok := p["synchronous_standby_names"]; ok && cur == value {
+		return nil
+	}
+	p["synchronous_standby_names"] = value
+	if err := m.engine.SetParameters(n, p); err != nil {
+		return err
+	}
+	if _, running, err := m.engine.Running(n); err != nil || !running {
+		return err
+	}
+	return m.engine.Reload(ctx, n)
+}

@@ -1,0 +1,194 @@
+package provider
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+)
+
+// clusterNamePattern: the cluster name becomes directory and stanza names.
+var clusterNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+var clusterNodeAttrTypes = map[string]attr.Type{
+	"name": types.StringType, "zone": types.StringType, "role": types.StringType, "host": types.StringType,
+	"port": types.Int64Type, "data_dir": types.StringType, "state": types.StringType,
+}
+
+var clusterPrimaryAttrTypes = map[string]attr.Type{"host": types.StringType, "port": types.Int64Type}
+
+func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	nodeName := stringvalidator.RegexMatches(nodeNamePattern,
+		"must start with a lower-case letter and contain only lower-case letters, digits, _ and - (at most 63 characters)")
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A PostgreSQL cluster: one primary and its standbys, with synchronous quorum replication, " +
+			"tuned parameters and continuous archiving, managed as one unit. On the `local` platform the nodes are " +
+			"PostgreSQL processes on this machine (like `kind` for Kubernetes), for laptops, demos and CI. A node that " +
+			"is lost shows as drift and the next apply replaces that node alone; a lost primary is replaced by " +
+			"promoting the standby with the highest flushed WAL position.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The cluster's `local.data_dir`, also its import ID.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Cluster name (lower-case letters, digits, `-`; it names the pgBackRest stanza). Changing it replaces the cluster.",
+				Validators:          []validator.String{stringvalidator.RegexMatches(clusterNamePattern, "must start with a lower-case letter and contain only lower-case letters, digits and - (at most 63 characters)")},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"postgres_major": schema.Int64Attribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "PostgreSQL major version. On the `local` platform it must be the installed one " +
+					"(found under `/usr/lib/postgresql/*/bin` or on `PATH`); unset means that. Changing it replaces the cluster.",
+				Validators:    []validator.Int64{int64validator.Between(capacity.MinPostgresMajor, capacity.MaxPostgresMajor)},
+				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown(), int64planmodifier.RequiresReplace()},
+			},
+			"node_count": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: "Number of nodes, named `node-1` .. `node-N`, `node-1` the first primary. Defaults to " +
+					"`3`; 1 to 9. Conflicts with `node`.",
+				Validators: []validator.Int64{int64validator.Between(1, 9), int64validator.ConflictsWith(path.MatchRoot("node"))},
+			},
+			"node": schema.ListNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "The nodes by name, in priority order (the first is the first primary), 1 to 9. `zone` " +
+					"is a label on the local platform (typically from `pgnvme_placement`).",
+				Validators: []validator.List{listvalidator.SizeBetween(1, 9)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{Required: true, MarkdownDescription: "Node name; also the standby's `application_name`.", Validators: []validator.String{nodeName}},
+					"zone": schema.StringAttribute{Optional: true, MarkdownDescription: "Zone label. Defaults to `local`."},
+				}},
+			},
+			"synchronous": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Synchronous replication, with CloudNativePG's meanings. Unset: `any`, 1 standby " +
+					"(0 for a single node), `required`, `on`.",
+				Attributes: map[string]schema.Attribute{
+					"method": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "`any` (default; quorum: the fastest `number` standbys) or `first` (priority order).",
+						Validators:          []validator.String{stringvalidator.OneOf("any", "first")},
+					},
+					"number": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Standbys that confirm each commit. Defaults to 1 (0 for a single node). With `required` it must be below the node count.",
+						Validators:          []validator.Int64{int64validator.Between(0, 8)},
+					},
+					"data_durability": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "`required` (default): never lower `number`, so with too few standbys commits wait. " +
+							"`preferred`: when standbys are missing, lower `number` to the healthy ones so writes never stop " +
+							"(`synchronous_degraded` shows it). On the local platform this is enforced at each apply.",
+						Validators: []validator.String{stringvalidator.OneOf("required", "preferred")},
+					},
+					"commit": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "`synchronous_commit`: `on` (default), `remote_apply`, `remote_write`, `local` or `off`.",
+						Validators:          []validator.String{stringvalidator.OneOf(synchronousCommitLevels...)},
+					},
+				},
+			},
+			"parameters": schema.MapAttribute{
+				ElementType: types.StringType,
+				Optional:    true,
+				MarkdownDescription: "PostgreSQL parameters for every node, typically " +
+					"`data.pgnvme_tuning.x.postgres_parameters`. A change is applied by reload, or by restarting one node at " +
+					"a time (standbys first, the primary last) when a parameter needs a restart (`pg_settings.context`). The " +
+					"settings the cluster manages itself (ports, replication, archiving) are refused.",
+			},
+			"archive": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Continuous archiving. The local platform archives with pgBackRest; WAL-G is the EC2 platform's archiver.",
+				Attributes: map[string]schema.Attribute{
+					"pgbackrest_options": schema.MapAttribute{
+						ElementType: types.StringType,
+						Optional:    true,
+						MarkdownDescription: "pgBackRest repository options (`repo1-*`), typically " +
+							"`pgnvme_archive_bucket.x.pgbackrest_options` plus credentials, or `repo1-type = posix` for a local repository.",
+						Validators: []validator.Map{mapvalidator.SizeAtLeast(1)},
+					},
+					"walg_env": schema.MapAttribute{
+						ElementType:         types.StringType,
+						Optional:            true,
+						MarkdownDescription: "WAL-G environment (`pgnvme_archive_bucket.x.walg_env`), for the EC2 platform.",
+						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)},
+					},
+					"backup_on_create": schema.BoolAttribute{
+						Optional:            true,
+						MarkdownDescription: "Take a full backup right after the primary starts, so standbys (and later replacements) are seeded from the archive. Defaults to `true`.",
+					},
+				},
+			},
+			"local": schema.SingleNestedAttribute{
+				Required:            true,
+				MarkdownDescription: "Where the nodes run on this machine. Changing `data_dir` or `port_base` replaces the cluster.",
+				Attributes: map[string]schema.Attribute{
+					"data_dir": schema.StringAttribute{
+						Required: true,
+						MarkdownDescription: "Absolute directory holding one data directory per node (`<data_dir>/<node>`); " +
+							"it must be writable, and reachable by `run_as_user`. Keep the path short: PostgreSQL's socket path " +
+							"limit is 107 bytes.",
+						Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+					},
+					"port_base": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`. Defaults to `54320`.",
+						Validators:          []validator.Int64{int64validator.Between(1024, 65000)},
+					},
+					"run_as_user": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "OS user that runs PostgreSQL (it refuses to run as root). Defaults to `postgres` when Terraform runs as root, else the current user.",
+					},
+				},
+			},
+			"nodes": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "Every node as last seen.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":     schema.StringAttribute{Computed: true, MarkdownDescription: "Node name."},
+					"zone":     schema.StringAttribute{Computed: true, MarkdownDescription: "Zone label."},
+					"role":     schema.StringAttribute{Computed: true, MarkdownDescription: "`primary` or `standby`; `\"\"` when the node cannot be read."},
+					"host":     schema.StringAttribute{Computed: true, MarkdownDescription: "Address it listens on."},
+					"port":     schema.Int64Attribute{Computed: true, MarkdownDescription: "TCP port."},
+					"data_dir": schema.StringAttribute{Computed: true, MarkdownDescription: "Its data directory."},
+					"state":    schema.StringAttribute{Computed: true, MarkdownDescription: "`running`, `stopped` (data, no process) or `missing` (no data directory). Anything but `running` plans a repair."},
+				}},
+			},
+			"primary": schema.SingleNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "Where the primary listens.",
+				Attributes: map[string]schema.Attribute{
+					"host": schema.StringAttribute{Computed: true, MarkdownDescription: "Host."},
+					"port": schema.Int64Attribute{Computed: true, MarkdownDescription: "Port."},
+				},
+			},
+			"connection_uri": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "libpq URI of the primary, without a password. The local platform trusts connections " +
+					"from 127.0.0.1 (documented as local-only).",
+			},
+			"synchronous_standby_names": schema.StringAttribute{Computed: true, MarkdownDescription: "The value in force on the primary."},
+			"synchronous_degraded": schema.BoolAttribute{
+				Computed:            true,
+				MarkdownDescription: "True when fewer named standbys stream than `synchronous.number`: with `preferred` the number was lowered; with `required` commits wait.",
+			},
+		},
+	}
+}

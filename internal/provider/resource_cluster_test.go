@@ -1,0 +1,419 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+)
+
+const clusterAddr = "pgnvme_cluster.demo"
+
+// freePortBase finds n consecutive free loopback ports.
+func freePortBase(t *testing.T, n int) int {
+	t.Helper()
+	for attempt := 0; attempt < 50; attempt++ {
+		base := 20000 + rand.IntN(30000)
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no run of free ports found")
+	return 0
+}
+
+// clusterDir is a short directory the postgres user can reach, removed after the test.
+func clusterDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tfacc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "c")
+}
+
+func clusterConfig(dataDir string, portBase int, extra string) string {
+	return fmt.Sprintf(`
+resource "pgnvme_cluster" "demo" {
+  name = "tf-acc"
+  node = [
+    { name = "node-1", zone = "zone-a" },
+    { name = "node-2", zone = "zone-b" },
+    { name = "node-3", zone = "zone-c" },
+  ]
+  synchronous = {
+    method          = "any"
+    number          = 1
+    data_durability = "required"
+    commit          = "on"
+  }
+  local = {
+    data_dir  = %q
+    port_base = %d
+  }
+%s
+}
+`, dataDir, portBase, extra)
+}
+
+func psqlAt(t *testing.T, port int, sql string) string {
+	t.Helper()
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Psql(context.Background(), localnode.Node{Name: "probe", Host: "127.0.0.1", Port: port}, "postgres", sql)
+	if err != nil {
+		t.Fatalf("psql on port %d: %v", port, err)
+	}
+	return out
+}
+
+func tryPsqlAt(port int, sql string) (string, error) {
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		return "", err
+	}
+	return e.Psql(context.Background(), localnode.Node{Name: "probe", Host: "127.0.0.1", Port: port}, "postgres", sql)
+}
+
+// loseNode kills a node's processes and deletes its data directory: the machine is gone.
+func loseNode(t *testing.T, dataDir string, port int) {
+	t.Helper()
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := localnode.Node{Name: filepath.Base(dataDir), Host: "127.0.0.1", Port: port, DataDir: dataDir}
+	if err := e.Kill(n); err != nil {
+		t.Fatalf("killing %s: %v", n.Name, err)
+	}
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func nodeCheck(name, role string, port int, dataDir string) knownvalue.Check {
+	return knownvalue.ObjectExact(map[string]knownvalue.Check{
+		"name": knownvalue.StringExact(name), "zone": knownvalue.NotNull(), "role": knownvalue.StringExact(role),
+		"host": knownvalue.StringExact("127.0.0.1"), "port": knownvalue.Int64Exact(int64(port)),
+		"data_dir": knownvalue.StringExact(filepath.Join(dataDir, name)), "state": knownvalue.StringExact("running"),
+	})
+}
+
+// noProcessesOrData is the CheckDestroy: nothing listens on the ports and no data directory is left.
+func noProcessesOrData(dataDir string, base, n int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for i := 0; i < n; i++ {
+			if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", base+i), time.Second); err == nil {
+				c.Close()
+				return fmt.Errorf("something still listens on port %d after destroy", base+i)
+			}
+			if _, err := os.Stat(filepath.Join(dataDir, fmt.Sprintf("node-%d", i+1))); err == nil {
+				return fmt.Errorf("data directory node-%d is still there after destroy", i+1)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAccCluster_basic(t *testing.T) {
+	dir := clusterDir(t)
+	base := freePortBase(t, 3)
+	config := clusterConfig(dir, base, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("nodes"), knownvalue.ListExact([]knownvalue.Check{
+						nodeCheck("node-1", "primary", base, dir), nodeCheck("node-2", "standby", base+1, dir), nodeCheck("node-3", "standby", base+2, dir),
+					})),
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("connection_uri"), knownvalue.StringExact(fmt.Sprintf("postgresql://postgres@127.0.0.1:%d/postgres", base))),
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2", "node-3")`)),
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_degraded"), knownvalue.Bool(false)),
+				},
+				Check: func(*terraform.State) error {
+					if got := psqlAt(t, base, "SELECT application_name || '|' || sync_state FROM pg_stat_replication ORDER BY 1"); got != "node-2|quorum\nnode-3|quorum" {
+						return fmt.Errorf("sync states %q, want both standbys in quorum", got)
+					}
+					return nil
+				},
+			},
+			{
+				ResourceName:      clusterAddr,
+				ImportState:       true,
+				ImportStateId:     dir,
+				ImportStateVerify: true,
+			},
+		},
+	})
+}
+
+// A standby whose machine is lost (processes killed, data deleted) shows in the next plan; the apply
+// re-creates that node alone and it rejoins the quorum.
+func TestAccCluster_standbyLoss(t *testing.T) {
+	dir := clusterDir(t)
+	base := freePortBase(t, 3)
+	config := clusterConfig(dir, base, "")
+	var primaryStart string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					primaryStart = psqlAt(t, base, "SELECT pg_postmaster_start_time()")
+					loseNode(t, filepath.Join(dir, "node-3"), base+2)
+					return nil
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(clusterAddr, plancheck.ResourceActionUpdate)},
+				},
+				Check: func(*terraform.State) error {
+					if got := psqlAt(t, base, "SELECT application_name || '|' || sync_state FROM pg_stat_replication ORDER BY 1"); got != "node-2|quorum\nnode-3|quorum" {
+						return fmt.Errorf("after the repair: %q, want both standbys in quorum", got)
+					}
+					if got := psqlAt(t, base, "SELECT pg_postmaster_start_time()"); got != primaryStart {
+						return fmt.Errorf("the primary was restarted (%s -> %s): only node-3 should be replaced", primaryStart, got)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// ackWriter commits numbered rows one at a time and records each number whose commit returned.
+type ackWriter struct {
+	mu    sync.Mutex
+	acked []int
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func startWriter(t *testing.T, port int) *ackWriter {
+	t.Helper()
+	psqlAt(t, port, "CREATE TABLE IF NOT EXISTS acked (n int PRIMARY KEY)")
+	w := &ackWriter{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for n := 1; ; n++ {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			if _, err := tryPsqlAt(port, fmt.Sprintf("INSERT INTO acked VALUES (%d)", n)); err != nil {
+				return // the primary is gone: this commit was not acknowledged
+			}
+			w.mu.Lock()
+			w.acked = append(w.acked, n)
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+func (w *ackWriter) finish() []int {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int(nil), w.acked...)
+}
+
+// Zero loss: a writer commits under ANY 1, the primary's machine is lost mid-stream, and after the apply
+// promotes the standby with the highest flushed LSN every acknowledged number is on the new primary.
+func TestAccCluster_primaryLoss(t *testing.T) {
+	dir := clusterDir(t)
+	base := freePortBase(t, 3)
+	config := clusterConfig(dir, base, "")
+	var acked []int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					w := startWriter(t, base)
+					time.Sleep(1500 * time.Millisecond)
+					loseNode(t, filepath.Join(dir, "node-1"), base)
+					acked = w.finish()
+					if len(acked) < 10 {
+						return fmt.Errorf("only %d commits acknowledged before the loss", len(acked))
+					}
+					return nil
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					newStateCheckWithAddr(clusterAddr, func(_ context.Context, attrs map[string]any) error {
+						primary, _ := attrs["primary"].(map[string]any)
+						port, err := strconv.Atoi(fmt.Sprint(primary["port"]))
+						if err != nil || port == base {
+							return fmt.Errorf("primary after failover = %v", attrs["primary"])
+						}
+						got := psqlAt(t, port, "SELECT count(*), coalesce(max(n), 0) FROM acked")
+						parts := strings.Split(got, "|")
+						count, _ := strconv.Atoi(parts[0])
+						missing := 0
+						for _, n := range acked {
+							if psqlAt(t, port, fmt.Sprintf("SELECT count(*) FROM acked WHERE n = %d", n)) != "1" {
+								missing++
+							}
+						}
+						t.Logf("checked %d acknowledged commits on the new primary (port %d): %d missing; it holds %d rows", len(acked), port, missing, count)
+						if missing > 0 {
+							return fmt.Errorf("%d acknowledged commits lost", missing)
+						}
+						states := psqlAt(t, port, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'quorum'")
+						if states != "2" {
+							return fmt.Errorf("after failover %s standbys in quorum, want 2", states)
+						}
+						return nil
+					}),
+				},
+			},
+		},
+	})
+}
+
+// A reload-only parameter restarts nothing; a restart-only one restarts every node, standbys first.
+func TestAccCluster_parameters(t *testing.T) {
+	dir := clusterDir(t)
+	base := freePortBase(t, 3)
+	starts := func() []time.Time {
+		var out []time.Time
+		for i := 0; i < 3; i++ {
+			ts, err := time.Parse("2006-01-02 15:04:05.999999-07", psqlAt(t, base+i, "SELECT pg_postmaster_start_time()"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ts)
+		}
+		return out
+	}
+	var before []time.Time
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		Steps: []resource.TestStep{
+			{
+				Config: clusterConfig(dir, base, `  parameters = { work_mem = "8MB", shared_buffers = "128MB" }`),
+				Check:  func(*terraform.State) error { before = starts(); return nil },
+			},
+			{
+				Config: clusterConfig(dir, base, `  parameters = { work_mem = "16MB", shared_buffers = "128MB" }`),
+				Check: func(*terraform.State) error {
+					after := starts()
+					for i := range after {
+						if !after[i].Equal(before[i]) {
+							return fmt.Errorf("node-%d restarted for a reload-only parameter", i+1)
+						}
+					}
+					if got := psqlAt(t, base+1, "SHOW work_mem"); got != "16MB" {
+						return fmt.Errorf("work_mem on node-2 = %s", got)
+					}
+					return nil
+				},
+			},
+			{
+				Config: clusterConfig(dir, base, `  parameters = { work_mem = "16MB", shared_buffers = "160MB" }`),
+				Check: func(*terraform.State) error {
+					after := starts()
+					for i := range after {
+						if !after[i].After(before[i]) {
+							return fmt.Errorf("node-%d was not restarted for shared_buffers", i+1)
+						}
+						if got := psqlAt(t, base+i, "SHOW shared_buffers"); got != "160MB" {
+							return fmt.Errorf("shared_buffers on node-%d = %s", i+1, got)
+						}
+					}
+					if !after[1].Before(after[0]) || !after[2].Before(after[0]) {
+						return fmt.Errorf("the primary restarted before a standby: %v", after)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+func TestAccCluster_badInputs(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := busy.Addr().(*net.TCPAddr).Port
+	dir := clusterDir(t)
+	base := freePortBase(t, 3)
+	// A directory only root may enter: PostgreSQL, running as postgres, could not use it.
+	private, err := os.MkdirTemp("", "tfacc-private-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(private)
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := func(body string) string {
+		return fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n%s\n}\n", dir, base, body)
+	}
+	runBadInputs(t, []badInput{
+		{"number not below node count", c("node_count = 2\nsynchronous = { number = 2 }"), `(?s)Invalid Cluster`},
+		{"duplicate node names", c("node = [{ name = \"a\" }, { name = \"A\" }]"), `(?s)node.*(Duplicate|lower-case)`},
+		{"node count out of range", c("node_count = 10"), `(?s)node_count.*between 1 and 9`},
+		{"count and nodes", c("node_count = 2\nnode = [{ name = \"a\" }]"), `(?s)Invalid Attribute Combination`},
+		{"archive with neither option map", c("archive = { backup_on_create = true }"), `(?s)Missing Archive Options.*pgbackrest_options`},
+		{"wal-g on the local platform", c("archive = { walg_env = { WALG_S3_PREFIX = \"s3://b/p\" } }"), `(?s)WAL-G On The Local Platform`},
+		{"relative data_dir", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = { data_dir = \"data\" }\n}\n", `(?s)data_dir.*absolute path`},
+		{"port range collides", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", dir, busyPort), `(?s)Cannot Create Cluster Here.*` + strconv.Itoa(busyPort)},
+		{"unreachable data_dir", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", filepath.Join(private, "c"), base), `(?s)Cannot Create Cluster Here`},
+		{"reserved parameter", c("parameters = { port = \"5433\" }"), `(?s)Invalid Cluster.*port`},
+	})
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("a refused plan created %s", dir)
+	}
+}
