@@ -373,6 +373,86 @@ func TestAccCluster_parameters(t *testing.T) {
 					if !after[1].Before(after[0]) || !after[2].Before(after[0]) {
 						return fmt.Errorf("the primary restarted before a standby: %v", after)
 					}
+					before = after
+					return nil
+				},
+			},
+			{
+				// Changing the synchronous setting restarts nothing.
+				Config: strings.Replace(clusterConfig(dir, base, `  parameters = { work_mem = "16MB", shared_buffers = "160MB" }`), "number          = 1", "number          = 2", 1),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 2 ("node-2", "node-3")`)),
+				},
+				Check: func(*terraform.State) error {
+					after := starts()
+					for i := range after {
+						if !after[i].Equal(before[i]) {
+							return fmt.Errorf("node-%d restarted for a synchronous change", i+1)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// A standby lost while a writer commits is re-created from the archive (pgBackRest, a local repository),
+// and every acknowledged commit is on it once it streams again.
+func TestAccCluster_standbyLossFromArchive(t *testing.T) {
+	dir := clusterDir(t)
+	repo := filepath.Join(filepath.Dir(dir), "repo")
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.MkdirAllOwned(repo, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	base := freePortBase(t, 3)
+	config := clusterConfig(dir, base, fmt.Sprintf(`  archive = {
+    pgbackrest_options = {
+      "repo1-type" = "posix"
+      "repo1-path" = %q
+    }
+  }`, repo))
+	var acked []int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					if got := psqlAt(t, base, "SELECT archived_count > 0 FROM pg_stat_archiver"); got != "t" {
+						return fmt.Errorf("nothing archived after create")
+					}
+					w := startWriter(t, base)
+					time.Sleep(time.Second)
+					loseNode(t, filepath.Join(dir, "node-3"), base+2)
+					time.Sleep(500 * time.Millisecond)
+					acked = w.finish()
+					if len(acked) == 0 {
+						return fmt.Errorf("no commit was acknowledged")
+					}
+					return nil
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					log, err := os.ReadFile(filepath.Join(dir, "node-3.pgbackrest", "log", "tf-acc-restore.log"))
+					if err != nil {
+						return fmt.Errorf("node-3 has no pgBackRest restore log, so it was not seeded from the archive: %w", err)
+					}
+					if !strings.Contains(string(log), "restore command begin") {
+						return fmt.Errorf("node-3's restore log shows no restore")
+					}
+					waitFor(t, 30*time.Second, "node-3 to replay every acknowledged commit", func() bool {
+						return psqlAt(t, base+2, fmt.Sprintf("SELECT count(*) FROM acked WHERE n <= %d", acked[len(acked)-1])) == strconv.Itoa(len(acked))
+					})
+					t.Logf("checked %d acknowledged commits on node-3 after its reseed from the archive", len(acked))
 					return nil
 				},
 			},
