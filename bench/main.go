@@ -60,6 +60,9 @@ func run() error {
 	if report.Pgbench, err = benchPgbench(env, *runs); err != nil {
 		return fmt.Errorf("pgbench: %w", err)
 	}
+	if report.Cluster, err = benchCluster(env, root, *runs); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
 
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		return err
@@ -86,6 +89,7 @@ type Report struct {
 	Plan      *PlanBench    `json:"plan"`
 	Catalog   *CatalogBench `json:"catalog"`
 	Pgbench   *PgbenchBench `json:"pgbench"`
+	Cluster   *ClusterBench `json:"cluster"`
 }
 
 func (r *Report) print(w *os.File) {
@@ -111,6 +115,15 @@ func (r *Report) print(w *os.File) {
 	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "pgnvme_pgbench, same arguments", pb.ProviderTPS.Median, pb.ProviderOverHand.Median)
 	fmt.Fprintf(w, "  %-40s %8.1f tps\n", "pgnvme_pgbench, sampler off", pb.SamplerOffTPS.Median)
 	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "pgnvme_pgbench, sampler on", pb.SamplerOnTPS.Median, pb.SamplerOnOverOff.Median)
+	c3 := r.Cluster
+	fmt.Fprintln(w, "\npgnvme_cluster, local platform (talk's random UPDATE, 8 clients)")
+	fmt.Fprintf(w, "  %-40s %8.3f s\n", "3 nodes by shell script", c3.ScriptCreateSeconds.Median)
+	fmt.Fprintf(w, "  %-40s %8.3f s   (paired ratio %.2f)\n", "3 nodes by terraform apply", c3.ProviderCreateSeconds.Median, c3.CreateRatio.Median)
+	fmt.Fprintf(w, "  %-40s %8.1f tps\n", "asynchronous replication", c3.AsyncTPS.Median)
+	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "ANY 1 (node-2, node-3)", c3.QuorumTPS.Median, c3.QuorumOverAsync.Median)
+	fmt.Fprintf(w, "  %s\n", c3.TuningNote)
+	fmt.Fprintf(w, "  %-40s %8.1f tps   p95 %.3f ms\n", "PostgreSQL defaults", c3.DefaultTPS.Median, c3.DefaultP95Ms.Median)
+	fmt.Fprintf(w, "  %-40s %8.1f tps   p95 %.3f ms   (paired ratio %.3f)\n", "pgnvme_tuning parameters", c3.TunedTPS.Median, c3.TunedP95Ms.Median, c3.TunedOverDefault.Median)
 }
 
 // Stat is a set of timings or sizes with their median.

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
+)
+
+// ClusterBench measures pgnvme_cluster on the local platform: its create time against the same three nodes
+// made by a shell script, the cost of ANY 1 quorum commit against asynchronous replication on the same
+// nodes, and tuned parameters against PostgreSQL's defaults on the talk's workload.
+type ClusterBench struct {
+	ProviderCreateSeconds Stat   `json:"provider_create_seconds"`
+	ScriptCreateSeconds   Stat   `json:"script_create_seconds"`
+	CreateRatio           Stat   `json:"create_ratio_provider_over_script"`
+	QuorumTPS             Stat   `json:"quorum_tps"`
+	AsyncTPS              Stat   `json:"async_tps"`
+	QuorumOverAsync       Stat   `json:"quorum_over_async_ratio"`
+	TunedTPS              Stat   `json:"tuned_tps"`
+	DefaultTPS            Stat   `json:"default_tps"`
+	TunedOverDefault      Stat   `json:"tuned_over_default_ratio"`
+	TunedP95Ms            Stat   `json:"tuned_p95_ms"`
+	DefaultP95Ms          Stat   `json:"default_p95_ms"`
+	TunedParameters       string `json:"tuned_parameters"`
+	TuningNote            string `json:"tuning_note"`
+}
+
+const (
+	tuningScale    = 100 // 1.46 GiB of tables and indexes: about 3x the tuned shared_buffers, 12x the default
+	tuningSeconds  = 10
+	quorumSeconds  = 5
+	tuningMemoryGB = 2
+)
+
+func clusterTF(dataDir string, base, nodes, number int, params string) string {
+	return fmt.Sprintf(`
+terraform {
+  required_providers {
+    pgnvme = { source = "pgnvme/pgnvme" }
+  }
+}
+data "pgnvme_tuning" "small" {
+  vcpus          = 2
+  memory_gib     = %d
+  disk_gib       = 20
+  storage        = "ssd"
+  postgres_major = 15
+}
+resource "pgnvme_cluster" "b" {
+  name        = "bench"
+  node_count  = %d
+  synchronous = { number = %d }
+  %s
+  local = {
+    data_dir  = %q
+    port_base = %d
+  }
+}
+output "tuned" { value = jsonencode(data.pgnvme_tuning.small.postgres_parameters) }
+`, tuningMemoryGB, nodes, number, params, dataDir, base)
+}
+
+func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, error) {
+	b := &ClusterBench{}
+	ctx := context.Background()
+	scratch, err := os.MkdirTemp("", "pgnvme-bench-k-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	if err := os.Chmod(scratch, 0o755); err != nil {
+		return nil, err
+	}
+
+	// 1. Create time, paired: terraform apply of a 3-node pgnvme_cluster against the shell script.
+	var prov, script, ratio []float64
+	for i := 0; i < runs; i++ {
+		base, err := freeRun(3)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(scratch, fmt.Sprintf("p%d", i))
+		ws, err := env.workspace(fmt.Sprintf("cluster-create-%d", i), map[string]string{"main.tf": clusterTF(dir, base, 3, 1, "")})
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+			return nil, err
+		}
+		p := time.Since(start).Seconds()
+		if err := env.run(ws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+			return nil, err
+		}
+		base, err = freeRun(3)
+		if err != nil {
+			return nil, err
+		}
+		sdir := filepath.Join(scratch, fmt.Sprintf("s%d", i))
+		start = time.Now()
+		out, err := exec.Command("bash", filepath.Join(root, "bench", "handmade-cluster.sh"), sdir, fmt.Sprint(base)).CombinedOutput()
+		s := time.Since(start).Seconds()
+		stopHandmade(ctx, sdir, base)
+		if err != nil {
+			return nil, fmt.Errorf("handmade cluster: %w\n%s", err, out)
+		}
+		prov, script, ratio = append(prov, p), append(script, s), append(ratio, p/s)
+	}
+	b.ProviderCreateSeconds, b.ScriptCreateSeconds, b.CreateRatio = newStat(prov), newStat(script), newStat(ratio)
+
+	// 2. ANY 1 against asynchronous on the same three nodes: the same cluster, the synchronous number
+	// switched by apply (no restart), the talk's script by the pgbench CLI.
+	base, err := freeRun(3)
+	if err != nil {
+		return nil, err
+	}
+	qdir := filepath.Join(scratch, "quorum")
+	qws, err := env.workspace("cluster-quorum", map[string]string{"main.tf": clusterTF(qdir, base, 3, 1, "")})
+	if err != nil {
+		return nil, err
+	}
+	setNumber := func(n int) error {
+		if err := os.WriteFile(filepath.Join(qws, "main.tf"), []byte(clusterTF(qdir, base, 3, n, "")), 0o644); err != nil {
+			return err
+		}
+		return env.run(qws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
+	}
+	if err := setNumber(1); err != nil {
+		return nil, err
+	}
+	defer func() { _ = env.run(qws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false") }()
+	if err := pgbenchInit(ctx, base, 10); err != nil {
+		return nil, err
+	}
+	var q, a, qa []float64
+	for i := 0; i < runs; i++ {
+		order := []int{1, 0}
+		if i%2 == 1 {
+			order = []int{0, 1}
+		}
+		got := map[int]float64{}
+		for _, n := range order {
+			if err := setNumber(n); err != nil {
+				return nil, err
+			}
+			s, err := talkRun(ctx, base, 10, quorumSeconds)
+			if err != nil {
+				return nil, err
+			}
+			got[n] = s.TPS
+		}
+		q, a, qa = append(q, got[1]), append(a, got[0]), append(qa, got[1]/got[0])
+	}
+	b.QuorumTPS, b.AsyncTPS, b.QuorumOverAsync = newStat(q), newStat(a), newStat(qa)
+	if err := env.run(qws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+		return nil, err
+	}
+
+	// 3. Tuned against defaults: one node, the talk's workload at a dataset several times shared_buffers;
+	// the parameters switched by apply (a restart: shared_buffers).
+	base, err = freeRun(1)
+	if err != nil {
+		return nil, err
+	}
+	tdir := filepath.Join(scratch, "tuning")
+	tws, err := env.workspace("cluster-tuning", map[string]string{"main.tf": clusterTF(tdir, base, 1, 0, "")})
+	if err != nil {
+		return nil, err
+	}
+	setTuned := func(tuned bool) error {
+		params := ""
+		if tuned {
+			params = "parameters = data.pgnvme_tuning.small.postgres_parameters"
+		}
+		if err := os.WriteFile(filepath.Join(tws, "main.tf"), []byte(clusterTF(tdir, base, 1, 0, params)), 0o644); err != nil {
+			return err
+		}
+		return env.run(tws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
+	}
+	if err := setTuned(false); err != nil {
+		return nil, err
+	}
+	defer func() { _ = env.run(tws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false") }()
+	if tuned, err := env.output(tws, "tuned"); err == nil {
+		b.TunedParameters = tuned
+	}
+	if err := pgbenchInit(ctx, base, tuningScale); err != nil {
+		return nil, err
+	}
+	var tt, dt, tr, tp, dp []float64
+	for i := 0; i < runs; i++ {
+		order := []bool{true, false}
+		if i%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, tuned := range order {
+			if err := setTuned(tuned); err != nil {
+				return nil, err
+			}
+			s, stats, err := talkRunWithLog(ctx, base, tuningScale, tuningSeconds)
+			if err != nil {
+				return nil, err
+			}
+			if tuned {
+				tt, tp = append(tt, s.TPS), append(tp, stats.P95)
+			} else {
+				dt, dp = append(dt, s.TPS), append(dp, stats.P95)
+			}
+		}
+		tr = append(tr, tt[len(tt)-1]/dt[len(dt)-1])
+	}
+	b.TunedTPS, b.DefaultTPS, b.TunedOverDefault = newStat(tt), newStat(dt), newStat(tr)
+	b.TunedP95Ms, b.DefaultP95Ms = newStat(tp), newStat(dp)
+	b.TuningNote = fmt.Sprintf("1 node, pgbench scale %d (%.2f GiB), tuned for %d GiB memory (shared_buffers 512MB) vs PostgreSQL defaults (128MB), %d s runs",
+		tuningScale, pgbench.SizeGiB(tuningScale), tuningMemoryGB, tuningSeconds)
+	return b, nil
+}
+
+// freeRun finds n consecutive free ports.
+func freeRun(n int) (int, error) {
+	for attempt := 0; attempt < 50; attempt++ {
+		p, err := freePortBase()
+		if err != nil {
+			return 0, err
+		}
+		ok := true
+		for i := 0; i < n; i++ {
+			if localnode.PortFree("127.0.0.1", p+i) != nil {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no %d consecutive free ports", n)
+}
+
+func freePortBase() (int, error) {
+	return 20000 + rand.IntN(30000), nil
+}
+
+func stopHandmade(ctx context.Context, dir string, base int) {
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		return
+	}
+	for i := 1; i <= 3; i++ {
+		_ = e.Destroy(ctx, localnode.Node{Name: fmt.Sprintf("node-%d", i), Role: localnode.RoleStandby, Host: "127.0.0.1", Port: base + i - 1, DataDir: filepath.Join(dir, fmt.Sprintf("node-%d", i))})
+	}
+	os.RemoveAll(dir)
+}
+
+func pgbenchInit(ctx context.Context, port, scale int) error {
+	bin, err := localnode.FindBinary("pgbench", "")
+	if err != nil {
+		return err
+	}
+	o := pgbench.Options{Host: "127.0.0.1", Port: port, User: "postgres", Database: "postgres", Scale: scale}
+	_, _, err = localnode.RunPgbench(ctx, bin, pgbench.InitArgs(o), nil, nil)
+	return err
+}
+
+func talkOptions(dir string, port, scale, seconds int) (pgbench.Options, error) {
+	script := filepath.Join(dir, "talk.pgbench")
+	if err := os.WriteFile(script, []byte(pgbench.TalkScript), 0o644); err != nil {
+		return pgbench.Options{}, err
+	}
+	return pgbench.Options{
+		Host: "127.0.0.1", Port: port, User: "postgres", Database: "postgres", ScriptPath: script, Scale: scale,
+		Clients: 8, Threads: 2, DurationSeconds: seconds, Protocol: pgbench.ProtocolPrepared, ProgressSeconds: seconds,
+	}, nil
+}
+
+func talkRun(ctx context.Context, port, scale, seconds int) (pgbench.Summary, error) {
+	s, _, err := talkRunWithLog(ctx, port, scale, seconds)
+	return s, err
+}
+
+func talkRunWithLog(ctx context.Context, port, scale, seconds int) (pgbench.Summary, pgbench.LogStats, error) {
+	dir, err := os.MkdirTemp("", "pgnvme-bench-talk-")
+	if err != nil {
+		return pgbench.Summary{}, pgbench.LogStats{}, err
+	}
+	defer os.RemoveAll(dir)
+	o, err := talkOptions(dir, port, scale, seconds)
+	if err != nil {
+		return pgbench.Summary{}, pgbench.LogStats{}, err
+	}
+	o.LogPrefix = filepath.Join(dir, "txlog")
+	bin, err := localnode.FindBinary("pgbench", "")
+	if err != nil {
+		return pgbench.Summary{}, pgbench.LogStats{}, err
+	}
+	out, _, err := localnode.RunPgbench(ctx, bin, pgbench.RunArgs(o), nil, nil)
+	if err != nil {
+		return pgbench.Summary{}, pgbench.LogStats{}, err
+	}
+	sum, err := pgbench.ParseSummary(out)
+	if err != nil {
+		return sum, pgbench.LogStats{}, err
+	}
+	files, _ := filepath.Glob(o.LogPrefix + ".*")
+	var acc pgbench.LogAccumulator
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return sum, pgbench.LogStats{}, err
+		}
+		err = acc.Add(fh)
+		fh.Close()
+		if err != nil {
+			return sum, pgbench.LogStats{}, err
+		}
+	}
+	stats, err := acc.Stats()
+	return sum, stats, err
+}
