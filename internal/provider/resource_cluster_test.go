@@ -497,3 +497,63 @@ func TestAccCluster_badInputs(t *testing.T) {
 		t.Errorf("a refused plan created %s", dir)
 	}
 }
+
+// node_count up adds standbys that join the quorum; down removes the lowest-priority standby, never the
+// primary, and nothing else restarts.
+func TestAccCluster_scale(t *testing.T) {
+	dir := clusterDir(t)
+	base := freePortBase(t, 4)
+	cfg := func(count int) string {
+		return fmt.Sprintf(`
+resource "pgnvme_cluster" "demo" {
+  name       = "tf-acc"
+  node_count = %d
+  local = {
+    data_dir  = %q
+    port_base = %d
+  }
+}
+`, count, dir, base)
+	}
+	var primaryStart string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             noProcessesOrData(dir, base, 4),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg(2),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2")`)),
+				},
+				Check: func(*terraform.State) error { primaryStart = psqlAt(t, base, "SELECT pg_postmaster_start_time()"); return nil },
+			},
+			{
+				Config: cfg(4),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2", "node-3", "node-4")`)),
+				},
+				Check: func(*terraform.State) error {
+					if got := psqlAt(t, base, "SELECT string_agg(application_name || '|' || sync_state, ',' ORDER BY 1) FROM pg_stat_replication"); got != "node-2|quorum,node-3|quorum,node-4|quorum" {
+						return fmt.Errorf("after scaling up: %s", got)
+					}
+					return nil
+				},
+			},
+			{
+				Config: cfg(3),
+				Check: func(*terraform.State) error {
+					if got := psqlAt(t, base, "SELECT string_agg(application_name, ',' ORDER BY 1) FROM pg_stat_replication"); got != "node-2,node-3" {
+						return fmt.Errorf("after scaling down the standbys are %s, want node-2,node-3", got)
+					}
+					if _, err := os.Stat(filepath.Join(dir, "node-4")); err == nil {
+						return fmt.Errorf("node-4's data directory is still there")
+					}
+					if got := psqlAt(t, base, "SELECT pg_postmaster_start_time()"); got != primaryStart {
+						return fmt.Errorf("the primary restarted while scaling")
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
