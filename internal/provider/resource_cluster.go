@@ -17,7 +17,6 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -340,12 +339,11 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 
 	// Planned nodes: every desired member running. Repairs of lost members appear as changes from what the
 	// refresh saw to "running"; the plan says which actions the apply will take.
-	var planned []localcluster.Status
-	roles := map[string]string{}
+	known := map[string]string{}
 	for _, n := range existing {
-		roles[n.Name] = n.Role
+		known[n.Name] = n.Role
 	}
-	promoting := false
+	var actions []topology.Action
 	if len(existing) > 0 {
 		desired := topology.Desired{}
 		for _, mem := range s.Members {
@@ -362,7 +360,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}
 			observed = localcluster.Observed(st)
 		}
-		actions, err := topology.Plan(desired, observed)
+		actions, err = topology.Plan(desired, observed)
 		if err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("nodes"), "Cluster Cannot Be Repaired Automatically", err.Error())
 			return
@@ -370,34 +368,15 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		if len(actions) > 0 {
 			resp.Diagnostics.AddWarning("Cluster Changes Planned",
 				"The apply will take these actions, one at a time:\n"+topology.Summary(actions))
-			for _, a := range actions {
-				switch a.Kind {
-				case topology.Promote:
-					promoting = true
-				case topology.Reseed, topology.Create:
-					roles[a.Node] = "standby"
-				}
-			}
 		}
 	}
-	for i, mem := range s.Members {
-		role := roles[mem.Name]
-		if role == "" {
-			role = "standby"
-			if len(existing) == 0 && i == 0 {
-				role = "primary"
-			}
-		}
-		planned = append(planned, localcluster.Status{Member: mem, State: "running", Role: role})
-	}
+	planned, promoting := localcluster.Planned(s, known, actions, len(existing) == 0)
 	primaryPort := 0
+	out := make([]clusterNodeOutput, 0, len(planned))
 	for _, p := range planned {
 		if p.Role == "primary" {
 			primaryPort = p.Port
 		}
-	}
-	out := make([]clusterNodeOutput, 0, len(planned))
-	for _, p := range planned {
 		out = append(out, clusterNodeOutput{Name: p.Name, Zone: p.Zone, Role: p.Role, Host: localHost, Port: int64(p.Port), DataDir: p.DataDir, State: p.State})
 	}
 	var d diag.Diagnostics
@@ -437,27 +416,6 @@ func nodesEqual(a, b []clusterNodeOutput) bool {
 		}
 	}
 	return true
-}
-
-// liveSynchronous reads synchronous_standby_names on the running primary (fallback when there is none) and
-// whether fewer named standbys stream than the configured number.
-func liveSynchronous(ctx context.Context, s localcluster.Spec, st []localcluster.Status, fallback string) (string, bool) {
-	value := fallback
-	streaming := 0
-	for _, n := range st {
-		if n.Role == "primary" && n.State == "running" {
-			if db, err := pgclient.Connect(ctx, pgclient.Config{Host: localHost, Port: n.Port, Database: "postgres", User: "postgres", SSLMode: "disable"}); err == nil {
-				if v, err := db.Setting(ctx, "synchronous_standby_names"); err == nil {
-					value = v
-				}
-				_ = db.Close(ctx)
-			}
-		}
-		if n.Role == "standby" && n.Streaming {
-			streaming++
-		}
-	}
-	return value, streaming < s.Synchronous.Number
 }
 
 func needsRepair(nodes []clusterNodeOutput) bool {
@@ -570,7 +528,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 		}
 		state.PostgresMajor = types.Int64Value(int64(major))
 	}
-	value, degraded := liveSynchronous(ctx, s, st, state.SynchronousStandbyNames.ValueString())
+	value, degraded := mgr.SynchronousNow(ctx, s, st, state.SynchronousStandbyNames.ValueString())
 	setObserved(ctx, &state, root, st, value, degraded, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

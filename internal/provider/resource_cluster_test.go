@@ -525,7 +525,10 @@ resource "pgnvme_cluster" "demo" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2")`)),
 				},
-				Check: func(*terraform.State) error { primaryStart = psqlAt(t, base, "SELECT pg_postmaster_start_time()"); return nil },
+				Check: func(*terraform.State) error {
+					primaryStart = psqlAt(t, base, "SELECT pg_postmaster_start_time()")
+					return nil
+				},
 			},
 			{
 				Config: cfg(4),
