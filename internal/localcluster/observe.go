@@ -88,10 +88,10 @@ func (m *Manager) observe(ctx context.Context, mb Member) (Status, error) {
 			return st, err
 		}
 		st.Role = topology.RoleStandby
-		if !p.inRecovery {
+		if !p.InRecovery {
 			st.Role = topology.RolePrimary
 		}
-		st.FlushLSN, st.ReplayLSN, st.Timeline = p.flushLSN, p.replayLSN, p.timeline
+		st.FlushLSN, st.ReplayLSN, st.Timeline = p.FlushLSN, p.ReplayLSN, p.Timeline
 		return st, nil
 	}
 	if _, err := os.Stat(filepath.Join(mb.DataDir, "PG_VERSION")); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -105,7 +106,12 @@ func (m *Manager) ApplySettings(ctx context.Context, s Spec) (restarted []string
 	if len(changed) == 0 {
 		return nil, writeManifest(s)
 	}
-	contexts, err := m.settingContexts(ctx, primary)
+	// pg_settings holds names in lower case; RestartRequired compares them so.
+	names := make([]string, 0, len(changed))
+	for k := range changed {
+		names = append(names, strings.ToLower(k))
+	}
+	contexts, err := m.settingContexts(ctx, primary, names)
 	if err != nil {
 		return nil, err
 	}

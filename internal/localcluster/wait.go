@@ -91,7 +91,7 @@ func (m *Manager) waitPrimary(ctx context.Context, mb Member) error {
 	defer cancel()
 	for {
 		p, err := m.position(ctx, mb)
-		if err == nil && !p.inRecovery {
+		if err == nil && !p.InRecovery {
 			return nil
 		}
 		select {

@@ -1,0 +1,74 @@
+package pgclient
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// WALPosition is a running server's role, WAL positions and timeline, as
+// one query reads them.
+type WALPosition struct {
+	// InRecovery is pg_is_in_recovery(): true on a standby.
+	InRecovery bool
+	// FlushLSN is, on a standby, the last WAL position received
+	// (pg_last_wal_receive_lsn(), which it keeps after its primary is gone),
+	// or "" when it has received none; on a primary
+	// pg_current_wal_flush_lsn(). Text form ("0/3000060").
+	FlushLSN string
+	// ReplayLSN is a standby's last replayed position
+	// (pg_last_wal_replay_lsn()), or "" when it has replayed none; always ""
+	// on a primary.
+	ReplayLSN string
+	// Timeline is a standby's received timeline, else its last
+	// restartpoint's; a primary's current WAL file's.
+	Timeline int
+}
+
+// walPositionSQL reads, in one row: whether the node is in recovery; its
+// flushed WAL position (a standby's last received, which it keeps after its
+// primary is gone; a primary's pg_current_wal_flush_lsn); a standby's
+// replayed position; and its timeline (a standby's received timeline, else
+// its last restartpoint's; a primary's current WAL file's).
+const walPositionSQL = `SELECT pg_is_in_recovery(),
+  CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_wal_receive_lsn()::text, '') ELSE pg_current_wal_flush_lsn()::text END,
+  CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_wal_replay_lsn()::text, '') ELSE '' END,
+  CASE WHEN pg_is_in_recovery()
+       THEN coalesce((SELECT nullif(received_tli, 0) FROM pg_stat_wal_receiver), (SELECT timeline_id FROM pg_control_checkpoint()))
+       ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END`
+
+// WALPosition reads the server's role, WAL positions and timeline in one
+// statement (see WALPosition's fields).
+func (c *Conn) WALPosition(ctx context.Context) (WALPosition, error) {
+	var p WALPosition
+	err := c.conn.QueryRow(ctx, walPositionSQL).Scan(&p.InRecovery, &p.FlushLSN, &p.ReplayLSN, &p.Timeline)
+	if err != nil {
+		return WALPosition{}, c.wrap("reading the WAL position", err)
+	}
+	return p, nil
+}
+
+// SettingContexts maps each of names that the server knows to its
+// pg_settings.context ("postmaster", "sighup", "superuser", "user",
+// "backend", "superuser-backend" or "internal"). Names are matched exactly
+// (pg_settings holds them in lower case); a name the server does not know,
+// such as one of an extension that is not loaded, is simply absent.
+func (c *Conn) SettingContexts(ctx context.Context, names []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	rows, err := c.conn.Query(ctx, "SELECT name, context FROM pg_settings WHERE name = ANY($1)", names)
+	if err != nil {
+		return nil, c.wrap("reading pg_settings.context", err)
+	}
+	var name, setting string
+	_, err = pgx.ForEachRow(rows, []any{&name, &setting}, func() error {
+		out[name] = setting
+		return nil
+	})
+	if err != nil {
+		return nil, c.wrap("reading pg_settings.context", err)
+	}
+	return out, nil
+}
