@@ -138,27 +138,11 @@ func clusterSpec(ctx context.Context, m clusterModel, existing []clusterNodeOutp
 	base := int(int64Or(local.PortBase, defaultPortBase))
 	s := localcluster.Spec{Name: m.Name.ValueString(), RunAsUser: local.RunAsUser.ValueString()}
 
-	// Ports: a member keeps the port it has; a new member takes the lowest free offset from port_base.
-	used := map[int]bool{}
-	have := map[string]clusterNodeOutput{}
+	prior := make([]localcluster.Member, 0, len(existing))
 	for _, n := range existing {
-		have[n.Name] = n
-		used[int(n.Port)] = true
+		prior = append(prior, localcluster.Member{Name: n.Name, Zone: n.Zone, Port: int(n.Port), DataDir: n.DataDir})
 	}
-	next := base
-	for _, name := range names {
-		mem := localcluster.Member{Name: name, Zone: zones[name], DataDir: filepath.Join(root, name)}
-		if old, ok := have[name]; ok {
-			mem.Port = int(old.Port)
-		} else {
-			for used[next] {
-				next++
-			}
-			mem.Port = next
-			used[next] = true
-		}
-		s.Members = append(s.Members, mem)
-	}
+	s.Members = localcluster.AssignMembers(names, zones, prior, root, base)
 
 	sync := synchronousInput{}
 	if !m.Synchronous.IsNull() {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -145,16 +146,21 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 						MarkdownDescription: "Absolute directory holding one data directory per node (`<data_dir>/<node>`); " +
 							"it must be writable, and reachable by `run_as_user`. Keep the path short: PostgreSQL's socket path " +
 							"limit is 107 bytes.",
-						Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+						Validators:    []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+						PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
 					"port_base": schema.Int64Attribute{
 						Optional:            true,
+						Computed:            true,
+						Default:             int64default.StaticInt64(defaultPortBase),
 						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`. Defaults to `54320`.",
 						Validators:          []validator.Int64{int64validator.Between(1024, 65000)},
+						PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
 					},
 					"run_as_user": schema.StringAttribute{
 						Optional:            true,
-						MarkdownDescription: "OS user that runs PostgreSQL (it refuses to run as root). Defaults to `postgres` when Terraform runs as root, else the current user.",
+						MarkdownDescription: "OS user that runs PostgreSQL (it refuses to run as root). Defaults to `postgres` when Terraform runs as root, else the current user. Changing it replaces the cluster.",
+						PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
 				},
 			},
