@@ -404,6 +404,53 @@ func TestPrimaryLossZeroLoss(t *testing.T) {
 	checkAcked(t, ctx, primary, acked)
 }
 
+// TestPrimaryLossWithStoppedStandby loses the primary while n3 is stopped
+// and n2 runs: Observe reads n3's position from its WAL on disk, so the plan
+// can show n3 is behind n2, promote n2 and start n3 following it, with every
+// acknowledged commit kept.
+func TestPrimaryLossWithStoppedStandby(t *testing.T) {
+	t.Parallel()
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	create(t, m, s)
+	ctx := ctxT(t)
+	w := startWriter(t, ctx, s.Members[0], 1)
+	w.waitFor(t, 200)
+	if err := m.Engine().Stop(ctx, localcluster.Node(s.Members[2], localnode.RoleStandby), "fast"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, w.count.Load()+200) // n2 alone acknowledges these
+	lose(t, m, s.Members[0])         // mid-stream: the writer is committing
+	acked := w.finish(t)
+
+	st := observe(t, m, s)
+	n2, n3 := st["n2"], st["n3"]
+	if n3.State != localcluster.StateStopped || n3.Role != topology.RoleStandby || n3.FlushLSN == "" || n3.Timeline == 0 || n3.Error != "" {
+		t.Fatalf("stopped n3 observed as %+v; want a standby with its WAL position and timeline", n3)
+	}
+	p2, err2 := topology.ParseLSN(n2.FlushLSN)
+	p3, err3 := topology.ParseLSN(n3.FlushLSN)
+	if err2 != nil || err3 != nil || p3 >= p2 {
+		t.Fatalf("n2 at %s (%v), stopped n3 at %s (%v); want n3 behind: n2 acknowledged commits after n3 stopped", n2.FlushLSN, err2, n3.FlushLSN, err3)
+	}
+	t.Logf("n2 flushed %s; stopped n3 holds WAL to %s (replayed at least %s)", n2.FlushLSN, n3.FlushLSN, n3.ReplayLSN)
+
+	actions := planAndReconcile(t, m, s)
+	var kinds []string
+	for _, a := range actions {
+		kinds = append(kinds, a.String())
+	}
+	if want := []string{"promote n2", "start n3 as a standby of n2", "reseed n1 from n2"}; !slices.Equal(kinds, want) {
+		t.Fatalf("plan %v, want %v", kinds, want)
+	}
+	primary := wantHealthy(t, m, s, "quorum")
+	if primary.Name != "n2" {
+		t.Fatalf("primary is %s, want the promoted n2", primary.Name)
+	}
+	checkAcked(t, ctx, primary, acked)
+	waitReplayed(t, ctx, primary, s.Members[2])
+	checkAcked(t, ctx, s.Members[2], acked)
+}
+
 func TestApplySettings(t *testing.T) {
 	t.Parallel()
 	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
@@ -574,8 +621,8 @@ func TestEnforceDurability(t *testing.T) {
 	}
 
 	for _, name := range []string{"n2", "n3"} {
-		// Stopped: role from standby.signal, timeline from pg_controldata, WAL position unknown.
-		if st := observe(t, m, s)[name]; st.State != localcluster.StateStopped || st.Role != topology.RoleStandby || st.Timeline != 1 || st.FlushLSN != "" || st.Error != "" {
+		// Stopped: role from standby.signal, timeline from pg_controldata, WAL position from its pg_wal.
+		if st := observe(t, m, s)[name]; st.State != localcluster.StateStopped || st.Role != topology.RoleStandby || st.Timeline != 1 || st.FlushLSN == "" || st.Error != "" {
 			t.Errorf("stopped %s observed as %+v", name, st)
 		}
 	}

@@ -22,10 +22,15 @@ import (
 //     is pg_current_wal_flush_lsn() and Timeline its current WAL file's.
 //     When it cannot be read, Role stays "" and Error says why.
 //   - stopped (data directory, no process): role from standby.signal,
-//     Timeline from pg_controldata. FlushLSN only after a clean shutdown of a
-//     primary (its shutdown checkpoint ends its WAL); otherwise the WAL
-//     position is left unknown, so topology refuses a failover that could
-//     lose commits only that node has.
+//     Timeline from pg_controldata (the later of its checkpoint's and its
+//     minimum recovery point's). FlushLSN is the end of the valid WAL in its
+//     pg_wal on that timeline (localnode.Engine.EndOfWAL, read with
+//     pg_waldump): everything it could replay when started, so topology can
+//     tell whether a stopped standby is behind the promotion candidate. A
+//     standby's ReplayLSN is its minimum recovery point (its data pages
+//     reflect WAL up to there). When the WAL cannot be read, the position
+//     stays unknown and Error says why, so topology refuses a failover that
+//     could lose commits only that node has.
 //   - missing (no data directory): nothing else is known.
 //
 // Streaming and SyncState come from the running primary's
@@ -119,8 +124,15 @@ func (m *Manager) observe(ctx context.Context, mb Member) (Status, error) {
 	}
 	st.Role = string(role)
 	st.Timeline = max(cd.TimeLineID, cd.MinRecoveryTLI)
-	if role == localnode.RolePrimary && cd.State == "shut down" {
-		st.FlushLSN = cd.CheckpointLSN
+	end, err := m.engine.EndOfWAL(ctx, n, st.Timeline)
+	if err != nil {
+		// Position unknown: topology refuses what could lose commits.
+		return st, err
+	}
+	st.FlushLSN = end
+	if role == localnode.RoleStandby && cd.MinRecoveryLSN != "" && cd.MinRecoveryLSN != "0/0" {
+		// The standby replayed at least to where its data pages reached.
+		st.ReplayLSN = cd.MinRecoveryLSN
 	}
 	return st, nil
 }

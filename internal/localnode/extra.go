@@ -70,6 +70,9 @@ type ControlData struct {
 	MinRecoveryTLI int
 	// SystemID is "Database system identifier".
 	SystemID string
+	// WALSegmentSize is "Bytes per WAL segment" and WALBlockSize "WAL block
+	// size" (bytes per WAL page).
+	WALSegmentSize, WALBlockSize int
 }
 
 // ControlData runs pg_controldata on n's data directory (as the run user).
@@ -115,6 +118,10 @@ func parseControlData(out string) (ControlData, error) {
 			c.MinRecoveryTLI = atoi(k, v)
 		case "Database system identifier":
 			c.SystemID = v
+		case "Bytes per WAL segment":
+			c.WALSegmentSize = atoi(k, v)
+		case "WAL block size":
+			c.WALBlockSize = atoi(k, v)
 		}
 	}
 	if len(errs) > 0 {
