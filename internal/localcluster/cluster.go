@@ -7,7 +7,8 @@
 // RestartRequired); what to do after a node is lost comes from
 // internal/topology (Plan). Observe reads, Reconcile executes a plan one
 // action at a time, ApplySettings rolls parameter changes, EnforceDurability
-// keeps data_durability "preferred" writable.
+// keeps data_durability "preferred" writable at apply, and the durability
+// watcher (a detached shell script, see watcher.go) between applies.
 //
 // Files of a cluster whose members' data directories are ROOT/NAME:
 //
@@ -15,6 +16,8 @@
 //	ROOT/NAME/                 a member's data directory
 //	ROOT/NAME.log              its server log
 //	ROOT/NAME.pgbackrest/      with an archive: pgbackrest.conf, log/, lock/, spool/
+//	ROOT/pgnvme-durability.*   data_durability "preferred": the durability
+//	                           watcher's script, PID file and log (watcher.go)
 //
 // Local platform only: every member listens on 127.0.0.1 and trusts
 // loopback connections (see internal/localnode). Failover is explicit: the

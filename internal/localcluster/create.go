@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 
@@ -19,8 +20,8 @@ import (
 // the spec is one bootstrap renders (names, synchronous, parameters,
 // archive), every member's port is free on 127.0.0.1, its data directory
 // and pgBackRest directory are absent or empty and reachable by the server's
-// user, no manifest is in the way, and the binaries (and pgbackrest with an
-// archive) are installed. The error lists every problem with what to do.
+// user, no manifest is in the way, and the binaries (pgbackrest with an
+// archive, setsid for the durability watcher) are installed. The error lists every problem with what to do.
 func (m *Manager) Preflight(ctx context.Context, s Spec) error {
 	var errs []error
 	if err := s.check(); err != nil {
@@ -32,6 +33,11 @@ func (m *Manager) Preflight(ctx context.Context, s Spec) error {
 	}
 	if s.Archive != nil && len(s.Archive.WALGEnv) > 0 {
 		errs = append(errs, errors.New("the local platform archives with pgBackRest: give pgbackrest_options instead of walg_env"))
+	}
+	if WatcherWanted(s) {
+		if _, err := exec.LookPath("setsid"); err != nil {
+			errs = append(errs, errors.New("data durability \"preferred\" runs a durability watcher with setsid, which is not installed: install util-linux"))
+		}
 	}
 	if s.hasPgBackRest() && m.pgbackrest == "" {
 		errs = append(errs, errors.New("pgBackRest is not installed and the archive needs it: install the pgbackrest package (apt-get install pgbackrest)"))
@@ -130,7 +136,9 @@ func emptyOrAbsent(dir string) error {
 // (Members[0]) initialised and started; with a pgBackRest archive the stanza
 // and (BackupOnCreate) a full backup; every standby copied from the archive
 // when it holds a backup, else with pg_basebackup, and started; then the
-// synchronous setting applied and every standby streaming. It returns the
+// synchronous setting applied and every standby streaming; last, with data
+// durability "preferred", the durability watcher started (see watcher.go).
+// It returns the
 // names of the members whose data directories it created, in priority
 // order, also on error (the caller keeps them in state, or destroys them);
 // a member counts once its data directory has anything in it. When it fails
@@ -214,6 +222,9 @@ func (m *Manager) Create(ctx context.Context, s Spec) (created []string, err err
 		return created, err
 	}
 	if err := m.settle(ctx, s, major, primary); err != nil {
+		return created, err
+	}
+	if err := m.syncWatcher(ctx, s); err != nil {
 		return created, err
 	}
 	tflog.Info(ctx, "cluster created", map[string]any{"cluster": s.Name, "nodes": created})

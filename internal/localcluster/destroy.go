@@ -12,13 +12,17 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
-// Destroy stops every member at once (immediate shutdown, SIGKILL when that
+// Destroy stops the durability watcher and removes its files, then stops
+// every member at once (immediate shutdown, SIGKILL when that
 // fails) and removes its data directory, log, socket directory and
 // pgBackRest directory, then the manifest, and the data directory root when
 // that is left empty. What is already gone is success. The archive's
 // repository is not touched: it is the user's.
 func (m *Manager) Destroy(ctx context.Context, s Spec) error {
 	var errs []error
+	if err := m.stopWatcher(ctx, s, true); err != nil {
+		errs = append(errs, err)
+	}
 	for _, mb := range s.Members {
 		tflog.Info(ctx, "destroying node", map[string]any{"node": mb.Name, "data_dir": mb.DataDir})
 		if err := m.engine.Destroy(ctx, Node(mb, localnode.RoleStandby)); err != nil {

@@ -11,3 +11,6 @@ func SetAfterRestart(m *Manager, f func(ctx context.Context, name string)) { m.a
 
 // SetStreamTimeout bounds the manager's waits for streaming.
 func SetStreamTimeout(m *Manager, d time.Duration) { m.streamTimeout = d }
+
+// WatcherScript is the durability watcher's shell script.
+var WatcherScript = watcherScript

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -606,9 +607,12 @@ func chownToPostgres(t *testing.T, path string) {
 
 func TestEnforceDurability(t *testing.T) {
 	t.Parallel()
-	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityPreferred))
+	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityPreferred))
 	create(t, m, s)
 	ctx := ctxT(t)
+	if ok, err := m.WatcherRunning(s); err != nil || !ok || len(watcherPIDs(t, root)) != 1 {
+		t.Fatalf("preferred: WatcherRunning %v, %v, watcher processes %v; want one", ok, err, watcherPIDs(t, root))
+	}
 	primary := s.Members[0]
 	conn := connect(t, ctx, primary)
 	if _, err := conn.Exec(ctx, "CREATE TABLE w (n int)"); err != nil {
@@ -643,6 +647,12 @@ func TestEnforceDurability(t *testing.T) {
 	if err != nil || value != "ANY 1 (n2, n3)" || !degraded {
 		t.Fatalf("required: %q, degraded %v, %v; want ANY 1 (n2, n3), degraded", value, degraded, err)
 	}
+	if ok, err := m.WatcherRunning(s); err != nil || ok || len(watcherPIDs(t, root)) != 0 {
+		t.Fatalf("required: WatcherRunning %v, %v, watcher processes %v; want none", ok, err, watcherPIDs(t, root))
+	}
+	if _, err := os.Stat(filepath.Join(root, "pgnvme-durability.pid")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("required: the watcher's PID file is still there (%v)", err)
+	}
 	wctx, wcancel := context.WithCancel(ctx)
 	result := make(chan error, 1)
 	go func() {
@@ -667,6 +677,121 @@ func TestEnforceDurability(t *testing.T) {
 	}
 }
 
+// watcherPIDs lists the processes that run the durability watcher script of
+// the cluster under root, without the script's own subshells.
+func watcherPIDs(t *testing.T, root string) []int {
+	t.Helper()
+	script := filepath.Join(root, "pgnvme-durability.sh")
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && slices.Contains(strings.Split(string(b), "\x00"), script) {
+			pids = append(pids, pid)
+		}
+	}
+	return slices.DeleteFunc(pids, func(pid int) bool {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return true // gone
+		}
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		ppid, _ := strconv.Atoi(fields[1])
+		return slices.Contains(pids, ppid) // a subshell of the script
+	})
+}
+
+// showSync is the primary's synchronous_standby_names as a new session sees it.
+func showSync(t *testing.T, m *localcluster.Manager, mb localcluster.Member) string {
+	t.Helper()
+	v, err := m.Engine().Psql(ctxT(t), localcluster.Node(mb, localnode.RolePrimary), "", "SHOW synchronous_standby_names")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestDurabilityWatcher: with data durability "preferred" the watcher keeps
+// the primary writable between applies when both standbys stop, and puts the
+// quorum back when they return; Destroy leaves no watcher.
+func TestDurabilityWatcher(t *testing.T) {
+	t.Parallel()
+	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityPreferred))
+	create(t, m, s)
+	ctx := ctxT(t)
+	primary := s.Members[0]
+	logTail := func() string {
+		b, _ := os.ReadFile(filepath.Join(root, "pgnvme-durability.log"))
+		return string(b)
+	}
+	if ok, err := m.WatcherRunning(s); err != nil || !ok {
+		t.Fatalf("WatcherRunning after Create: %v, %v; want true", ok, err)
+	}
+	conn := connect(t, ctx, primary)
+	if _, err := conn.Exec(ctx, "CREATE TABLE w (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, mb := range s.Members[1:] {
+		if err := m.Engine().Stop(ctx, localcluster.Node(mb, localnode.RoleStandby), "fast"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopped := time.Now()
+	cctx, cancel := context.WithDeadline(ctx, stopped.Add(5*time.Second))
+	_, err := conn.Exec(cctx, "INSERT INTO w VALUES (1)")
+	cancel()
+	if err != nil {
+		t.Fatalf("both standbys stopped: the commit did not succeed within 5 s: %v\nwatcher log:\n%s", err, logTail())
+	}
+	if v := showSync(t, m, primary); v != "" {
+		t.Fatalf("both standbys stopped: synchronous_standby_names = %q, want \"\"", v)
+	}
+	t.Logf("committed %s after both standbys stopped", time.Since(stopped).Round(time.Millisecond))
+
+	for _, mb := range s.Members[1:] {
+		if err := m.Engine().Start(ctx, localcluster.Node(mb, localnode.RoleStandby)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := time.Now()
+	for {
+		st := observe(t, m, s)
+		v := showSync(t, m, primary)
+		if v == "ANY 1 (n2, n3)" && st["n2"].SyncState == "quorum" && st["n3"].SyncState == "quorum" {
+			break
+		}
+		if time.Since(started) > 10*time.Second {
+			t.Fatalf("10 s after the standbys started: synchronous_standby_names = %q, n2 %q, n3 %q; want ANY 1 (n2, n3), both quorum\nwatcher log:\n%s",
+				v, st["n2"].SyncState, st["n3"].SyncState, logTail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("quorum back %s after the standbys started", time.Since(started).Round(time.Millisecond))
+	if ok, err := m.WatcherRunning(s); err != nil || !ok {
+		t.Fatalf("WatcherRunning: %v, %v; want true", ok, err)
+	}
+	t.Logf("watcher log:\n%s", logTail())
+
+	if err := m.Destroy(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if pids := watcherPIDs(t, root); len(pids) != 0 {
+		t.Fatalf("after Destroy the watcher still runs: PIDs %v", pids)
+	}
+	for _, f := range []string{"pgnvme-durability.sh", "pgnvme-durability.pid", "pgnvme-durability.log"} {
+		if _, err := os.Stat(filepath.Join(root, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after Destroy %s is still there (%v)", f, err)
+		}
+	}
+}
+
 func TestPreflightPortInUse(t *testing.T) {
 	t.Parallel()
 	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityRequired))
@@ -687,5 +812,54 @@ func TestPreflightPortInUse(t *testing.T) {
 	entries, _ := os.ReadDir(root)
 	if len(entries) != 0 {
 		t.Errorf("%s holds %d entries after a failed preflight, want none", root, len(entries))
+	}
+}
+
+// TestWatcherScriptBounded: the watcher exits by itself when no member
+// answers for GIVEUP seconds, and when its PID file stops naming it.
+func TestWatcherScriptBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "pgnvme-durability.sh")
+	if err := os.WriteFile(script, localcluster.WatcherScript, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePorts(t, 1)[0] // nothing listens there
+	start := func(name, giveup string) (*exec.Cmd, string, *strings.Builder) {
+		pidfile := filepath.Join(dir, name+".pid")
+		var out strings.Builder
+		cmd := exec.Command("/bin/sh", script, pidfile, "/usr/lib/postgresql/15/bin/psql", "127.0.0.1", "postgres", giveup, "4",
+			"n1", strconv.Itoa(port), "SELECT 1", "''")
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pidfile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, pidfile, &out
+	}
+	wait := func(cmd *exec.Cmd, within time.Duration) error {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(within):
+			_ = cmd.Process.Kill()
+			return errors.Join(fmt.Errorf("still running after %s", within), <-done)
+		}
+	}
+	giveUp, _, giveUpOut := start("giveup", "2")
+	owned, pidfile, ownedOut := start("owned", "60")
+	time.Sleep(1500 * time.Millisecond)
+	if err := os.Remove(pidfile); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(owned, 3*time.Second); err != nil || !strings.Contains(ownedOut.String(), "no longer names me") {
+		t.Errorf("PID file removed: %v; output:\n%s", err, ownedOut)
+	}
+	if err := wait(giveUp, 5*time.Second); err != nil || !strings.Contains(giveUpOut.String(), "no member answered for 2s") {
+		t.Errorf("no member answering: %v; output:\n%s", err, giveUpOut)
 	}
 }

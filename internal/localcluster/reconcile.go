@@ -33,7 +33,14 @@ import (
 // new) primary, the effective value on the primary per data durability,
 // Reconcile waits until every other member streams, and the manifest is
 // rewritten with s. Each action is logged with tflog.Info before it runs.
-func (m *Manager) Reconcile(ctx context.Context, s Spec, actions []topology.Action) error {
+// The durability watcher is stopped while it runs and started again (data
+// durability "preferred") when it returns, also after an error.
+func (m *Manager) Reconcile(ctx context.Context, s Spec, actions []topology.Action) (err error) {
+	resume, err := m.pauseWatcher(ctx, s, &err)
+	if err != nil {
+		return err
+	}
+	defer resume()
 	major, err := m.PostgresMajor(ctx)
 	if err != nil {
 		return err
@@ -198,7 +205,9 @@ func (m *Manager) runningPrimary(ctx context.Context, s Spec) (Member, error) {
 // settle sets synchronous_standby_names on every member with a data
 // directory for primary (on the primary the effective value for the standbys
 // that stream, per data durability), reloads the running ones, and waits
-// until every other member streams and the primary applies the value.
+// until every other member streams and the primary applies the value. It
+// removes the durability watcher's ALTER SYSTEM value from every running
+// member (the watcher must be stopped).
 func (m *Manager) settle(ctx context.Context, s Spec, major int, primary Member) error {
 	var standbys []string
 	for _, mb := range s.Members {
@@ -224,6 +233,17 @@ func (m *Manager) settle(ctx context.Context, s Spec, major int, primary Member)
 		}
 		if err := m.setSynchronousNames(ctx, mb, want); err != nil {
 			return err
+		}
+	}
+	for _, mb := range s.Members {
+		// The durability watcher's ALTER SYSTEM value would override pgnvme.conf: remove
+		// it once pgnvme.conf has the value.
+		if _, running, err := m.engine.Running(Node(mb, localnode.RoleStandby)); err != nil {
+			return err
+		} else if running {
+			if err := m.clearOverride(ctx, mb); err != nil {
+				return err
+			}
 		}
 	}
 	return m.waitStreaming(ctx, primary, standbys, &value)

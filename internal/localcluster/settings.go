@@ -30,8 +30,15 @@ var bootstrapEffective = bootstrap.EffectiveSynchronousStandbyNames
 // which every standby streams again. Changing only the synchronous settings
 // never restarts anything. Stopped members get the new settings on disk and
 // no restart. The manifest is rewritten with s. It returns the names
-// restarted, in order.
+// restarted, in order. The durability watcher is stopped while it runs (its
+// ALTER SYSTEM value removed from the primary) and started again when it
+// returns, also after an error.
 func (m *Manager) ApplySettings(ctx context.Context, s Spec) (restarted []string, err error) {
+	resume, err := m.pauseWatcher(ctx, s, &err)
+	if err != nil {
+		return nil, err
+	}
+	defer resume()
 	major, err := m.PostgresMajor(ctx)
 	if err != nil {
 		return nil, err
@@ -104,6 +111,9 @@ func (m *Manager) ApplySettings(ctx context.Context, s Spec) (restarted []string
 		writes = append(writes, write{n, r.Parameters})
 	}
 	if len(changed) == 0 {
+		if err := m.clearOverride(ctx, primary); err != nil {
+			return nil, err
+		}
 		return nil, writeManifest(s)
 	}
 	// pg_settings holds names in lower case; RestartRequired compares them so.
@@ -128,6 +138,10 @@ func (m *Manager) ApplySettings(ctx context.Context, s Spec) (restarted []string
 				return nil, err
 			}
 		}
+	}
+	// After pgnvme.conf has the new value: no reload in between runs with the old one.
+	if err := m.clearOverride(ctx, primary); err != nil {
+		return nil, err
 	}
 	if err := writeManifest(s); err != nil {
 		return nil, err
@@ -175,8 +189,16 @@ func (m *Manager) ApplySettings(ctx context.Context, s Spec) (restarted []string
 // streaming now ("preferred": the number lowered to them, "" when none;
 // "required": the configured value) and returns the value in force and
 // whether replication is degraded: fewer named standbys streaming than
-// Synchronous.Number.
+// Synchronous.Number. Between applies the durability watcher does the same
+// ("preferred" only): EnforceDurability stops it, removes its ALTER SYSTEM
+// value, writes pgnvme.conf, and starts it again when it returns (with
+// "required" it stays stopped).
 func (m *Manager) EnforceDurability(ctx context.Context, s Spec) (value string, degraded bool, err error) {
+	resume, err := m.pauseWatcher(ctx, s, &err)
+	if err != nil {
+		return "", false, err
+	}
+	defer resume()
 	major, err := m.PostgresMajor(ctx)
 	if err != nil {
 		return "", false, err
@@ -209,6 +231,10 @@ func (m *Manager) EnforceDurability(ctx context.Context, s Spec) (value string, 
 	}
 	degraded = len(streaming) < s.Synchronous.Number
 	if err := m.setSynchronousNames(ctx, *primary, value); err != nil {
+		return "", degraded, err
+	}
+	// After pgnvme.conf has the value: no reload in between runs with an older one.
+	if err := m.clearOverride(ctx, *primary); err != nil {
 		return "", degraded, err
 	}
 	conn, err := m.connect(ctx, *primary)

@@ -54,6 +54,7 @@ type clusterModel struct {
 	ConnectionURI           types.String `tfsdk:"connection_uri"`
 	SynchronousStandbyNames types.String `tfsdk:"synchronous_standby_names"`
 	SynchronousDegraded     types.Bool   `tfsdk:"synchronous_degraded"`
+	WatcherRunning          types.Bool   `tfsdk:"durability_watcher_running"`
 }
 
 type clusterNodeInput struct {
@@ -379,6 +380,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.ConnectionURI = types.StringValue(fmt.Sprintf("postgresql://postgres@%s:%d/postgres", localHost, primaryPort))
 	}
 	plan.ID = types.StringValue(root)
+	plan.WatcherRunning = types.BoolValue(localcluster.WatcherWanted(s))
 	// The synchronous value and whether it is degraded are known after the apply (they depend on health).
 	plan.SynchronousStandbyNames = types.StringUnknown()
 	plan.SynchronousDegraded = types.BoolUnknown()
@@ -465,6 +467,11 @@ func (r *clusterResource) observeInto(ctx context.Context, mgr *localcluster.Man
 		return
 	}
 	setObserved(ctx, m, root, st, value, degraded, diags)
+	running, err := mgr.WatcherRunning(s)
+	if err != nil {
+		diags.AddWarning("Durability Watcher Not Checked", err.Error())
+	}
+	m.WatcherRunning = types.BoolValue(running)
 }
 
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -514,6 +521,11 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	value, degraded := mgr.SynchronousNow(ctx, s, st, state.SynchronousStandbyNames.ValueString())
 	setObserved(ctx, &state, root, st, value, degraded, &resp.Diagnostics)
+	running, err := mgr.WatcherRunning(s)
+	if err != nil {
+		resp.Diagnostics.AddWarning("Durability Watcher Not Checked", err.Error())
+	}
+	state.WatcherRunning = types.BoolValue(running)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -191,6 +191,13 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 					"from 127.0.0.1 (documented as local-only).",
 			},
 			"synchronous_standby_names": schema.StringAttribute{Computed: true, MarkdownDescription: "The value in force on the primary."},
+			"durability_watcher_running": schema.BoolAttribute{
+				Computed: true,
+				MarkdownDescription: "With `data_durability = \"preferred\"` on the local platform, a small watcher process " +
+					"lowers the synchronous number within about a second when standbys stop streaming, and restores it when " +
+					"they return, between applies (on EC2, Patroni does this). True while it runs; a watcher that died " +
+					"shows as a change here and the next apply restarts it. Always false with `required`.",
+			},
 			"synchronous_degraded": schema.BoolAttribute{
 				Computed:            true,
 				MarkdownDescription: "True when fewer named standbys stream than `synchronous.number`: with `preferred` the number was lowered; with `required` commits wait.",

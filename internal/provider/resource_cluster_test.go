@@ -560,3 +560,124 @@ resource "pgnvme_cluster" "demo" {
 		},
 	})
 }
+
+// priorStateCheck asserts on the refreshed state a plan starts from.
+type priorStateCheck struct {
+	addr string
+	f    func(attrs map[string]any) error
+}
+
+func (c priorStateCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if req.Plan.PriorState == nil || req.Plan.PriorState.Values == nil {
+		resp.Error = fmt.Errorf("the plan has no prior state")
+		return
+	}
+	for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
+		if r.Address == c.addr {
+			resp.Error = c.f(r.AttributeValues)
+			return
+		}
+	}
+	resp.Error = fmt.Errorf("%s not in the prior state", c.addr)
+}
+
+// stopStandbys stops node-2 and node-3 cleanly (their data stays).
+func stopStandbys(t *testing.T, dir string, base int) {
+	t.Helper()
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 2; i <= 3; i++ {
+		n := localnode.Node{Name: fmt.Sprintf("node-%d", i), Role: localnode.RoleStandby, Host: "127.0.0.1", Port: base + i - 1,
+			DataDir: filepath.Join(dir, fmt.Sprintf("node-%d", i))}
+		if err := e.Stop(context.Background(), n, "fast"); err != nil {
+			t.Fatalf("stopping %s: %v", n.Name, err)
+		}
+	}
+}
+
+// commitWithin runs one commit and reports whether it returned within d (a commit still waiting is
+// cancelled, so the test never blocks on it).
+func commitWithin(t *testing.T, port int, d time.Duration) bool {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := tryPsqlAt(port, "INSERT INTO durability DEFAULT VALUES")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err == nil
+	case <-time.After(d):
+		psqlAt(t, port, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+		<-done
+		return false
+	}
+}
+
+// With both standbys down, preferred keeps commits flowing and the refresh reports the degradation;
+// required makes commits wait for a standby.
+func TestAccCluster_durability(t *testing.T) {
+	for _, tc := range []struct {
+		durability string
+		flows      bool
+	}{{"preferred", true}, {"required", false}} {
+		t.Run(tc.durability, func(t *testing.T) {
+			dir := clusterDir(t)
+			base := freePortBase(t, 3)
+			config := strings.Replace(clusterConfig(dir, base, ""), `data_durability = "required"`, `data_durability = "`+tc.durability+`"`, 1)
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+				CheckDestroy:             noProcessesOrData(dir, base, 3),
+				Steps: []resource.TestStep{
+					{
+						Config: config,
+						Check: func(*terraform.State) error {
+							psqlAt(t, base, "CREATE TABLE IF NOT EXISTS durability (n serial PRIMARY KEY)")
+							stopStandbys(t, dir, base)
+							if got := commitWithin(t, base, 8*time.Second); got != tc.flows {
+								return fmt.Errorf("%s with both standbys down: commit returned = %v, want %v", tc.durability, got, tc.flows)
+							}
+							if tc.flows {
+								// The watcher dies: the refresh shows it, the next apply restarts it.
+								pid, err := os.ReadFile(filepath.Join(dir, "pgnvme-durability.pid"))
+								if err != nil {
+									return fmt.Errorf("no watcher pid file: %w", err)
+								}
+								n, err := strconv.Atoi(strings.TrimSpace(string(pid)))
+								if err != nil {
+									return err
+								}
+								if p, err := os.FindProcess(n); err == nil {
+									_ = p.Kill()
+								}
+							}
+							return nil
+						},
+						ExpectNonEmptyPlan: true,
+					},
+					{
+						Config: config,
+						ConfigPlanChecks: resource.ConfigPlanChecks{
+							PreApply: []plancheck.PlanCheck{priorStateCheck{addr: clusterAddr, f: func(attrs map[string]any) error {
+								if attrs["synchronous_degraded"] != true {
+									return fmt.Errorf("the refresh with both standbys down says synchronous_degraded = %v", attrs["synchronous_degraded"])
+								}
+								if attrs["durability_watcher_running"] != false {
+									return fmt.Errorf("the refresh says the watcher runs (%v): preferred's was killed, required has none", attrs["durability_watcher_running"])
+								}
+								return nil
+							}}},
+						},
+						ConfigStateChecks: []statecheck.StateCheck{
+							statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_degraded"), knownvalue.Bool(false)),
+							statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2", "node-3")`)),
+							statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("durability_watcher_running"), knownvalue.Bool(tc.flows)),
+						},
+					},
+				},
+			})
+		})
+	}
+}
