@@ -73,7 +73,7 @@ func ApplyArchive(ctx context.Context, c ArchiveClients, s archive.Spec, tags ma
 			return "", err
 		}
 		roleARN, err = EnsureRole(ctx, iamAPI, archive.ReplicationRoleName(s.Bucket),
-			s.ReplicationTrustPolicyJSON(), "replication", s.ReplicationRolePolicyJSON(), publicTags(tags))
+			s.ReplicationTrustPolicyJSON(), "replication", s.ReplicationRolePolicyJSON(), PublicTags(tags))
 		if err != nil {
 			return "", fmt.Errorf("replication role: %w", err)
 		}
@@ -92,7 +92,8 @@ func ApplyArchive(ctx context.Context, c ArchiveClients, s archive.Spec, tags ma
 // InternalTagPrefix marks tags the provider keeps for itself; they never reach the role's tags.
 const InternalTagPrefix = "pgnvme:"
 
-func publicTags(tags map[string]string) map[string]string {
+// PublicTags drops the provider's internal tags (InternalTagPrefix).
+func PublicTags(tags map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range tags {
 		if !strings.HasPrefix(k, InternalTagPrefix) {

@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
@@ -104,6 +105,9 @@ type Status struct {
 // clusters: everything comes from the Spec and the files on disk.
 type Manager struct {
 	engine *localnode.Engine
+	// major caches PostgresMajor once it succeeded.
+	majorMu sync.Mutex
+	major   int
 	// pgbackrest is the pgbackrest executable, "" when it is not installed.
 	pgbackrest string
 	// streamTimeout bounds every wait for standbys to stream.
@@ -136,7 +140,16 @@ func (m *Manager) Engine() *localnode.Engine { return m.engine }
 
 // PostgresMajor is the major version of the installed server (15).
 func (m *Manager) PostgresMajor(ctx context.Context) (int, error) {
+	// The binaries do not change during a Manager's life: run `postgres --version` once, not at every step.
+	m.majorMu.Lock()
+	defer m.majorMu.Unlock()
+	if m.major > 0 {
+		return m.major, nil
+	}
 	major, _, err := m.engine.Version(ctx)
+	if err == nil {
+		m.major = major
+	}
 	return major, err
 }
 

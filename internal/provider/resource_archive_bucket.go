@@ -410,7 +410,7 @@ func (r *archiveBucketResource) Read(ctx context.Context, req resource.ReadReque
 	if v, ok := tags[tagCompression]; ok && v != "" {
 		state.Compression = types.StringValue(v)
 	}
-	r.readTags(ctx, &state, withoutInternalTags(tags), &resp.Diagnostics)
+	r.readTags(ctx, &state, awsclient.PublicTags(tags), &resp.Diagnostics)
 
 	s, ok := r.spec(ctx, state, &resp.Diagnostics)
 	if !ok {
@@ -540,17 +540,6 @@ func (r *archiveBucketResource) Delete(ctx context.Context, req resource.DeleteR
 	if err := awsclient.DeleteArchive(ctx, r.clients.AWS, s, state.ForceDestroy.ValueBool()); err != nil {
 		deleteDiag(err, &resp.Diagnostics)
 	}
-}
-
-// withoutInternalTags drops the provider's own tags.
-func withoutInternalTags(tags map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range tags {
-		if !strings.HasPrefix(k, awsclient.InternalTagPrefix) {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 func (r *archiveBucketResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

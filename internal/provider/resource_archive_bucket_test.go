@@ -47,10 +47,7 @@ func checkBucketDestroyed(endpoint string) resource.TestCheckFunc {
 			if rs.Type != "pgnvme_archive_bucket" {
 				continue
 			}
-			api := s3.NewFromConfig(aws.Config{
-				Region:      rs.Primary.Attributes["region"],
-				Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-			}, func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint); o.UsePathStyle = true })
+			api := mustS3Plain(endpoint, rs.Primary.Attributes["region"])
 			_, err := awsclient.FindBucket(context.Background(), api, rs.Primary.ID)
 			if err == nil {
 				return fmt.Errorf("bucket %s still exists after destroy", rs.Primary.ID)
@@ -356,7 +353,7 @@ func TestAccArchiveBucket_replica(t *testing.T) {
 
 // replicationRulePresent reads the replication configuration with the SDK.
 func replicationRulePresent(endpoint string) statecheck.StateCheck {
-	return stateCheckFuncWithState(func(ctx context.Context, attrs map[string]any) error {
+	return newStateCheckWithAddr(archiveAddr, func(ctx context.Context, attrs map[string]any) error {
 		bucket := fmt.Sprint(attrs["bucket"])
 		out, err := mustS3Plain(endpoint, "us-east-1").GetBucketReplication(ctx, &s3.GetBucketReplicationInput{Bucket: &bucket})
 		if err != nil {
@@ -395,22 +392,6 @@ func replicationRulePresent(endpoint string) statecheck.StateCheck {
 		}
 		return nil
 	})
-}
-
-type stateCheckFuncWithState func(ctx context.Context, attrs map[string]any) error
-
-func (f stateCheckFuncWithState) CheckState(ctx context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	if req.State == nil || req.State.Values == nil || req.State.Values.RootModule == nil {
-		resp.Error = errors.New("no state")
-		return
-	}
-	for _, r := range req.State.Values.RootModule.Resources {
-		if r.Address == archiveAddr {
-			resp.Error = f(ctx, r.AttributeValues)
-			return
-		}
-	}
-	resp.Error = fmt.Errorf("%s not in state", archiveAddr)
 }
 
 // A non-empty archive is never deleted without force_destroy; with it, every version and delete marker
@@ -632,7 +613,7 @@ resource "pgnvme_archive_bucket" "wal" {
 					"repo1-s3-uri-style": knownvalue.StringExact("path"),
 					"repo1-path":         knownvalue.StringExact("/cluster-a/pgbackrest"),
 				})),
-				stateCheckFuncWithState(func(ctx context.Context, attrs map[string]any) error {
+				newStateCheckWithAddr(archiveAddr, func(ctx context.Context, attrs map[string]any) error {
 					opts := map[string]string{}
 					raw, ok := attrs["pgbackrest_options"].(map[string]any)
 					if !ok {

@@ -181,12 +181,6 @@ func clusterSpec(ctx context.Context, m clusterModel, existing []clusterNodeOutp
 	return s, !diags.HasError()
 }
 
-func clusterRoot(ctx context.Context, m clusterModel, diags *diag.Diagnostics) string {
-	var local localInput
-	diags.Append(m.Local.As(ctx, &local, basetypes.ObjectAsOptions{})...)
-	return filepath.Clean(local.DataDir.ValueString())
-}
-
 func (r *clusterResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m clusterModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -312,7 +306,11 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 				plan.PostgresMajor.ValueInt64(), major, plan.PostgresMajor.ValueInt64(), major))
 		return
 	}
-	root := clusterRoot(ctx, plan, &resp.Diagnostics)
+	root, err := localcluster.DataDirRoot(s)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("local"), "Invalid Cluster", err.Error())
+		return
+	}
 	if req.State.Raw.IsNull() {
 		// A new cluster: check now that it can be created here (ports free, data_dir writable), so a bad
 		// configuration fails at plan time and nothing is half-created.
@@ -443,7 +441,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	tflog.Info(ctx, "creating local cluster", map[string]any{"name": s.Name, "nodes": len(s.Members)})
 	created, err := mgr.Create(ctx, s)
-	root := clusterRoot(ctx, plan, &resp.Diagnostics)
+	root, _ := localcluster.DataDirRoot(s) // checked at plan time
 	if err != nil {
 		resp.Diagnostics.AddError("Cluster Creation Failed", fmt.Sprintf("Created %s before this error; they are "+
 			"recorded in state and the next apply repairs or replaces them.\n\n%s", strings.Join(created, ", "), err))
@@ -544,7 +542,7 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 	if mgr == nil {
 		return
 	}
-	root := clusterRoot(ctx, plan, &resp.Diagnostics)
+	root, _ := localcluster.DataDirRoot(s) // checked at plan time
 	st, err := mgr.Observe(ctx, s)
 	if err != nil {
 		resp.Diagnostics.AddError("Reading The Cluster Failed", err.Error())
