@@ -91,25 +91,44 @@ var pgBackRestNodeOptions = map[string]string{
 // validCommits are the values Synchronous.Commit may take.
 var validCommits = []string{CommitOn, CommitRemoteApply, CommitRemoteWrite, CommitLocal, CommitOff}
 
+// Problem is one thing wrong with a Cluster: Path names the setting at fault with the resource's
+// attribute names (such as ["synchronous", "number"]), Err says what to change.
+type Problem struct {
+	Path []string
+	Err  error
+}
+
 // Validate reports every problem with c, each as a sentence saying what to
 // change, joined with errors.Join; nil when Render accepts c.
 func (c Cluster) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-
-	if !clusterNamePattern.MatchString(c.Name) {
-		bad("The cluster name %q is not valid; use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit.", c.Name)
-	}
-	if c.PostgresMajor < capacity.MinPostgresMajor || c.PostgresMajor > capacity.MaxPostgresMajor {
-		bad("PostgreSQL major version %d is not supported; use %d to %d.", c.PostgresMajor, capacity.MinPostgresMajor, capacity.MaxPostgresMajor)
-	}
-	errs = append(errs, c.validateNodes()...)
-	errs = append(errs, c.validateSynchronous()...)
-	errs = append(errs, c.validateParameters()...)
-	if c.Archive != nil {
-		errs = append(errs, c.Archive.validate()...)
+	for _, p := range c.Problems() {
+		errs = append(errs, p.Err)
 	}
 	return errors.Join(errs...)
+}
+
+// Problems is what Validate reports, each problem with the setting it is about.
+func (c Cluster) Problems() []Problem {
+	var out []Problem
+	add := func(errs []error, at ...string) {
+		for _, err := range errs {
+			out = append(out, Problem{Path: at, Err: err})
+		}
+	}
+	if !clusterNamePattern.MatchString(c.Name) {
+		add([]error{fmt.Errorf("The cluster name %q is not valid; use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit.", c.Name)}, "name")
+	}
+	if c.PostgresMajor < capacity.MinPostgresMajor || c.PostgresMajor > capacity.MaxPostgresMajor {
+		add([]error{fmt.Errorf("PostgreSQL major version %d is not supported; use %d to %d.", c.PostgresMajor, capacity.MinPostgresMajor, capacity.MaxPostgresMajor)}, "postgres_major")
+	}
+	add(c.validateNodes(), "node")
+	out = append(out, c.validateSynchronous()...)
+	add(c.validateParameters(), "parameters")
+	if c.Archive != nil {
+		out = append(out, c.Archive.validate()...)
+	}
+	return out
 }
 
 func (c Cluster) validateNodes() []error {
@@ -157,27 +176,29 @@ func checkNodeName(n string, bad func(format string, args ...any)) bool {
 	return false
 }
 
-func (c Cluster) validateSynchronous() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+func (c Cluster) validateSynchronous() []Problem {
+	var errs []Problem
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, Problem{Path: []string{"synchronous", field}, Err: fmt.Errorf(format, args...)})
+	}
 	s := c.Synchronous
 	if s.Method != quorum.MethodAny && s.Method != quorum.MethodFirst {
-		bad("The synchronous method %q is not supported; use %q (a commit waits for any n standbys) or %q (for the first n in node order).",
+		bad("method", "The synchronous method %q is not supported; use %q (a commit waits for any n standbys) or %q (for the first n in node order).",
 			s.Method, quorum.MethodAny, quorum.MethodFirst)
 	}
 	if s.DataDurability != DurabilityRequired && s.DataDurability != DurabilityPreferred {
-		bad("The data durability %q is not supported; use %q (commits wait for the standbys) or %q (commits continue with fewer standbys).",
+		bad("data_durability", "The data durability %q is not supported; use %q (commits wait for the standbys) or %q (commits continue with fewer standbys).",
 			s.DataDurability, DurabilityRequired, DurabilityPreferred)
 	}
 	if !slices.Contains(validCommits, s.Commit) {
-		bad("synchronous_commit %q is not supported; use one of %s.", s.Commit, strings.Join(validCommits, ", "))
+		bad("commit", "synchronous_commit %q is not supported; use one of %s.", s.Commit, strings.Join(validCommits, ", "))
 	}
 	standbys := max(len(c.Nodes)-1, 0)
 	switch {
 	case s.Number < 0:
-		bad("The number of synchronous standbys is %d; use 0 (asynchronous replication) or more.", s.Number)
+		bad("number", "The number of synchronous standbys is %d; use 0 (asynchronous replication) or more.", s.Number)
 	case s.Number > standbys && s.DataDurability == DurabilityRequired:
-		bad("The number of synchronous standbys (%d) is more than the cluster's %d standbys, so with data durability %q no commit could complete; lower the number to at most %d, add nodes, or use data durability %q.",
+		bad("number", "The number of synchronous standbys (%d) is more than the cluster's %d standbys, so with data durability %q no commit could complete; lower the number to at most %d, add nodes, or use data durability %q.",
 			s.Number, standbys, DurabilityRequired, standbys, DurabilityPreferred)
 	}
 	return errs
@@ -221,9 +242,12 @@ func (c Cluster) validateParameters() []error {
 	return errs
 }
 
-func (a *Archive) validate() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+func (a *Archive) validate() []Problem {
+	var errs []Problem
+	at := []string{"archive"}
+	bad := func(format string, args ...any) {
+		errs = append(errs, Problem{Path: at, Err: fmt.Errorf(format, args...)})
+	}
 	switch {
 	case len(a.PgBackRestOptions) == 0 && len(a.WALGEnv) == 0:
 		bad("The archive has neither pgBackRest options nor a WAL-G environment; give exactly one of them.")
@@ -232,6 +256,7 @@ func (a *Archive) validate() []error {
 		bad("The archive has both pgBackRest options and a WAL-G environment; give exactly one of them.")
 		return errs
 	}
+	at = []string{"archive", "pgbackrest_options"}
 	for _, k := range slices.Sorted(maps.Keys(a.PgBackRestOptions)) {
 		v := a.PgBackRestOptions[k]
 		switch {
@@ -250,6 +275,7 @@ func (a *Archive) validate() []error {
 	if len(a.PgBackRestOptions) > 0 && a.Stanza != "" && !stanzaPattern.MatchString(a.Stanza) {
 		bad("The pgBackRest stanza %q is not valid; use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit.", a.Stanza)
 	}
+	at = []string{"archive", "walg_env"}
 	if len(a.WALGEnv) > 0 {
 		hasPrefix := false
 		for _, k := range slices.Sorted(maps.Keys(a.WALGEnv)) {

@@ -39,6 +39,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Host is the loopback address every member listens on.
@@ -112,6 +113,8 @@ type Manager struct {
 	pgbackrest string
 	// streamTimeout bounds every wait for standbys to stream.
 	streamTimeout time.Duration
+	// clock paces every wait (wait.Real; tests may inject another).
+	clock wait.Clock
 	// afterRestart, when set (tests), runs after ApplySettings restarted a
 	// member and saw it back.
 	afterRestart func(ctx context.Context, name string)
@@ -126,7 +129,7 @@ func NewManager(runAsUser string) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout}
+	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout, clock: wait.Real}
 	if p, err := exec.LookPath("pgbackrest"); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
 			m.pgbackrest = abs

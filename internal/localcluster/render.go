@@ -1,13 +1,11 @@
 package localcluster
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -88,26 +86,4 @@ func (m *Manager) render(s Spec, major int, mb Member, role localnode.Role, prim
 		r.Parameters["synchronous_standby_names"] = *ssn
 	}
 	return r, nil
-}
-
-// Validate checks s without I/O, for plan time: the members (names, ports
-// and data directories, each its own; loopback-only node rules), the local
-// platform's archiver (pgBackRest, not WAL-G), and everything bootstrap
-// checks (cluster name, synchronous, parameters, archive options), for the
-// newest PostgreSQL major version (Preflight checks again for the installed
-// one). The error joins every problem, each a sentence saying what to change.
-func Validate(s Spec) error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	var errs []error
-	if s.Archive != nil && len(s.Archive.WALGEnv) > 0 {
-		errs = append(errs, errors.New("the local platform archives with pgBackRest: give pgbackrest_options instead of walg_env"))
-	}
-	major := capacity.DefaultPostgresMajor
-	primary := s.Members[0]
-	if _, err := bootstrap.Render(clusterOf(s, major, primary), bootNodeOf(primary, localnode.RolePrimary, primary, "postgres", "")); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }

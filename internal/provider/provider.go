@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 )
 
 var (
@@ -25,18 +27,30 @@ var (
 
 // New returns a constructor for the provider, as providerserver expects.
 func New(version string) func() provider.Provider {
+	return NewWithPlatforms(version, nil)
+}
+
+// NewWithPlatforms is New with pgnvme_cluster's platforms given (tests hand in fakes); nil means the real
+// ones. The platforms live for the provider process.
+func NewWithPlatforms(version string, platforms map[cluster.Platform]ClusterPlatform) func() provider.Provider {
 	return func() provider.Provider {
-		return &pgnvmeProvider{version: version}
+		if platforms == nil {
+			platforms = map[cluster.Platform]ClusterPlatform{cluster.PlatformLocal: localcluster.NewPlatform()}
+		}
+		return &pgnvmeProvider{version: version, platforms: platforms}
 	}
 }
 
 type pgnvmeProvider struct {
-	version string
+	version   string
+	platforms map[cluster.Platform]ClusterPlatform
 }
 
 // Clients is what Configure hands to every resource and data source.
 type Clients struct {
 	AWS *awsclient.Clients
+	// Platforms are pgnvme_cluster's platforms.
+	Platforms map[cluster.Platform]ClusterPlatform
 }
 
 type providerModel struct {
@@ -163,7 +177,7 @@ func (p *pgnvmeProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		return
 	}
 	tflog.Debug(ctx, "configured pgnvme provider", map[string]any{"region": cfg.Region, "profile": cfg.Profile})
-	clients := &Clients{AWS: awsclient.New(cfg)}
+	clients := &Clients{AWS: awsclient.New(cfg), Platforms: p.platforms}
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -123,24 +125,33 @@ func loseNode(t *testing.T, dataDir string, port int) {
 	}
 }
 
-func nodeCheck(name, role string, port int, dataDir string) knownvalue.Check {
+func nodeCheck(name, role string, port int) knownvalue.Check {
 	return knownvalue.ObjectExact(map[string]knownvalue.Check{
 		"name": knownvalue.StringExact(name), "zone": knownvalue.NotNull(), "role": knownvalue.StringExact(role),
 		"host": knownvalue.StringExact("127.0.0.1"), "port": knownvalue.Int64Exact(int64(port)),
-		"data_dir": knownvalue.StringExact(filepath.Join(dataDir, name)), "state": knownvalue.StringExact("running"),
+		"state": knownvalue.StringExact("running"),
 	})
 }
 
-// noProcessesOrData is the CheckDestroy: nothing listens on the ports and no data directory is left.
-func noProcessesOrData(dataDir string, base, n int) resource.TestCheckFunc {
+// localClusterGone is the CheckDestroy: the local platform itself finds nothing of the cluster (no data
+// directory, no manifest) and no process answers on its ports.
+func localClusterGone(dataDir string, base, n int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		for i := 0; i < n; i++ {
+		s := cluster.Spec{Name: "tf-acc", Local: &cluster.Local{DataDir: dataDir, PortBase: base}}
+		for i := range n {
+			s.Nodes = append(s.Nodes, cluster.Node{Name: fmt.Sprintf("node-%d", i+1)})
+		}
+		exists, err := localcluster.NewPlatform().Exists(s, nil)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("the local platform still finds the cluster under %s after destroy", dataDir)
+		}
+		for i := range n {
 			if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", base+i), time.Second); err == nil {
 				c.Close()
 				return fmt.Errorf("something still listens on port %d after destroy", base+i)
-			}
-			if _, err := os.Stat(filepath.Join(dataDir, fmt.Sprintf("node-%d", i+1))); err == nil {
-				return fmt.Errorf("data directory node-%d is still there after destroy", i+1)
 			}
 		}
 		return nil
@@ -153,15 +164,21 @@ func TestAccCluster_basic(t *testing.T) {
 	config := clusterConfig(dir, base, "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		CheckDestroy:             localClusterGone(dir, base, 3),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("nodes"), knownvalue.ListExact([]knownvalue.Check{
-						nodeCheck("node-1", "primary", base, dir), nodeCheck("node-2", "standby", base+1, dir), nodeCheck("node-3", "standby", base+2, dir),
+						nodeCheck("node-1", "primary", base), nodeCheck("node-2", "standby", base+1), nodeCheck("node-3", "standby", base+2),
 					})),
 					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("connection_uri"), knownvalue.StringExact(fmt.Sprintf("postgresql://postgres@127.0.0.1:%d/postgres", base))),
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("id"), knownvalue.StringExact("tf-acc")),
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("local").AtMapKey("data_dirs"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"node-1": knownvalue.StringExact(filepath.Join(dir, "node-1")), "node-2": knownvalue.StringExact(filepath.Join(dir, "node-2")),
+						"node-3": knownvalue.StringExact(filepath.Join(dir, "node-3")),
+					})),
+					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("local").AtMapKey("durability_watcher_running"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2", "node-3")`)),
 					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_degraded"), knownvalue.Bool(false)),
 				},
@@ -175,7 +192,7 @@ func TestAccCluster_basic(t *testing.T) {
 			{
 				ResourceName:      clusterAddr,
 				ImportState:       true,
-				ImportStateId:     dir,
+				ImportStateId:     "local:" + dir,
 				ImportStateVerify: true,
 			},
 		},
@@ -191,7 +208,7 @@ func TestAccCluster_standbyLoss(t *testing.T) {
 	var primaryStart string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		CheckDestroy:             localClusterGone(dir, base, 3),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -269,7 +286,7 @@ func TestAccCluster_primaryLoss(t *testing.T) {
 	var acked []int
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		CheckDestroy:             localClusterGone(dir, base, 3),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -337,7 +354,7 @@ func TestAccCluster_parameters(t *testing.T) {
 	var before []time.Time
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		CheckDestroy:             localClusterGone(dir, base, 3),
 		Steps: []resource.TestStep{
 			{
 				Config: clusterConfig(dir, base, `  parameters = { work_mem = "8MB", shared_buffers = "128MB" }`),
@@ -419,7 +436,7 @@ func TestAccCluster_standbyLossFromArchive(t *testing.T) {
 	var acked []int
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             noProcessesOrData(dir, base, 3),
+		CheckDestroy:             localClusterGone(dir, base, 3),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -482,7 +499,7 @@ func TestAccCluster_badInputs(t *testing.T) {
 		return fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n%s\n}\n", dir, base, body)
 	}
 	runBadInputs(t, []badInput{
-		{"number not below node count", c("node_count = 2\nsynchronous = { number = 2 }"), `(?s)Invalid Cluster`},
+		{"number not below node count", c("node_count = 2\nsynchronous = { number = 2 }"), `(?s)Invalid Synchronous Replication.*more than the cluster's 1 standbys`},
 		{"duplicate node names", c("node = [{ name = \"a\" }, { name = \"A\" }]"), `(?s)node.*(Duplicate|lower-case)`},
 		{"node count out of range", c("node_count = 10"), `(?s)node_count.*between 1 and 9`},
 		{"count and nodes", c("node_count = 2\nnode = [{ name = \"a\" }]"), `(?s)Invalid Attribute Combination`},
@@ -491,7 +508,9 @@ func TestAccCluster_badInputs(t *testing.T) {
 		{"relative data_dir", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = { data_dir = \"data\" }\n}\n", `(?s)data_dir.*absolute path`},
 		{"port range collides", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", dir, busyPort), `(?s)Cannot Create Cluster Here.*` + strconv.Itoa(busyPort)},
 		{"unreachable data_dir", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", filepath.Join(private, "c"), base), `(?s)Cannot Create Cluster Here`},
-		{"reserved parameter", c("parameters = { port = \"5433\" }"), `(?s)Invalid Cluster.*port`},
+		{"reserved parameter", c("parameters = { port = \"5433\" }"), `(?s)Invalid Parameter.*"port" is set by the platform`},
+		{"no platform block", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n}\n", `(?s)Missing Attribute Configuration.*local`},
+		{"cluster name", strings.Replace(c(""), "tf-acc", "TF_acc", 1), `(?s)Invalid Cluster Name.*lower-case`},
 	})
 	if _, err := os.Stat(dir); err == nil {
 		t.Errorf("a refused plan created %s", dir)
@@ -518,7 +537,7 @@ resource "pgnvme_cluster" "demo" {
 	var primaryStart string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             noProcessesOrData(dir, base, 4),
+		CheckDestroy:             localClusterGone(dir, base, 4),
 		Steps: []resource.TestStep{
 			{
 				Config: cfg(2),
@@ -631,7 +650,7 @@ func TestAccCluster_durability(t *testing.T) {
 			config := strings.Replace(clusterConfig(dir, base, ""), `data_durability = "required"`, `data_durability = "`+tc.durability+`"`, 1)
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-				CheckDestroy:             noProcessesOrData(dir, base, 3),
+				CheckDestroy:             localClusterGone(dir, base, 3),
 				Steps: []resource.TestStep{
 					{
 						Config: config,
@@ -666,8 +685,9 @@ func TestAccCluster_durability(t *testing.T) {
 								if attrs["synchronous_degraded"] != true {
 									return fmt.Errorf("the refresh with both standbys down says synchronous_degraded = %v", attrs["synchronous_degraded"])
 								}
-								if attrs["durability_watcher_running"] != false {
-									return fmt.Errorf("the refresh says the watcher runs (%v): preferred's was killed, required has none", attrs["durability_watcher_running"])
+								local, _ := attrs["local"].(map[string]any)
+								if local["durability_watcher_running"] != false {
+									return fmt.Errorf("the refresh says the watcher runs (%v): preferred's was killed, required has none", local["durability_watcher_running"])
 								}
 								return nil
 							}}},
@@ -675,7 +695,7 @@ func TestAccCluster_durability(t *testing.T) {
 						ConfigStateChecks: []statecheck.StateCheck{
 							statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_degraded"), knownvalue.Bool(false)),
 							statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2", "node-3")`)),
-							statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("durability_watcher_running"), knownvalue.Bool(tc.flows)),
+							statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("local").AtMapKey("durability_watcher_running"), knownvalue.Bool(tc.flows)),
 						},
 					},
 				},

@@ -20,37 +20,50 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
-
-// clusterNamePattern: the cluster name becomes directory and stanza names.
-var clusterNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
 
 var clusterNodeAttrTypes = map[string]attr.Type{
 	"name": types.StringType, "zone": types.StringType, "role": types.StringType, "host": types.StringType,
-	"port": types.Int64Type, "data_dir": types.StringType, "state": types.StringType,
+	"port": types.Int64Type, "state": types.StringType,
+}
+
+var clusterNodeInputAttrTypes = map[string]attr.Type{"name": types.StringType, "zone": types.StringType}
+
+var clusterSynchronousAttrTypes = map[string]attr.Type{
+	"method": types.StringType, "number": types.Int64Type, "data_durability": types.StringType, "commit": types.StringType,
+}
+
+var clusterArchiveAttrTypes = map[string]attr.Type{
+	"pgbackrest_options": types.MapType{ElemType: types.StringType}, "walg_env": types.MapType{ElemType: types.StringType}, "backup_on_create": types.BoolType,
+}
+
+var clusterLocalAttrTypes = map[string]attr.Type{
+	"data_dir": types.StringType, "port_base": types.Int64Type, "run_as_user": types.StringType,
+	"data_dirs": types.MapType{ElemType: types.StringType}, "durability_watcher_running": types.BoolType,
 }
 
 var clusterPrimaryAttrTypes = map[string]attr.Type{"host": types.StringType, "port": types.Int64Type}
 
 func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	nodeName := stringvalidator.RegexMatches(nodeNamePattern,
-		"must start with a lower-case letter and contain only lower-case letters, digits, _ and - (at most 63 characters)")
+	nodeName := pureStringValidator("Invalid Node Name", cluster.CheckNodeName)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A PostgreSQL cluster: one primary and its standbys, with synchronous quorum replication, " +
 			"tuned parameters and continuous archiving, managed as one unit. On the `local` platform the nodes are " +
-			"PostgreSQL processes on this machine (like `kind` for Kubernetes), for laptops, demos and CI. A node that " +
+			"PostgreSQL processes on this machine (like `kind` for Kubernetes), for laptops, demos and CI. Exactly one " +
+			"platform block is set. A node that " +
 			"is lost shows as drift and the next apply replaces that node alone; a lost primary is replaced by " +
 			"promoting the standby with the highest flushed WAL position.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "The cluster's `local.data_dir`, also its import ID.",
+				MarkdownDescription: "The cluster's name. Import takes a platform-specific ID instead: `local:<data_dir>` for a local cluster.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"name": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Cluster name (lower-case letters, digits, `-`; it names the pgBackRest stanza). Changing it replaces the cluster.",
-				Validators:          []validator.String{stringvalidator.RegexMatches(clusterNamePattern, "must start with a lower-case letter and contain only lower-case letters, digits and - (at most 63 characters)")},
+				Validators:          []validator.String{pureStringValidator("Invalid Cluster Name", cluster.CheckName)},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"postgres_major": schema.Int64Attribute{
@@ -138,8 +151,9 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				},
 			},
 			"local": schema.SingleNestedAttribute{
-				Required:            true,
-				MarkdownDescription: "Where the nodes run on this machine. Changing `data_dir` or `port_base` replaces the cluster.",
+				Optional: true,
+				MarkdownDescription: "The local platform: the nodes run as PostgreSQL processes on this machine, listening on " +
+					"127.0.0.1. Its inputs, and what only this platform reports. Changing `data_dir`, `port_base` or `run_as_user` replaces the cluster.",
 				Attributes: map[string]schema.Attribute{
 					"data_dir": schema.StringAttribute{
 						Required: true,
@@ -152,7 +166,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 					"port_base": schema.Int64Attribute{
 						Optional:            true,
 						Computed:            true,
-						Default:             int64default.StaticInt64(defaultPortBase),
+						Default:             int64default.StaticInt64(cluster.DefaultPortBase),
 						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`. Defaults to `54320`.",
 						Validators:          []validator.Int64{int64validator.Between(1024, 65000)},
 						PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
@@ -162,24 +176,35 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 						MarkdownDescription: "OS user that runs PostgreSQL (it refuses to run as root). Defaults to `postgres` when Terraform runs as root, else the current user. Changing it replaces the cluster.",
 						PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
+					"data_dirs": schema.MapAttribute{
+						ElementType:         types.StringType,
+						Computed:            true,
+						MarkdownDescription: "Each node's data directory, by node name (`<data_dir>/<node>`; a node keeps its directory for life).",
+					},
+					"durability_watcher_running": schema.BoolAttribute{
+						Computed: true,
+						MarkdownDescription: "With `data_durability = \"preferred\"`, a small watcher process lowers the synchronous " +
+							"number within about a second when standbys stop streaming, and restores it when they return, between " +
+							"applies (on other platforms Patroni does this). True while it runs; a watcher that died shows as a " +
+							"change here and the next apply restarts it. Always false with `required`.",
+					},
 				},
 			},
 			"nodes": schema.ListNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "Every node as last seen.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"name":     schema.StringAttribute{Computed: true, MarkdownDescription: "Node name."},
-					"zone":     schema.StringAttribute{Computed: true, MarkdownDescription: "Zone label."},
-					"role":     schema.StringAttribute{Computed: true, MarkdownDescription: "`primary` or `standby`; `\"\"` when the node cannot be read."},
-					"host":     schema.StringAttribute{Computed: true, MarkdownDescription: "Address it listens on."},
-					"port":     schema.Int64Attribute{Computed: true, MarkdownDescription: "TCP port."},
-					"data_dir": schema.StringAttribute{Computed: true, MarkdownDescription: "Its data directory."},
-					"state":    schema.StringAttribute{Computed: true, MarkdownDescription: "`running`, `stopped` (data, no process) or `missing` (no data directory). Anything but `running` plans a repair."},
+					"name":  schema.StringAttribute{Computed: true, MarkdownDescription: "Node name."},
+					"zone":  schema.StringAttribute{Computed: true, MarkdownDescription: "Zone label."},
+					"role":  schema.StringAttribute{Computed: true, MarkdownDescription: "`primary` or `standby`; `\"\"` when the node cannot be read."},
+					"host":  schema.StringAttribute{Computed: true, MarkdownDescription: "Address it listens on."},
+					"port":  schema.Int64Attribute{Computed: true, MarkdownDescription: "TCP port."},
+					"state": schema.StringAttribute{Computed: true, MarkdownDescription: "`running`, `stopped` (data, no process) or `missing` (no data directory). Anything but `running` plans a repair."},
 				}},
 			},
 			"primary": schema.SingleNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Where the primary listens.",
+				MarkdownDescription: "Where the primary listens; null while no single primary is known.",
 				Attributes: map[string]schema.Attribute{
 					"host": schema.StringAttribute{Computed: true, MarkdownDescription: "Host."},
 					"port": schema.Int64Attribute{Computed: true, MarkdownDescription: "Port."},
@@ -187,17 +212,10 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			},
 			"connection_uri": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "libpq URI of the primary, without a password. The local platform trusts connections " +
+				MarkdownDescription: "libpq URI of the primary, without a password (null while no single primary is known). The local platform trusts connections " +
 					"from 127.0.0.1 (documented as local-only).",
 			},
-			"synchronous_standby_names": schema.StringAttribute{Computed: true, MarkdownDescription: "The value in force on the primary."},
-			"durability_watcher_running": schema.BoolAttribute{
-				Computed: true,
-				MarkdownDescription: "With `data_durability = \"preferred\"` on the local platform, a small watcher process " +
-					"lowers the synchronous number within about a second when standbys stop streaming, and restores it when " +
-					"they return, between applies (on EC2, Patroni does this). True while it runs; a watcher that died " +
-					"shows as a change here and the next apply restarts it. Always false with `required`.",
-			},
+			"synchronous_standby_names": schema.StringAttribute{Computed: true, MarkdownDescription: "The value in force on the primary; null when the last refresh could not read it (a warning says why)."},
 			"synchronous_degraded": schema.BoolAttribute{
 				Computed:            true,
 				MarkdownDescription: "True when fewer named standbys stream than `synchronous.number`: with `preferred` the number was lowered; with `required` commits wait.",

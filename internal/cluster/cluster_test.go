@@ -1,0 +1,177 @@
+package cluster_test
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+func intp(n int) *int    { return &n }
+func boolp(b bool) *bool { return &b }
+
+func TestFromInputDefaults(t *testing.T) {
+	s := cluster.FromInput(cluster.Input{Name: "demo", Local: &cluster.Local{DataDir: "/d"}, Archive: &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}}})
+	want := cluster.Spec{
+		Name:        "demo",
+		Nodes:       []cluster.Node{{Name: "node-1", Zone: "local"}, {Name: "node-2", Zone: "local"}, {Name: "node-3", Zone: "local"}},
+		Synchronous: bootstrap.Synchronous{Method: quorum.MethodAny, Number: 1, DataDurability: bootstrap.DurabilityRequired, Commit: "on"},
+		Archive:     &bootstrap.Archive{PgBackRestOptions: map[string]string{"repo1-path": "/r"}, BackupOnCreate: true},
+		Local:       &cluster.Local{DataDir: "/d", PortBase: cluster.DefaultPortBase},
+	}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("FromInput =\n%+v\nwant\n%+v", s, want)
+	}
+	one := cluster.FromInput(cluster.Input{Name: "x", NodeCount: intp(1), Archive: &cluster.ArchiveInput{BackupOnCreate: boolp(false)}})
+	if one.Synchronous.Number != 0 || len(one.Nodes) != 1 || one.Archive.BackupOnCreate {
+		t.Errorf("a single node defaults to asynchronous and backup_on_create=false is kept: %+v", one)
+	}
+	if p := one.Platform(); p != "" {
+		t.Errorf("no platform block: Platform() = %q", p)
+	}
+}
+
+// TestValidate: every rule once, each problem at its attribute.
+func TestValidate(t *testing.T) {
+	valid := func() cluster.Input {
+		return cluster.Input{Name: "demo", Local: &cluster.Local{DataDir: "/var/lib/pgnvme/demo"}}
+	}
+	tests := []struct {
+		name   string
+		change func(*cluster.Input)
+		path   string // "" = valid
+		detail string
+	}{
+		{"valid", func(*cluster.Input) {}, "", ""},
+		{"no platform", func(in *cluster.Input) { in.Local = nil }, "<root>", "exactly one platform block"},
+		{"cluster name", func(in *cluster.Input) { in.Name = "Demo_1" }, "name", "lower-case letter"},
+		{"node name", func(in *cluster.Input) { in.Nodes = []cluster.Node{{Name: "n1"}, {Name: "N2"}} }, "node", "lower-case letter"},
+		{"duplicate node names", func(in *cluster.Input) { in.Nodes = []cluster.Node{{Name: "n1"}, {Name: "n1"}} }, "node", "listed twice"},
+		{"too many nodes", func(in *cluster.Input) { in.NodeCount = intp(10) }, "node", "give it 1 to 9"},
+		{"number for required", func(in *cluster.Input) { in.NodeCount = intp(2); in.Synchronous.Number = intp(2) }, "synchronous.number", "more than the cluster's 1 standbys"},
+		{"preferred may ask for more", func(in *cluster.Input) {
+			in.Synchronous.Number, in.Synchronous.DataDurability = intp(5), "preferred"
+		}, "", ""},
+		{"method", func(in *cluster.Input) { in.Synchronous.Method = "all" }, "synchronous.method", "not supported"},
+		{"commit", func(in *cluster.Input) { in.Synchronous.Commit = "maybe" }, "synchronous.commit", "not supported"},
+		{"reserved parameter", func(in *cluster.Input) { in.Parameters = map[string]string{"port": "1"} }, "parameters", `"port" is set by the platform`},
+		{"wal-g on local", func(in *cluster.Input) {
+			in.Archive = &cluster.ArchiveInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://b/p"}}
+		}, "archive.walg_env", "archives with pgBackRest"},
+		{"archive without options", func(in *cluster.Input) { in.Archive = &cluster.ArchiveInput{} }, "archive", "needs pgbackrest_options"},
+		{"pgbackrest node option", func(in *cluster.Input) {
+			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"pg1-path": "/x"}}
+		}, "archive.pgbackrest_options", "belongs to one node"},
+		{"relative data dir", func(in *cluster.Input) { in.Local.DataDir = "data" }, "local.data_dir", "absolute path"},
+		{"ports past 65535", func(in *cluster.Input) { in.Local.PortBase = 65534 }, "local.port_base", "at most 65535"},
+		{"major", func(in *cluster.Input) { in.PostgresMajor = 9 }, "postgres_major", "not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := valid()
+			tt.change(&in)
+			errs := cluster.Validate(cluster.FromInput(in))
+			if tt.path == "" {
+				if len(errs) > 0 {
+					t.Fatalf("Validate: %v, want none", errs)
+				}
+				return
+			}
+			for _, e := range errs {
+				p := strings.Join(e.Path, ".")
+				if p == "" {
+					p = "<root>"
+				}
+				if p == tt.path && strings.Contains(e.Detail, tt.detail) && e.Summary != "" {
+					return
+				}
+			}
+			t.Fatalf("Validate: %v; want one at %s containing %q", errs, tt.path, tt.detail)
+		})
+	}
+}
+
+// Each problem is reported once, even where bootstrap and the product both have something to say.
+func TestValidateReportsOnce(t *testing.T) {
+	errs := cluster.Validate(cluster.FromInput(cluster.Input{Name: "BAD", NodeCount: intp(12), Local: &cluster.Local{DataDir: "/d"}, Archive: &cluster.ArchiveInput{}}))
+	seen := map[string]int{}
+	for _, e := range errs {
+		seen[strings.Join(e.Path, ".")]++
+	}
+	for _, p := range []string{"name", "node", "archive"} {
+		if seen[p] != 1 {
+			t.Errorf("%d problems at %s, want 1: %v", seen[p], p, errs)
+		}
+	}
+}
+
+func TestFieldErrors(t *testing.T) {
+	a := cluster.Errorf([]string{"local"}, "A", "a")
+	b := cluster.Errorf([]string{"nodes"}, "B", "b")
+	fields, others := cluster.FieldErrors(joinErrs(a, b, errPlain))
+	if len(fields) != 2 || fields[0] != a || fields[1] != b || len(others) != 1 {
+		t.Fatalf("FieldErrors = %v, %v", fields, others)
+	}
+}
+
+func TestAssignLocal(t *testing.T) {
+	s := cluster.FromInput(cluster.Input{Name: "d", Nodes: []cluster.Node{{Name: "node-1", Zone: "a"}, {Name: "node-2"}, {Name: "node-3", Zone: "c"}, {Name: "node-4"}},
+		Local: &cluster.Local{DataDir: "/d", PortBase: 5000}})
+	prior := []cluster.Member{{Name: "node-1", Port: 5000, DataDir: "/d/node-1"}, {Name: "node-3", Port: 5002, DataDir: "/old/node-3"}}
+	got := cluster.AssignLocal(s, prior)
+	want := []cluster.Member{
+		{Name: "node-1", Zone: "a", Host: "127.0.0.1", Port: 5000, DataDir: "/d/node-1"},
+		{Name: "node-2", Zone: "local", Host: "127.0.0.1", Port: 5001, DataDir: "/d/node-2"}, // the lowest free port
+		{Name: "node-3", Zone: "c", Host: "127.0.0.1", Port: 5002, DataDir: "/old/node-3"},   // keeps its identity
+		{Name: "node-4", Zone: "local", Host: "127.0.0.1", Port: 5003, DataDir: "/d/node-4"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("AssignLocal =\n%+v\nwant\n%+v", got, want)
+	}
+	// Removing node-2 leaves the others where they are.
+	s.Nodes = slices.Delete(s.Nodes, 1, 2)
+	got = cluster.AssignLocal(s, want)
+	if got[0].Port != 5000 || got[1].Port != 5002 || got[2].Port != 5003 {
+		t.Errorf("after removing node-2: %+v", got)
+	}
+}
+
+func TestPlanned(t *testing.T) {
+	members := []cluster.Member{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}}
+	got, promoting := cluster.Planned(members, nil, nil, true)
+	if promoting || got[0].Role != cluster.RolePrimary || got[1].Role != cluster.RoleStandby || got[2].State != cluster.StateRunning {
+		t.Errorf("create: %+v %v", got, promoting)
+	}
+	known := map[string]string{"n1": "", "n2": cluster.RolePrimary, "n3": cluster.RoleStandby}
+	got, promoting = cluster.Planned(members, known, []topology.Action{{Kind: topology.Reseed, Node: "n1", Source: "n2"}}, false)
+	if promoting || got[0].Role != cluster.RoleStandby || got[1].Role != cluster.RolePrimary {
+		t.Errorf("reseed of the old primary: %+v", got)
+	}
+	_, promoting = cluster.Planned(members, known, []topology.Action{{Kind: topology.Promote, Node: "n3"}}, false)
+	if !promoting {
+		t.Error("a promotion makes the roles unknown")
+	}
+}
+
+func TestConnectionURIAndGone(t *testing.T) {
+	m := []cluster.Member{{Name: "a", Role: cluster.RoleStandby, Host: "127.0.0.1", Port: 1}, {Name: "b", Role: cluster.RolePrimary, Host: "::1", Port: 5432}}
+	uri, p, ok := cluster.ConnectionURI(m, "postgres", "postgres")
+	if !ok || p.Name != "b" || uri != "postgresql://postgres@[::1]:5432/postgres" {
+		t.Errorf("ConnectionURI = %q %v %v", uri, p, ok)
+	}
+	m[0].Role = cluster.RolePrimary
+	if _, _, ok := cluster.ConnectionURI(m, "postgres", "postgres"); ok {
+		t.Error("two primaries: no URI")
+	}
+	if (cluster.Status{Members: []cluster.Member{{State: cluster.StateMissing}, {State: cluster.StateStopped}}}).Gone() {
+		t.Error("a stopped member is not gone")
+	}
+	if !(cluster.Status{Members: []cluster.Member{{State: cluster.StateMissing}}}).Gone() {
+		t.Error("every member missing is gone")
+	}
+}

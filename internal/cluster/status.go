@@ -1,0 +1,160 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// Member states, as Member.State holds them (topology's node states).
+const (
+	StateRunning = string(topology.Running)
+	StateStopped = string(topology.Stopped)
+	StateMissing = string(topology.Missing)
+	StateUnknown = string(topology.Unknown)
+)
+
+// Member roles.
+const (
+	RolePrimary = topology.RolePrimary
+	RoleStandby = topology.RoleStandby
+)
+
+// Member is one node as a platform observed or plans it.
+type Member struct {
+	Name string
+	Zone string
+	// Role is RolePrimary, RoleStandby, or "" when it could not be read.
+	Role string
+	// State is StateRunning, StateStopped (data, no process), StateMissing (no data) or StateUnknown.
+	State string
+	// Host and Port are where the node listens.
+	Host string
+	Port int
+	// DataDir is the node's data directory on the local platform ("" elsewhere).
+	DataDir string
+}
+
+// Status is a cluster as its platform observed it.
+type Status struct {
+	Members []Member
+	// PostgresMajor is the major version the nodes run (0 when not known).
+	PostgresMajor int
+	// SynchronousKnown is false when the primary's synchronous_standby_names could not be read; then
+	// SynchronousStandbyNames and Degraded say nothing and the caller must not report them as current.
+	SynchronousKnown        bool
+	SynchronousStandbyNames string
+	// Degraded is true when fewer named standbys stream than the synchronous number.
+	Degraded bool
+	// Local is the local platform's own status.
+	Local *LocalStatus
+	// Warnings are things the platform could not read or check, each a sentence.
+	Warnings []string
+}
+
+// LocalStatus is what only the local platform reports.
+type LocalStatus struct {
+	// DurabilityWatcherRunning is true while the data_durability "preferred" watcher runs.
+	DurabilityWatcherRunning bool
+}
+
+// Gone reports whether every member is missing: the cluster no longer exists.
+func (s Status) Gone() bool {
+	for _, m := range s.Members {
+		if m.State != StateMissing {
+			return false
+		}
+	}
+	return true
+}
+
+// Primary is the running primary, if exactly one runs.
+func (s Status) Primary() (Member, bool) {
+	return runningPrimary(s.Members)
+}
+
+func runningPrimary(members []Member) (Member, bool) {
+	var found []Member
+	for _, m := range members {
+		if m.Role == RolePrimary && m.State == StateRunning {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		return Member{}, false
+	}
+	return found[0], true
+}
+
+// NeedsRepair reports whether any member is not running with a known role.
+func NeedsRepair(members []Member) bool {
+	for _, m := range members {
+		if m.State != StateRunning || m.Role == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Plan is what a platform expects the cluster to look like after an apply.
+type Plan struct {
+	PostgresMajor int
+	// Members as they will be: every desired node running.
+	Members []Member
+	// Promoting is true when the apply promotes a standby: which one wins is decided again at apply from
+	// the live WAL positions, so the roles (and the primary's endpoint) are not known in advance.
+	Promoting bool
+	// Actions are the repair and replacement steps the apply takes, in order ("" when none): one line each.
+	Actions string
+	// Local is the local platform's planned status.
+	Local *LocalStatus
+}
+
+// Planned is what members will look like after actions run: every member running, roles carried over
+// from known (by name) except where the actions change them; a member with no known role is a standby,
+// or the primary when the cluster is being created and it comes first. promoting is true when a Promote
+// is among the actions.
+func Planned(members []Member, known map[string]string, actions []topology.Action, creating bool) (planned []Member, promoting bool) {
+	roles := map[string]string{}
+	for name, role := range known {
+		roles[name] = role
+	}
+	for _, a := range actions {
+		switch a.Kind {
+		case topology.Promote:
+			promoting = true
+		case topology.Reseed, topology.Create:
+			roles[a.Node] = RoleStandby
+		}
+	}
+	for i, m := range members {
+		role := roles[m.Name]
+		if role == "" {
+			role = RoleStandby
+			if creating && i == 0 {
+				role = RolePrimary
+			}
+		}
+		m.Role, m.State = role, StateRunning
+		planned = append(planned, m)
+	}
+	return planned, promoting
+}
+
+// ConnectionURI is the libpq URI of the primary among members, without a password; ok is false when no
+// single primary is known.
+func ConnectionURI(members []Member, user, database string) (uri string, primary Member, ok bool) {
+	var found []Member
+	for _, m := range members {
+		if m.Role == RolePrimary {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		return "", Member{}, false
+	}
+	p := found[0]
+	return fmt.Sprintf("postgresql://%s@%s/%s", user, net.JoinHostPort(p.Host, strconv.Itoa(p.Port)), database), p, true
+}

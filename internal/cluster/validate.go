@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+)
+
+// FieldError is one problem with a configuration, with the attribute it is about. Path uses the
+// resource's attribute names, such as ["synchronous", "number"]; empty means the resource as a whole.
+type FieldError struct {
+	Path []string
+	// Summary is a short Title Case title; Detail says what is wrong and what to do.
+	Summary string
+	Detail  string
+}
+
+func (e *FieldError) Error() string {
+	if len(e.Path) == 0 {
+		return e.Detail
+	}
+	return strings.Join(e.Path, ".") + ": " + e.Detail
+}
+
+// Errorf is a FieldError at path.
+func Errorf(path []string, summary, format string, args ...any) *FieldError {
+	return &FieldError{Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)}
+}
+
+// FieldErrors are the FieldErrors in err (joined or wrapped), in order, and whatever else err holds as
+// plain errors.
+func FieldErrors(err error) (fields []*FieldError, others []error) {
+	if err == nil {
+		return nil, nil
+	}
+	var fe *FieldError
+	if multi, ok := err.(interface{ Unwrap() []error }); ok { //nolint:errorlint // walking a join, not matching
+		for _, e := range multi.Unwrap() {
+			f, o := FieldErrors(e)
+			fields, others = append(fields, f...), append(others, o...)
+		}
+		return fields, others
+	}
+	if errors.As(err, &fe) {
+		return []*FieldError{fe}, nil
+	}
+	return nil, []error{err}
+}
+
+// nodeNamePattern: node names become application_name values, directory names, Patroni member names and
+// DNS-like labels, so they stay plain.
+var nodeNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+
+// clusterNamePattern: the cluster name becomes directory, stanza, Patroni scope and tag values.
+var clusterNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+
+// CheckNodeName says what is wrong with a node name, nil when it is valid.
+func CheckNodeName(name string) error {
+	if !nodeNamePattern.MatchString(name) {
+		return fmt.Errorf("the node name %q must start with a lower-case letter and contain only lower-case letters, digits, _ and - (at most 63 characters)", name)
+	}
+	return nil
+}
+
+// CheckName says what is wrong with a cluster name, nil when it is valid.
+func CheckName(name string) error {
+	if !clusterNamePattern.MatchString(name) {
+		return fmt.Errorf("the cluster name %q must start with a lower-case letter and contain only lower-case letters, digits and - (at most 63 characters)", name)
+	}
+	return nil
+}
+
+// Validate reports every problem with s, each at its attribute; nil when the spec can be built. Rules
+// that need the machine (ports free, binaries installed) are the platform's Preflight.
+func Validate(s Spec) []*FieldError {
+	var out []*FieldError
+	add := func(path []string, summary, format string, args ...any) {
+		out = append(out, Errorf(path, summary, format, args...))
+	}
+	if err := CheckName(s.Name); err != nil {
+		add([]string{"name"}, "Invalid Cluster Name", "%s.", capitalize(err.Error()))
+	}
+	if s.Platform() == "" {
+		add(nil, "Missing Platform", "Set exactly one platform block: local = { data_dir = \"/var/lib/pgnvme/NAME\" } runs the nodes on this machine.")
+	}
+	nodePath := []string{"node"}
+	if len(s.Nodes) < bootstrap.MinNodes || len(s.Nodes) > bootstrap.MaxNodes {
+		add(nodePath, "Invalid Node Count", "The cluster has %d nodes; give it %d to %d.", len(s.Nodes), bootstrap.MinNodes, bootstrap.MaxNodes)
+	}
+	for _, n := range s.Nodes {
+		if err := CheckNodeName(n.Name); err != nil {
+			add(nodePath, "Invalid Node Name", "%s.", capitalize(err.Error()))
+		}
+	}
+	major := s.PostgresMajor
+	if major == 0 {
+		major = capacity.DefaultPostgresMajor
+	}
+	// What a node's PostgreSQL accepts (duplicate names, synchronous settings, parameters, archive options)
+	// is bootstrap's rule; it reports each problem with its attribute.
+	c := bootstrap.Cluster{Name: s.Name, PostgresMajor: major, Nodes: s.NodeNames(), Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive}
+	for _, p := range c.Problems() {
+		switch {
+		case len(p.Path) == 1 && p.Path[0] == "name",
+			len(p.Path) == 1 && p.Path[0] == "node" && (len(s.Nodes) < bootstrap.MinNodes || len(s.Nodes) > bootstrap.MaxNodes),
+			len(p.Path) == 1 && p.Path[0] == "archive" && s.Local != nil:
+			continue // said above or by the platform's rule, in the product's own words
+		}
+		add(p.Path, summaryFor(p.Path), "%s", p.Err.Error())
+	}
+	if l := s.Local; l != nil {
+		out = append(out, validateLocal(s, l)...)
+	}
+	return out
+}
+
+func validateLocal(s Spec, l *Local) []*FieldError {
+	var out []*FieldError
+	if !filepath.IsAbs(l.DataDir) {
+		out = append(out, Errorf([]string{"local", "data_dir"}, "Invalid Data Directory", "local.data_dir %q must be an absolute path, such as /var/lib/pgnvme/%s.", l.DataDir, s.Name))
+	}
+	if l.PortBase < MinPortBase || l.PortBase+len(s.Nodes)-1 > MaxPort {
+		out = append(out, Errorf([]string{"local", "port_base"}, "Invalid Port Base", "local.port_base %d with %d nodes needs ports %d to %d; choose a base from %d so every port is at most %d.",
+			l.PortBase, len(s.Nodes), l.PortBase, l.PortBase+len(s.Nodes)-1, MinPortBase, MaxPort))
+	}
+	if a := s.Archive; a != nil {
+		switch {
+		case len(a.WALGEnv) > 0:
+			out = append(out, Errorf([]string{"archive", "walg_env"}, "WAL-G On The Local Platform",
+				"The local platform archives with pgBackRest; WAL-G is the EC2 platform's archiver. Use archive.pgbackrest_options "+
+					"(for a bucket: pgnvme_archive_bucket.x.pgbackrest_options plus credentials, or repo1-type = \"posix\" with repo1-path for a local repository)."))
+		case len(a.PgBackRestOptions) == 0:
+			out = append(out, Errorf([]string{"archive"}, "Missing Archive Options",
+				"archive needs pgbackrest_options (the local platform's archiver), e.g. pgnvme_archive_bucket.x.pgbackrest_options plus credentials, "+
+					"or repo1-type = \"posix\" with repo1-path for a local repository. Remove archive to run without one."))
+		}
+	}
+	return out
+}
+
+// summaryFor titles a bootstrap problem by the setting it is about.
+func summaryFor(path []string) string {
+	switch path[0] {
+	case "node":
+		return "Invalid Node List"
+	case "synchronous":
+		return "Invalid Synchronous Replication"
+	case "parameters":
+		return "Invalid Parameter"
+	case "archive":
+		return "Invalid Archive"
+	case "postgres_major":
+		return "Unsupported PostgreSQL Version"
+	default:
+		return "Invalid Cluster"
+	}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,357 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// Platform is the local platform of pgnvme_cluster: it turns a cluster.Spec into PostgreSQL processes on
+// this machine. One Platform lives for the provider process; it keeps one Manager per server user, so
+// what a Manager caches (the installed major version) is read once.
+type Platform struct {
+	mu       sync.Mutex
+	managers map[string]*Manager
+}
+
+// NewPlatform is the local platform.
+func NewPlatform() *Platform { return &Platform{managers: map[string]*Manager{}} }
+
+// manager is the Manager for s's server user.
+func (p *Platform) manager(s cluster.Spec) (*Manager, error) {
+	user := ""
+	if s.Local != nil {
+		user = s.Local.RunAsUser
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m, ok := p.managers[user]; ok {
+		return m, nil
+	}
+	m, err := NewManager(user)
+	if err != nil {
+		return nil, &cluster.FieldError{Path: []string{"local"}, Summary: "PostgreSQL Not Available",
+			Detail: "The local platform runs the installed PostgreSQL binaries, and none could be used. Install them " +
+				"(Debian: apt-get install postgresql-15) or set local.run_as_user to a user that can run them. " + err.Error()}
+	}
+	p.managers[user] = m
+	return m, nil
+}
+
+// specOf is s as the adapter's Spec: each node with its identity on this machine (prior members keep
+// theirs).
+func specOf(s cluster.Spec, prior []cluster.Member) (Spec, error) {
+	if s.Local == nil {
+		return Spec{}, errors.New("the cluster has no local block: this is a bug in the provider, please report it")
+	}
+	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: s.Local.RunAsUser}
+	for _, m := range cluster.AssignLocal(s, prior) {
+		out.Members = append(out.Members, Member{Name: m.Name, Zone: m.Zone, Port: m.Port, DataDir: m.DataDir})
+	}
+	return out, nil
+}
+
+// members converts statuses to the neutral members.
+func members(st []Status) []cluster.Member {
+	out := make([]cluster.Member, 0, len(st))
+	for _, x := range st {
+		out = append(out, cluster.Member{Name: x.Name, Zone: x.Zone, Role: x.Role, State: x.State, Host: Host, Port: x.Port, DataDir: x.DataDir})
+	}
+	return out
+}
+
+// major is the installed major version, checked against the one s asks for.
+func (p *Platform) major(ctx context.Context, m *Manager, s cluster.Spec) (int, error) {
+	major, err := m.PostgresMajor(ctx)
+	if err != nil {
+		return 0, &cluster.FieldError{Path: []string{"postgres_major"}, Summary: "PostgreSQL Not Available",
+			Detail: "The local platform could not run `postgres --version`. Install PostgreSQL (Debian: apt-get install postgresql-15). " + err.Error()}
+	}
+	if s.PostgresMajor != 0 && s.PostgresMajor != major {
+		return 0, cluster.Errorf([]string{"postgres_major"}, "PostgreSQL Version Not Installed",
+			"postgres_major is %d, but the local platform runs the installed PostgreSQL %d. Install %d or set postgres_major = %d.",
+			s.PostgresMajor, major, s.PostgresMajor, major)
+	}
+	return major, nil
+}
+
+// Plan says what the apply will do: for a new cluster, after checking that it can be created here (or
+// resumed: see Create); for an existing one, the repairs topology plans from the live nodes.
+func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
+	m, err := p.manager(s)
+	if err != nil {
+		return cluster.Plan{}, err
+	}
+	ls, err := specOf(s, prior)
+	if err != nil {
+		return cluster.Plan{}, err
+	}
+	major, err := p.major(ctx, m, s)
+	if err != nil {
+		return cluster.Plan{}, err
+	}
+	out := cluster.Plan{PostgresMajor: major, Local: &cluster.LocalStatus{DurabilityWatcherRunning: WatcherWanted(ls)}}
+	desired := topology.Desired{Nodes: ls.names()}
+	var actions []topology.Action
+	known := map[string]string{}
+	if len(prior) == 0 {
+		if resumable(ls) {
+			st, err := m.Observe(ctx, ls)
+			if err != nil {
+				return out, fmt.Errorf("reading the unfinished cluster %s: %w", s.Name, err)
+			}
+			if actions, err = topology.Plan(desired, Observed(st)); err != nil {
+				return out, unrepairable(err)
+			}
+			out.Actions = "resume the unfinished create of " + s.Name + " (found its manifest):\n" + topology.Summary(actions)
+			for _, x := range st {
+				known[x.Name] = x.Role
+			}
+		} else if err := m.Preflight(ctx, ls); err != nil {
+			return out, &cluster.FieldError{Path: []string{"local"}, Summary: "Cannot Create Cluster Here",
+				Detail: "Nothing was created. Fix what follows, or choose another local.data_dir or local.port_base.\n\n" + err.Error()}
+		}
+	} else {
+		st, err := m.Observe(ctx, ls)
+		if err != nil {
+			return out, fmt.Errorf("reading the cluster %s: %w", s.Name, err)
+		}
+		if actions, err = topology.Plan(desired, Observed(st)); err != nil {
+			return out, unrepairable(err)
+		}
+		if len(actions) > 0 {
+			out.Actions = topology.Summary(actions)
+		}
+		for _, x := range st {
+			known[x.Name] = x.Role
+		}
+	}
+	want := make([]cluster.Member, 0, len(ls.Members))
+	for _, mb := range ls.Members {
+		want = append(want, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
+	}
+	out.Members, out.Promoting = cluster.Planned(want, known, actions, len(prior) == 0 && len(actions) == 0)
+	return out, nil
+}
+
+func unrepairable(err error) error {
+	return &cluster.FieldError{Path: []string{"nodes"}, Summary: "Cluster Cannot Be Repaired Automatically",
+		Detail: "pgnvme will not choose for you where choosing could lose acknowledged commits. Resolve what follows by hand " +
+			"(start the node that holds the newest data, or remove the one that must go), then plan again.\n\n" + err.Error()}
+}
+
+// resumable reports whether s's data directory root holds the manifest of an unfinished create of this
+// very cluster: same name and the same members (names, ports, data directories). An interrupted apply
+// leaves that behind without any state; Create then finishes it instead of refusing.
+func resumable(s Spec) bool {
+	root, err := DataDirRoot(s)
+	if err != nil {
+		return false
+	}
+	old, err := ReadManifest(root)
+	if err != nil || old.Name != s.Name || len(old.Members) != len(s.Members) {
+		return false
+	}
+	for i := range old.Members {
+		a, b := old.Members[i], s.Members[i]
+		if a.Name != b.Name || a.Port != b.Port || filepath.Clean(a.DataDir) != filepath.Clean(b.DataDir) {
+			return false
+		}
+	}
+	return true
+}
+
+// Create builds the cluster, or finishes an unfinished create of the same cluster (see resumable), and
+// reports it as observed. On error the status holds whatever exists (nothing when Members is empty).
+func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, error) {
+	m, err := p.manager(s)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	ls, err := specOf(s, nil)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	if resumable(ls) {
+		tflog.Info(ctx, "resuming the unfinished create of a local cluster", map[string]any{"name": s.Name})
+		if err := p.reconcile(ctx, m, ls); err != nil {
+			return p.status(ctx, m, ls, true), fmt.Errorf("resuming the unfinished create of %s: %w", s.Name, err)
+		}
+		return p.status(ctx, m, ls, true), nil
+	}
+	tflog.Info(ctx, "creating local cluster", map[string]any{"name": s.Name, "nodes": len(ls.Members)})
+	created, err := m.Create(ctx, ls)
+	if err != nil {
+		if len(created) == 0 {
+			return cluster.Status{}, err
+		}
+		return p.status(ctx, m, ls, true), fmt.Errorf("created %s before this error; they are recorded in state and the next apply repairs "+
+			"or replaces them: %w", strings.Join(created, ", "), err)
+	}
+	return p.status(ctx, m, ls, true), nil
+}
+
+// reconcile runs topology's repair plan for ls as it is now.
+func (p *Platform) reconcile(ctx context.Context, m *Manager, ls Spec) error {
+	st, err := m.Observe(ctx, ls)
+	if err != nil {
+		return err
+	}
+	actions, err := topology.Plan(topology.Desired{Nodes: ls.names()}, Observed(st))
+	if err != nil {
+		return unrepairable(err)
+	}
+	if len(actions) == 0 {
+		return nil
+	}
+	tflog.Info(ctx, "reconciling the cluster", map[string]any{"actions": topology.Summary(actions)})
+	return m.Reconcile(ctx, ls, actions)
+}
+
+// status enforces durability for the current health when enforce is set (after an apply), then reads
+// every member, the synchronous setting and the watcher.
+func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool) cluster.Status {
+	var out cluster.Status
+	if enforce {
+		if _, _, err := m.EnforceDurability(ctx, ls); err != nil {
+			out.Warnings = append(out.Warnings, "The synchronous setting was not enforced: "+err.Error())
+		}
+	}
+	st, err := m.Observe(ctx, ls)
+	if err != nil {
+		out.Warnings = append(out.Warnings, "The cluster could not be read: "+err.Error())
+		return out
+	}
+	out.Members = members(st)
+	if major, err := m.PostgresMajor(ctx); err == nil {
+		out.PostgresMajor = major
+	}
+	out.SynchronousStandbyNames, out.Degraded, out.SynchronousKnown, err = m.SynchronousNow(ctx, ls, st)
+	if err != nil {
+		out.Warnings = append(out.Warnings, "synchronous_standby_names could not be read on the primary, so it is unknown: "+err.Error())
+	}
+	running, err := m.WatcherRunning(ls)
+	if err != nil {
+		out.Warnings = append(out.Warnings, "Whether the durability watcher runs could not be checked: "+err.Error())
+	}
+	out.Local = &cluster.LocalStatus{DurabilityWatcherRunning: running}
+	return out
+}
+
+// Read observes the cluster and changes nothing.
+func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+	m, err := p.manager(s)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	ls, err := specOf(s, prior)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	if _, err := m.Observe(ctx, ls); err != nil {
+		return cluster.Status{}, fmt.Errorf("reading the cluster %s: %w", s.Name, err)
+	}
+	return p.status(ctx, m, ls, false), nil
+}
+
+// Update repairs what is lost (topology's plan), then applies settings (reload, or a rolling restart
+// standbys first), then enforces durability.
+func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+	m, err := p.manager(s)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	ls, err := specOf(s, prior)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	if err := p.reconcile(ctx, m, ls); err != nil {
+		return p.status(ctx, m, ls, true), fmt.Errorf("repairing the cluster: %w; the state records what was observed, apply again to continue", err)
+	}
+	restarted, err := m.ApplySettings(ctx, ls)
+	if err != nil {
+		return p.status(ctx, m, ls, true), fmt.Errorf("applying settings: %w", err)
+	}
+	if len(restarted) > 0 {
+		tflog.Info(ctx, "restarted nodes one at a time", map[string]any{"order": strings.Join(restarted, ", ")})
+	}
+	return p.status(ctx, m, ls, true), nil
+}
+
+// Delete stops and removes every member and what the platform made for them; never the archive.
+func (p *Platform) Delete(ctx context.Context, s cluster.Spec, prior []cluster.Member) error {
+	m, err := p.manager(s)
+	if err != nil {
+		return err
+	}
+	ls, err := specOf(s, prior)
+	if err != nil {
+		return err
+	}
+	tflog.Info(ctx, "destroying local cluster", map[string]any{"name": s.Name})
+	return m.Destroy(ctx, ls)
+}
+
+// ImportPrefix starts a local import ID: "local:<data_dir>".
+const ImportPrefix = "local:"
+
+// Import rebuilds a cluster's configuration and members from the manifest under the data directory the
+// import ID names ("local:<data_dir>").
+func (p *Platform) Import(_ context.Context, id string) (cluster.Spec, []cluster.Member, error) {
+	dir, ok := strings.CutPrefix(id, ImportPrefix)
+	if !ok || !filepath.IsAbs(dir) {
+		return cluster.Spec{}, nil, fmt.Errorf("import ID %q: a local cluster is imported as local:<data_dir>, such as local:/var/lib/pgnvme/demo", id)
+	}
+	root := filepath.Clean(dir)
+	ls, err := ReadManifest(root)
+	if errors.Is(err, ErrNoManifest) {
+		return cluster.Spec{}, nil, fmt.Errorf("%s holds no pgnvme cluster manifest: import takes the local.data_dir of a cluster this provider created: %w", root, err)
+	}
+	if err != nil {
+		return cluster.Spec{}, nil, err
+	}
+	s := cluster.Spec{Name: ls.Name, Synchronous: ls.Synchronous, Parameters: maps.Clone(ls.Parameters), Archive: ls.Archive,
+		Local: &cluster.Local{DataDir: root, RunAsUser: ls.RunAsUser}}
+	prior := make([]cluster.Member, 0, len(ls.Members))
+	for _, mb := range ls.Members {
+		s.Nodes = append(s.Nodes, cluster.Node{Name: mb.Name, Zone: mb.Zone})
+		prior = append(prior, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
+		if s.Local.PortBase == 0 || mb.Port < s.Local.PortBase {
+			s.Local.PortBase = mb.Port
+		}
+	}
+	return s, slices.Clip(prior), nil
+}
+
+// Exists reports whether anything of the cluster is left on this machine (a data directory or the
+// manifest): the destroy check of the tests and the disappears case.
+func (p *Platform) Exists(s cluster.Spec, prior []cluster.Member) (bool, error) {
+	ls, err := specOf(s, prior)
+	if err != nil {
+		return false, err
+	}
+	for _, mb := range ls.Members {
+		if hasData(mb) {
+			return true, nil
+		}
+	}
+	root, err := DataDirRoot(ls)
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(ManifestPath(root)); err == nil {
+		return true, nil
+	}
+	return false, nil
+}

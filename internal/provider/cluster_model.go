@@ -1,0 +1,337 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+)
+
+// Conversions between pgnvme_cluster's Terraform values and the neutral cluster model. No decisions here:
+// defaults and rules are internal/cluster's, what a platform does is the platform's.
+
+type clusterModel struct {
+	ID                      types.String `tfsdk:"id"`
+	Name                    types.String `tfsdk:"name"`
+	PostgresMajor           types.Int64  `tfsdk:"postgres_major"`
+	NodeCount               types.Int64  `tfsdk:"node_count"`
+	Node                    types.List   `tfsdk:"node"`
+	Synchronous             types.Object `tfsdk:"synchronous"`
+	Parameters              types.Map    `tfsdk:"parameters"`
+	Archive                 types.Object `tfsdk:"archive"`
+	Local                   types.Object `tfsdk:"local"`
+	Nodes                   types.List   `tfsdk:"nodes"`
+	Primary                 types.Object `tfsdk:"primary"`
+	ConnectionURI           types.String `tfsdk:"connection_uri"`
+	SynchronousStandbyNames types.String `tfsdk:"synchronous_standby_names"`
+	SynchronousDegraded     types.Bool   `tfsdk:"synchronous_degraded"`
+}
+
+type clusterNodeInput struct {
+	Name types.String `tfsdk:"name"`
+	Zone types.String `tfsdk:"zone"`
+}
+
+type synchronousInput struct {
+	Method         types.String `tfsdk:"method"`
+	Number         types.Int64  `tfsdk:"number"`
+	DataDurability types.String `tfsdk:"data_durability"`
+	Commit         types.String `tfsdk:"commit"`
+}
+
+type archiveInput struct {
+	PgBackRestOptions types.Map  `tfsdk:"pgbackrest_options"`
+	WALGEnv           types.Map  `tfsdk:"walg_env"`
+	BackupOnCreate    types.Bool `tfsdk:"backup_on_create"`
+}
+
+type localModel struct {
+	DataDir        types.String `tfsdk:"data_dir"`
+	PortBase       types.Int64  `tfsdk:"port_base"`
+	RunAsUser      types.String `tfsdk:"run_as_user"`
+	DataDirs       types.Map    `tfsdk:"data_dirs"`
+	WatcherRunning types.Bool   `tfsdk:"durability_watcher_running"`
+}
+
+type clusterNodeOutput struct {
+	Name  string `tfsdk:"name"`
+	Zone  string `tfsdk:"zone"`
+	Role  string `tfsdk:"role"`
+	Host  string `tfsdk:"host"`
+	Port  int64  `tfsdk:"port"`
+	State string `tfsdk:"state"`
+}
+
+// clusterSpec is the configuration m as the neutral spec, defaults filled in; ok is false while anything
+// it needs is unknown (at validation and early planning). An unknown postgres_major (computed) is 0: the
+// platform's choice.
+func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (cluster.Spec, bool) {
+	if m.Name.IsUnknown() || m.NodeCount.IsUnknown() || m.Node.IsUnknown() ||
+		m.Synchronous.IsUnknown() || m.Parameters.IsUnknown() || m.Archive.IsUnknown() || m.Local.IsUnknown() {
+		return cluster.Spec{}, false
+	}
+	in := cluster.Input{Name: m.Name.ValueString()}
+	if known(m.PostgresMajor) {
+		in.PostgresMajor = int(m.PostgresMajor.ValueInt64())
+	}
+	if known(m.NodeCount) {
+		n := int(m.NodeCount.ValueInt64())
+		in.NodeCount = &n
+	}
+	if !m.Node.IsNull() {
+		var nodes []clusterNodeInput
+		diags.Append(m.Node.ElementsAs(ctx, &nodes, false)...)
+		in.Nodes = []cluster.Node{}
+		for _, n := range nodes {
+			if n.Name.IsUnknown() || n.Zone.IsUnknown() {
+				return cluster.Spec{}, false
+			}
+			in.Nodes = append(in.Nodes, cluster.Node{Name: n.Name.ValueString(), Zone: n.Zone.ValueString()})
+		}
+	}
+	if !m.Synchronous.IsNull() {
+		var sy synchronousInput
+		diags.Append(m.Synchronous.As(ctx, &sy, basetypes.ObjectAsOptions{})...)
+		if sy.Method.IsUnknown() || sy.Number.IsUnknown() || sy.DataDurability.IsUnknown() || sy.Commit.IsUnknown() {
+			return cluster.Spec{}, false
+		}
+		in.Synchronous = cluster.SynchronousInput{Method: sy.Method.ValueString(), DataDurability: sy.DataDurability.ValueString(), Commit: sy.Commit.ValueString()}
+		if !sy.Number.IsNull() {
+			n := int(sy.Number.ValueInt64())
+			in.Synchronous.Number = &n
+		}
+	}
+	if !m.Parameters.IsNull() {
+		in.Parameters = map[string]string{}
+		diags.Append(m.Parameters.ElementsAs(ctx, &in.Parameters, false)...)
+	}
+	if !m.Archive.IsNull() {
+		var a archiveInput
+		diags.Append(m.Archive.As(ctx, &a, basetypes.ObjectAsOptions{})...)
+		if a.PgBackRestOptions.IsUnknown() || a.WALGEnv.IsUnknown() || a.BackupOnCreate.IsUnknown() {
+			return cluster.Spec{}, false
+		}
+		in.Archive = &cluster.ArchiveInput{}
+		if !a.PgBackRestOptions.IsNull() {
+			diags.Append(a.PgBackRestOptions.ElementsAs(ctx, &in.Archive.PgBackRestOptions, false)...)
+		}
+		if !a.WALGEnv.IsNull() {
+			diags.Append(a.WALGEnv.ElementsAs(ctx, &in.Archive.WALGEnv, false)...)
+		}
+		if !a.BackupOnCreate.IsNull() {
+			b := a.BackupOnCreate.ValueBool()
+			in.Archive.BackupOnCreate = &b
+		}
+	}
+	if !m.Local.IsNull() {
+		var l localModel
+		diags.Append(m.Local.As(ctx, &l, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
+		if l.DataDir.IsUnknown() || l.PortBase.IsUnknown() || l.RunAsUser.IsUnknown() {
+			return cluster.Spec{}, false
+		}
+		in.Local = &cluster.Local{DataDir: l.DataDir.ValueString(), PortBase: int(l.PortBase.ValueInt64()), RunAsUser: l.RunAsUser.ValueString()}
+	}
+	return cluster.FromInput(in), !diags.HasError()
+}
+
+// appliedSpec is clusterSpec for an apply, refresh or destroy, where everything is known: anything
+// unknown there is a provider bug, reported as one.
+func appliedSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (cluster.Spec, bool) {
+	s, ok := clusterSpec(ctx, m, diags)
+	if !ok && !diags.HasError() {
+		diags.AddError("Unknown Cluster Configuration", "Part of the cluster's configuration is unknown at apply time. This is a bug in the provider; please report it.")
+	}
+	return s, ok && !diags.HasError()
+}
+
+// priorMembers are the members recorded in state (their identities never change).
+func priorMembers(ctx context.Context, m clusterModel, diags *diag.Diagnostics) []cluster.Member {
+	if !known(m.Nodes) {
+		return nil
+	}
+	var nodes []clusterNodeOutput
+	diags.Append(m.Nodes.ElementsAs(ctx, &nodes, false)...)
+	dirs := map[string]string{}
+	if known(m.Local) {
+		var l localModel
+		diags.Append(m.Local.As(ctx, &l, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
+		if known(l.DataDirs) {
+			diags.Append(l.DataDirs.ElementsAs(ctx, &dirs, false)...)
+		}
+	}
+	out := make([]cluster.Member, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, cluster.Member{Name: n.Name, Zone: n.Zone, Role: n.Role, State: n.State, Host: n.Host, Port: int(n.Port), DataDir: dirs[n.Name]})
+	}
+	return out
+}
+
+// setMembers records members, the primary's endpoint and the platform's own outputs in m. When
+// primaryUnknown is set (a promotion is planned), the roles and the endpoint are unknown.
+func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, local *cluster.LocalStatus, primaryUnknown bool, diags *diag.Diagnostics) {
+	nodeType := types.ObjectType{AttrTypes: clusterNodeAttrTypes}
+	out := make([]clusterNodeOutput, 0, len(members))
+	dirs := map[string]string{}
+	for _, mb := range members {
+		out = append(out, clusterNodeOutput{Name: mb.Name, Zone: mb.Zone, Role: mb.Role, Host: mb.Host, Port: int64(mb.Port), State: mb.State})
+		if mb.DataDir != "" {
+			dirs[mb.Name] = mb.DataDir
+		}
+	}
+	var d diag.Diagnostics
+	if primaryUnknown {
+		m.Nodes = types.ListUnknown(nodeType)
+		m.Primary = types.ObjectUnknown(clusterPrimaryAttrTypes)
+		m.ConnectionURI = types.StringUnknown()
+	} else {
+		m.Nodes, d = types.ListValueFrom(ctx, nodeType, out)
+		diags.Append(d...)
+		m.Primary, m.ConnectionURI = types.ObjectNull(clusterPrimaryAttrTypes), types.StringNull()
+		if uri, p, ok := cluster.ConnectionURI(members, "postgres", "postgres"); ok {
+			m.Primary, d = types.ObjectValue(clusterPrimaryAttrTypes, map[string]attr.Value{"host": types.StringValue(p.Host), "port": types.Int64Value(int64(p.Port))})
+			diags.Append(d...)
+			m.ConnectionURI = types.StringValue(uri)
+		}
+	}
+	if local != nil && known(m.Local) {
+		attrs := m.Local.Attributes()
+		attrs["data_dirs"], d = types.MapValueFrom(ctx, types.StringType, dirs)
+		diags.Append(d...)
+		attrs["durability_watcher_running"] = types.BoolValue(local.DurabilityWatcherRunning)
+		m.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
+		diags.Append(d...)
+	}
+}
+
+// setStatus records what the platform observed in m. A synchronous value that could not be read is null
+// (with the platform's warning), never an older value reported as current.
+func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *diag.Diagnostics) {
+	setMembers(ctx, m, st.Members, st.Local, false, diags)
+	m.ID = m.Name
+	if st.PostgresMajor > 0 && !known(m.PostgresMajor) {
+		m.PostgresMajor = types.Int64Value(int64(st.PostgresMajor))
+	}
+	m.SynchronousStandbyNames, m.SynchronousDegraded = types.StringNull(), types.BoolNull()
+	if st.SynchronousKnown {
+		m.SynchronousStandbyNames = types.StringValue(st.SynchronousStandbyNames)
+		m.SynchronousDegraded = types.BoolValue(st.Degraded)
+	}
+	for _, w := range st.Warnings {
+		diags.AddWarning("Cluster Partly Read", w)
+	}
+}
+
+// modelFromSpec is an imported cluster's configuration and members as a model.
+func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, diags *diag.Diagnostics) clusterModel {
+	var d diag.Diagnostics
+	m := clusterModel{ID: types.StringValue(s.Name), Name: types.StringValue(s.Name), PostgresMajor: types.Int64Null(), NodeCount: types.Int64Null(),
+		Parameters: types.MapNull(types.StringType), Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: types.ObjectNull(clusterLocalAttrTypes),
+		SynchronousStandbyNames: types.StringNull(), SynchronousDegraded: types.BoolNull()}
+	nodes := make([]clusterNodeInput, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		nodes = append(nodes, clusterNodeInput{Name: types.StringValue(n.Name), Zone: types.StringValue(n.Zone)})
+	}
+	m.Node, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: clusterNodeInputAttrTypes}, nodes)
+	diags.Append(d...)
+	sy := s.Synchronous
+	m.Synchronous, d = types.ObjectValue(clusterSynchronousAttrTypes, map[string]attr.Value{
+		"method": types.StringValue(string(sy.Method)), "number": types.Int64Value(int64(sy.Number)),
+		"data_durability": types.StringValue(string(sy.DataDurability)), "commit": types.StringValue(sy.Commit),
+	})
+	diags.Append(d...)
+	if len(s.Parameters) > 0 {
+		m.Parameters, d = types.MapValueFrom(ctx, types.StringType, s.Parameters)
+		diags.Append(d...)
+	}
+	if a := s.Archive; a != nil {
+		m.Archive, d = types.ObjectValue(clusterArchiveAttrTypes, map[string]attr.Value{
+			"pgbackrest_options": mapOrNull(ctx, a.PgBackRestOptions, diags), "walg_env": mapOrNull(ctx, a.WALGEnv, diags),
+			"backup_on_create": types.BoolValue(a.BackupOnCreate),
+		})
+		diags.Append(d...)
+	}
+	if l := s.Local; l != nil {
+		runAs := types.StringNull()
+		if l.RunAsUser != "" {
+			runAs = types.StringValue(l.RunAsUser)
+		}
+		m.Local, d = types.ObjectValue(clusterLocalAttrTypes, map[string]attr.Value{
+			"data_dir": types.StringValue(l.DataDir), "port_base": types.Int64Value(int64(l.PortBase)), "run_as_user": runAs,
+			"data_dirs": types.MapNull(types.StringType), "durability_watcher_running": types.BoolNull(),
+		})
+		diags.Append(d...)
+	}
+	setMembers(ctx, &m, prior, nil, false, diags)
+	return m
+}
+
+func mapOrNull(ctx context.Context, v map[string]string, diags *diag.Diagnostics) types.Map {
+	if len(v) == 0 {
+		return types.MapNull(types.StringType)
+	}
+	out, d := types.MapValueFrom(ctx, types.StringType, v)
+	diags.Append(d...)
+	return out
+}
+
+// attrPath turns a cluster attribute path into the framework's.
+func attrPath(p []string) path.Path {
+	if len(p) == 0 {
+		return path.Empty()
+	}
+	out := path.Root(p[0])
+	for _, name := range p[1:] {
+		out = out.AtName(name)
+	}
+	return out
+}
+
+// addClusterError reports err: each cluster.FieldError at its attribute with its own summary, anything
+// else under summary with what (what happened and what to do) before the error.
+func addClusterError(diags *diag.Diagnostics, summary, what string, err error) {
+	fields, others := cluster.FieldErrors(err)
+	for _, fe := range fields {
+		if len(fe.Path) == 0 {
+			diags.AddError(fe.Summary, fe.Detail)
+		} else {
+			diags.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
+		}
+	}
+	if len(others) > 0 {
+		diags.AddError(summary, what+"\n\n"+errors.Join(others...).Error())
+	}
+}
+
+// pureStringValidator checks a string with a rule of a pure package, such as cluster.CheckNodeName.
+// summary is the diagnostic's title, such as "Invalid Node Name".
+func pureStringValidator(summary string, check func(string) error) validator.String {
+	return pureStringCheck{summary: summary, check: check}
+}
+
+type pureStringCheck struct {
+	summary string
+	check   func(string) error
+}
+
+func (v pureStringCheck) Description(context.Context) string { return "must pass: " + v.summary }
+
+func (v pureStringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v pureStringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !known(req.ConfigValue) {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		msg := err.Error()
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%s%s.", strings.ToUpper(msg[:1]), msg[1:]))
+	}
+}
