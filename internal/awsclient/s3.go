@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // S3API is the part of *s3.Client the archive bucket adapter uses. Tests fake it.
@@ -151,55 +152,17 @@ func bucketGone(err error, bucket string) error {
 	return nil
 }
 
-// retryWhen calls fn until it succeeds, fails with an error retryable does not accept, ctx ends, or timeout
-// passes (then the last error is returned). Delays grow from 200 ms to 5 s.
+// retryWhen calls fn until it succeeds or fails with an error retryable does not accept, for at most timeout
+// (then the last error comes back as it came, so callers still classify it), as the AWS provider's
+// tfresource.RetryWhen. Delays grow from wait.DefaultMinInterval to wait.DefaultMaxInterval.
 func retryWhen[T any](ctx context.Context, timeout time.Duration, retryable func(error) bool, fn func(context.Context) (T, error)) (T, error) {
-	deadline := time.Now().Add(timeout)
-	delay := 200 * time.Millisecond
-	for {
-		out, err := fn(ctx)
-		if err == nil || !retryable(err) || time.Now().Add(delay).After(deadline) {
-			return out, err
-		}
-		timer := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return out, errors.Join(err, ctx.Err())
-		case <-timer.C:
-		}
-		delay = min(delay*2, 5*time.Second)
-	}
+	return wait.Retry(ctx, "the AWS call to succeed (retrying eventual-consistency errors)", timeout, wait.Real, retryable, fn)
 }
 
-// retryWhenCode is retryWhen for a list of named AWS error codes.
+// retryWhenCode is retryWhen for a list of named AWS error codes (tfresource.RetryWhenAWSErrCodeEquals).
 func retryWhenCode[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error), codes ...string) (T, error) {
-	return retryWhen(ctx, timeout, func(err error) bool { return errCodeEquals(err, codes...) }, fn)
-}
-
-// waitUntil polls status until it reports done, returns an error, ctx ends, or timeout passes. Poll delays
-// grow from 200 ms to 5 s; the first poll is immediate.
-func waitUntil(ctx context.Context, timeout time.Duration, what string, status func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	delay := 200 * time.Millisecond
-	for {
-		done, err := status(ctx)
-		if err != nil {
-			return err
-		}
-		if done {
-			return nil
-		}
-		timer := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-timer.C:
-		}
-		delay = min(delay*2, 5*time.Second)
-	}
+	what := fmt.Sprintf("the AWS call to succeed (retrying %s)", strings.Join(codes, ", "))
+	return wait.Retry(ctx, what, timeout, wait.Real, func(err error) bool { return errCodeEquals(err, codes...) }, fn)
 }
 
 // normalizeLocation turns a GetBucketLocation answer into a region name.
@@ -246,16 +209,25 @@ func FindBucket(ctx context.Context, api S3API, bucket string) (string, error) {
 	return normalizeLocation(string(loc.LocationConstraint)), nil
 }
 
-// statusBucket reports whether bucket exists.
-func statusBucket(ctx context.Context, api S3API, bucket string) (bool, error) {
-	_, err := FindBucket(ctx, api, bucket)
-	if errors.Is(err, ErrBucketNotFound) {
-		return false, nil
+// States of a bucket, as statusBucket reports them to the waiters.
+const (
+	bucketStateExists  = "exists"
+	bucketStateMissing = "missing"
+)
+
+// statusBucket reads whether bucket exists, for wait.For: bucketStateExists with its region, or
+// bucketStateMissing.
+func statusBucket(api S3API, bucket string) func(context.Context) (string, string, error) {
+	return func(ctx context.Context) (string, string, error) {
+		region, err := FindBucket(ctx, api, bucket)
+		if errors.Is(err, ErrBucketNotFound) {
+			return "", bucketStateMissing, nil
+		}
+		if err != nil {
+			return "", "", err
+		}
+		return region, bucketStateExists, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	return true, nil
 }
 
 // CreateBucket creates bucket in region (with a LocationConstraint unless region is us-east-1, and with
@@ -325,19 +297,38 @@ func putObjectLockConfiguration(ctx context.Context, api S3API, bucket string, l
 	return nil
 }
 
-// WaitBucketExists waits until HeadBucket finds bucket.
+// WaitBucketExists waits until HeadBucket finds bucket, for at most timeout.
 func WaitBucketExists(ctx context.Context, api S3API, bucket string, timeout time.Duration) error {
-	return waitUntil(ctx, timeout, fmt.Sprintf("S3 bucket %q to exist", bucket), func(ctx context.Context) (bool, error) {
-		return statusBucket(ctx, api, bucket)
-	})
+	return waitBucketCreated(ctx, api, bucket, timeout, wait.Real)
 }
 
-// WaitBucketDeleted waits until HeadBucket no longer finds bucket.
+// WaitBucketDeleted waits until HeadBucket no longer finds bucket, for at most timeout.
 func WaitBucketDeleted(ctx context.Context, api S3API, bucket string, timeout time.Duration) error {
-	return waitUntil(ctx, timeout, fmt.Sprintf("S3 bucket %q to be deleted", bucket), func(ctx context.Context) (bool, error) {
-		exists, err := statusBucket(ctx, api, bucket)
-		return !exists, err
+	return waitBucketDeleted(ctx, api, bucket, timeout, wait.Real)
+}
+
+func waitBucketCreated(ctx context.Context, api S3API, bucket string, timeout time.Duration, clock wait.Clock) error {
+	_, err := wait.For(ctx, wait.Spec[string]{
+		What:    fmt.Sprintf("S3 bucket %q to exist", bucket),
+		Refresh: statusBucket(api, bucket),
+		Pending: []string{bucketStateMissing},
+		Target:  []string{bucketStateExists},
+		Timeout: timeout,
+		Clock:   clock,
 	})
+	return err
+}
+
+func waitBucketDeleted(ctx context.Context, api S3API, bucket string, timeout time.Duration, clock wait.Clock) error {
+	_, err := wait.For(ctx, wait.Spec[string]{
+		What:    fmt.Sprintf("S3 bucket %q to be deleted", bucket),
+		Refresh: statusBucket(api, bucket),
+		Pending: []string{bucketStateExists},
+		Target:  []string{bucketStateMissing},
+		Timeout: timeout,
+		Clock:   clock,
+	})
+	return err
 }
 
 // ApplyGuards makes the live bucket match g. The public access block and ownership controls go first (so the
@@ -514,13 +505,44 @@ func applyLifecycle(ctx context.Context, api S3API, bucket string, g archive.Gua
 		}
 	}
 	// S3 serves a new lifecycle configuration only after a while; wait, so the read after apply sees it.
-	return waitUntil(ctx, lifecyclePropagationTimeout, fmt.Sprintf("the lifecycle configuration of S3 bucket %q to propagate", bucket), func(ctx context.Context) (bool, error) {
+	return waitLifecyclePropagated(ctx, api, bucket, g.Lifecycle, lifecyclePropagationTimeout, wait.Real)
+}
+
+// States of a lifecycle configuration just written, as statusLifecycle reports them.
+const (
+	lifecycleStateCurrent = "current"
+	lifecycleStateStale   = "stale"
+)
+
+// statusLifecycle reads the bucket's lifecycle rules, for wait.For: lifecycleStateCurrent when they are want,
+// else lifecycleStateStale.
+func statusLifecycle(api S3API, bucket string, want []archive.LifecycleRule) func(context.Context) ([]archive.LifecycleRule, string, error) {
+	return func(ctx context.Context) ([]archive.LifecycleRule, string, error) {
 		got, err := readLifecycle(ctx, api, bucket)
 		if err != nil {
-			return false, err
+			return nil, "", err
 		}
-		return lifecycleMatches(g.Lifecycle, got), nil
+		if lifecycleMatches(want, got) {
+			return got, lifecycleStateCurrent, nil
+		}
+		return got, lifecycleStateStale, nil
+	}
+}
+
+func waitLifecyclePropagated(ctx context.Context, api S3API, bucket string, want []archive.LifecycleRule, timeout time.Duration, clock wait.Clock) error {
+	got, err := wait.For(ctx, wait.Spec[[]archive.LifecycleRule]{
+		What:    fmt.Sprintf("the lifecycle configuration of S3 bucket %q to propagate", bucket),
+		Refresh: statusLifecycle(api, bucket, want),
+		Pending: []string{lifecycleStateStale},
+		Target:  []string{lifecycleStateCurrent},
+		Timeout: timeout,
+		Clock:   clock,
 	})
+	var te *wait.TimeoutError
+	if errors.As(err, &te) {
+		return fmt.Errorf("%w: S3 still serves %d rules (%+v), not the %d written", err, len(got), got, len(want))
+	}
+	return err
 }
 
 func applyPolicy(ctx context.Context, api S3API, bucket string, g archive.Guards) error {

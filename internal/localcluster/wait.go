@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,10 +10,19 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // pollInterval is how often waits look again.
 const pollInterval = 100 * time.Millisecond
+
+// waitClock is the clock of the Manager's waits.
+func (m *Manager) waitClock() wait.Clock {
+	if m.clock == nil {
+		return wait.Real
+	}
+	return m.clock
+}
 
 // replication is the primary's pg_stat_replication as a fresh session sees
 // it, with that session's synchronous_standby_names (a new session reads the
@@ -30,77 +40,98 @@ func (m *Manager) replication(ctx context.Context, primary Member) (standbys []p
 	return standbys, ssn, err
 }
 
+// streamingView is one look at the primary for waitStreaming.
+type streamingView struct {
+	standbys []pgclient.Standby
+	ssn      string
+	err      error
+	// missing are the awaited standbys not streaming (or, with a
+	// synchronous_standby_names awaited, still async).
+	missing []string
+}
+
+// done reports whether the view is what waitStreaming waits for.
+func (v streamingView) done(ssn *string) bool {
+	return v.err == nil && len(v.missing) == 0 && (ssn == nil || v.ssn == *ssn)
+}
+
 // waitStreaming waits until primary's pg_stat_replication shows every one of
 // names streaming. When ssn is not nil it also waits until the primary runs
 // with that synchronous_standby_names and, when it is not empty, until each
 // of names has a sync_state other than async (quorum, sync or potential).
 // The timeout error names the standbys missing and what was seen.
 func (m *Manager) waitStreaming(ctx context.Context, primary Member, names []string, ssn *string) error {
-	ctx, cancel := context.WithTimeout(ctx, m.streamTimeout)
-	defer cancel()
-	for {
-		standbys, got, err := m.replication(ctx, primary)
-		var missing []string
-		seen := map[string]pgclient.Standby{}
-		for _, sb := range standbys {
-			if sb.State == "streaming" {
-				seen[sb.ApplicationName] = sb
-			}
-		}
-		for _, name := range names {
-			sb, ok := seen[name]
-			switch {
-			case !ok:
-				missing = append(missing, name)
-			case ssn != nil && *ssn != "" && sb.SyncState == "async":
-				missing = append(missing, name+" (async)")
-			}
-		}
-		settingOK := ssn == nil || got == *ssn
-		if err == nil && len(missing) == 0 && settingOK {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			var b strings.Builder
-			if len(missing) > 0 {
-				fmt.Fprintf(&b, "standbys %s are not streaming from primary %s", strings.Join(missing, ", "), primary.Name)
-			} else {
-				fmt.Fprintf(&b, "primary %s does not apply synchronous_standby_names %q (it has %q)", primary.Name, *ssn, got)
-			}
-			fmt.Fprintf(&b, " after %s", m.streamTimeout)
-			if err != nil {
-				fmt.Fprintf(&b, " (last error: %v)", err)
-			}
-			var streaming []string
-			for _, sb := range standbys {
-				streaming = append(streaming, sb.ApplicationName+"="+sb.State+"/"+sb.SyncState)
-			}
-			slices.Sort(streaming)
-			fmt.Fprintf(&b, "; pg_stat_replication: [%s]\nlast lines of %s:\n%s", strings.Join(streaming, " "),
-				Node(primary, localnode.RolePrimary).LogFile(), m.engine.LogTail(Node(primary, localnode.RolePrimary), 10))
-			return fmt.Errorf("%s", b.String())
-		case <-time.After(pollInterval):
+	var last streamingView
+	what := fmt.Sprintf("standbys %s to stream from primary %s", strings.Join(names, ", "), primary.Name)
+	err := wait.Until(ctx, what, m.streamTimeout, pollInterval, m.waitClock(), func(ctx context.Context) (bool, error) {
+		last = m.lookStreaming(ctx, primary, names, ssn)
+		return last.done(ssn), nil
+	})
+	if err == nil {
+		return nil
+	}
+	var b strings.Builder
+	switch {
+	case len(last.missing) > 0:
+		fmt.Fprintf(&b, "standbys %s are not streaming from primary %s", strings.Join(last.missing, ", "), primary.Name)
+	case ssn != nil && last.ssn != *ssn:
+		fmt.Fprintf(&b, "primary %s does not apply synchronous_standby_names %q (it has %q)", primary.Name, *ssn, last.ssn)
+	default:
+		fmt.Fprintf(&b, "pg_stat_replication of primary %s cannot be read", primary.Name)
+	}
+	var te *wait.TimeoutError
+	if errors.As(err, &te) {
+		fmt.Fprintf(&b, " after %s", m.streamTimeout)
+	}
+	if last.err != nil {
+		fmt.Fprintf(&b, " (last error: %v)", last.err)
+	}
+	streaming := make([]string, 0, len(last.standbys))
+	for _, sb := range last.standbys {
+		streaming = append(streaming, sb.ApplicationName+"="+sb.State+"/"+sb.SyncState)
+	}
+	slices.Sort(streaming)
+	node := Node(primary, localnode.RolePrimary)
+	fmt.Fprintf(&b, "; pg_stat_replication: [%s]\nlast lines of %s:\n%s", strings.Join(streaming, " "), node.LogFile(), m.engine.LogTail(node, 10))
+	if te != nil {
+		return errors.New(b.String())
+	}
+	return fmt.Errorf("%w: %s", err, b.String())
+}
+
+// lookStreaming reads the primary's replication state and lists which of
+// names waitStreaming still misses.
+func (m *Manager) lookStreaming(ctx context.Context, primary Member, names []string, ssn *string) streamingView {
+	var v streamingView
+	v.standbys, v.ssn, v.err = m.replication(ctx, primary)
+	seen := map[string]pgclient.Standby{}
+	for _, sb := range v.standbys {
+		if sb.State == "streaming" {
+			seen[sb.ApplicationName] = sb
 		}
 	}
+	for _, name := range names {
+		sb, ok := seen[name]
+		switch {
+		case !ok:
+			v.missing = append(v.missing, name)
+		case ssn != nil && *ssn != "" && sb.SyncState == "async":
+			v.missing = append(v.missing, name+" (async)")
+		}
+	}
+	return v
 }
 
 // waitPrimary waits until mb accepts connections and is out of recovery.
 func (m *Manager) waitPrimary(ctx context.Context, mb Member) error {
-	ctx, cancel := context.WithTimeout(ctx, m.streamTimeout)
-	defer cancel()
-	for {
+	return wait.Until(ctx, mb.Name+" to take writes", m.streamTimeout, pollInterval, m.waitClock(), func(ctx context.Context) (bool, error) {
 		p, err := m.position(ctx, mb)
-		if err == nil && !p.InRecovery {
-			return nil
+		switch {
+		case err != nil:
+			return false, wait.NotYet(err)
+		case p.InRecovery:
+			return false, wait.NotYet(errors.New("it is still in recovery"))
 		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = fmt.Errorf("it is still in recovery")
-			}
-			return fmt.Errorf("waiting for %s to take writes: %w", mb.Name, err)
-		case <-time.After(pollInterval):
-		}
-	}
+		return true, nil
+	})
 }

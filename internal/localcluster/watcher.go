@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // The durability watcher keeps data_durability "preferred" writable between
@@ -59,6 +60,12 @@ const (
 	watcherGiveUp = 60 * time.Second
 	// watcherShell runs the script (its cmdline identifies the watcher).
 	watcherShell = "/bin/sh"
+	// watcherStartTimeout bounds the wait for a started watcher to run the
+	// script; watcherStopTimeout the wait for it to exit after each signal.
+	watcherStartTimeout = 5 * time.Second
+	watcherStopTimeout  = 3 * time.Second
+	// watcherPollInterval is how often those waits look at the process.
+	watcherPollInterval = 10 * time.Millisecond
 )
 
 // watcherPaths are the script, PID file and log of s's watcher.
@@ -178,14 +185,14 @@ func (m *Manager) startWatcher(ctx context.Context, s Spec) error {
 		return fmt.Errorf("writing the durability watcher's PID file: %w", err)
 	}
 	// setsid execs the shell a moment after the launcher printed its PID.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, ok := watcherCmdline(pid, script); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			return fmt.Errorf("starting the durability watcher: PID %d does not run %s 5 s after its start; see %s", pid, script, logPath)
-		}
+	err = wait.Until(ctx, fmt.Sprintf("PID %d to run %s", pid, script), watcherStartTimeout, watcherPollInterval, m.waitClock(),
+		func(context.Context) (bool, error) {
+			_, ok := watcherCmdline(pid, script)
+			return ok, nil
+		})
+	if err != nil {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return fmt.Errorf("starting the durability watcher: %w; see %s", err, logPath)
 	}
 	tflog.Info(ctx, fmt.Sprintf("cluster %s: durability watcher started", s.Name), map[string]any{"pid": pid, "log": logPath})
 	return nil
@@ -208,7 +215,7 @@ func (m *Manager) stopWatcher(ctx context.Context, s Spec, removeLog bool) error
 	}
 	if pid > 0 {
 		if _, ok := watcherCmdline(pid, script); ok {
-			if err := killWatcher(pid, script); err != nil {
+			if err := m.killWatcher(pid, script); err != nil {
 				return err
 			}
 			tflog.Info(ctx, fmt.Sprintf("cluster %s: durability watcher stopped", s.Name), map[string]any{"pid": pid})
@@ -227,21 +234,26 @@ func (m *Manager) stopWatcher(ctx context.Context, s Spec, removeLog bool) error
 }
 
 // killWatcher ends the watcher pid and its children (psql, sleep): it leads
-// its own process group (setsid).
-func killWatcher(pid int, script string) error {
+// its own process group (setsid). SIGTERM first, SIGKILL when it still runs
+// watcherStopTimeout later. It takes no ctx: a stop once begun is finished.
+func (m *Manager) killWatcher(pid int, script string) error {
+	var waitErr error
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 			if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 				return fmt.Errorf("stopping the durability watcher (PID %d): %w", pid, err)
 			}
 		}
-		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if _, ok := watcherCmdline(pid, script); !ok {
-				return nil
-			}
+		waitErr = wait.Until(context.Background(), fmt.Sprintf("PID %d to exit", pid), watcherStopTimeout, watcherPollInterval, m.waitClock(),
+			func(context.Context) (bool, error) {
+				_, ok := watcherCmdline(pid, script)
+				return !ok, nil
+			})
+		if waitErr == nil {
+			return nil
 		}
 	}
-	return fmt.Errorf("stopping the durability watcher: PID %d still runs after SIGKILL", pid)
+	return fmt.Errorf("stopping the durability watcher: PID %d still runs after SIGKILL: %w", pid, waitErr)
 }
 
 // readWatcherPID reads the PID file; 0 when there is none.

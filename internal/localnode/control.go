@@ -11,13 +11,24 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // pgCtlTimeout is pg_ctl's -t: how long start, stop and promote wait, in seconds.
 const pgCtlTimeout = "60"
 
-// acceptTimeout bounds the wait for a started server to accept connections.
-const acceptTimeout = 30 * time.Second
+// Named timeouts and poll intervals of the engine's waits.
+const (
+	// acceptTimeout bounds the wait for a started server to accept connections.
+	acceptTimeout = 30 * time.Second
+	// acceptPollInterval is how often pg_isready asks while the server starts.
+	acceptPollInterval = 50 * time.Millisecond
+	// killTimeout bounds the wait for killed processes to be gone.
+	killTimeout = 10 * time.Second
+	// killPollInterval is how often Kill looks whether they are gone.
+	killPollInterval = 20 * time.Millisecond
+)
 
 // Start starts n with pg_ctl (as the run user, logging to n.LogFile()) and
 // waits until the server accepts connections on n.Host:n.Port. The server is
@@ -93,24 +104,21 @@ func (e *Engine) ensureLogFile(n Node) error {
 	return e.chown(n.LogFile())
 }
 
-// waitAccepting polls pg_isready until n accepts connections over TCP.
+// waitAccepting polls pg_isready until n accepts connections over TCP. The
+// error says "it does not accept connections ..." with pg_isready's last
+// answer.
 func (e *Engine) waitAccepting(ctx context.Context, n Node) error {
-	ctx, cancel := context.WithTimeout(ctx, acceptTimeout)
-	defer cancel()
-	var last error
-	for {
+	err := wait.Until(ctx, "pg_isready to succeed", acceptTimeout, acceptPollInterval, e.clock, func(ctx context.Context) (bool, error) {
 		cmd := e.clientCmd(ctx, "pg_isready", "-q", "-h", n.Host, "-p", strconv.Itoa(n.Port), "-U", e.superuser, "-d", "postgres", "-t", "5")
-		err := cmd.Run()
-		if err == nil {
-			return nil
+		if err := cmd.Run(); err != nil {
+			return false, wait.NotYet(fmt.Errorf("pg_isready: %w; 1 = rejecting, 2 = no response", err))
 		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("it does not accept connections on %s:%d (pg_isready: %w; 1 = rejecting, 2 = no response)", n.Host, n.Port, last)
-		case <-time.After(50 * time.Millisecond):
-		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("it does not accept connections on %s:%d: %w", n.Host, n.Port, err)
 	}
+	return nil
 }
 
 // Stop stops n with pg_ctl stop in mode "fast" (the default when empty:
@@ -163,22 +171,24 @@ func (e *Engine) Kill(n Node) error {
 			return fmt.Errorf("killing %s %s: PID %d: %w", n.Role, n.Name, p, err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// Kill takes no ctx: killTimeout alone bounds the wait.
+	what := fmt.Sprintf("the processes of %s %s to be gone after SIGKILL", n.Role, n.Name)
+	err = wait.Until(context.Background(), what, killTimeout, killPollInterval, e.clock, func(context.Context) (bool, error) {
 		var alive []int
 		for _, p := range pids {
 			if pidAlive(p) {
 				alive = append(alive, p)
 			}
 		}
-		if len(alive) == 0 {
-			return nil
+		if len(alive) > 0 {
+			return false, wait.NotYet(fmt.Errorf("PIDs %v still alive", alive))
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("killing %s %s: PIDs %v still alive 10s after SIGKILL", n.Role, n.Name, alive)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("killing %s %s: %w", n.Role, n.Name, err)
 	}
+	return nil
 }
 
 // Running reports whether n's server runs: its postmaster.pid names a live

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Options configure an Engine. The zero value is the usual choice.
@@ -31,6 +33,9 @@ type Options struct {
 	// Superuser is the cluster's bootstrap superuser (initdb -U), also used
 	// for replication and by Psql. Default "postgres".
 	Superuser string
+	// Clock times the engine's waits (a server accepting connections, killed
+	// processes gone). Default wait.Real; tests pass a wait.StepClock.
+	Clock wait.Clock
 }
 
 // Engine runs PostgreSQL nodes on this machine. It is safe for concurrent use
@@ -45,6 +50,8 @@ type Engine struct {
 	groups     []uint32
 	home       string
 	switchUser bool // the caller is root: server programs get a Credential
+
+	clock wait.Clock
 }
 
 // serverBinaries are the programs an Engine needs in its BinDir.
@@ -62,7 +69,10 @@ func New(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{binDir: binDir, superuser: opts.Superuser}
+	e := &Engine{binDir: binDir, superuser: opts.Superuser, clock: opts.Clock}
+	if e.clock == nil {
+		e.clock = wait.Real
+	}
 	if e.superuser == "" {
 		e.superuser = "postgres"
 	}

@@ -21,6 +21,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // SSLModes are the accepted values of Config.SSLMode, with libpq's meanings
@@ -146,6 +148,8 @@ type Conn struct {
 	target string
 	// pollInterval is how often WaitSetting reads the setting again.
 	pollInterval time.Duration
+	// clock times WaitSetting (wait.Real; tests set a wait.StepClock).
+	clock wait.Clock
 }
 
 // Connect opens a session described by c. Errors name the server as
@@ -172,7 +176,7 @@ func Connect(ctx context.Context, c Config) (*Conn, error) {
 	if err != nil {
 		return nil, &ConnectError{Target: cfg.User + "@" + target, noPassword: cfg.Password == "", err: err}
 	}
-	return &Conn{conn: conn, target: target, pollInterval: 100 * time.Millisecond}, nil
+	return &Conn{conn: conn, target: target, pollInterval: 100 * time.Millisecond, clock: wait.Real}, nil
 }
 
 // targetOf writes host:port/database, with IPv6 addresses in brackets.

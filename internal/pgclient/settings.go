@@ -2,11 +2,14 @@ package pgclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // ServerVersion returns the server's version as SHOW server_version prints
@@ -102,26 +105,25 @@ func (c *Conn) ReloadConf(ctx context.Context) error {
 // after the postmaster has signalled it. The timeout error names the value
 // last read. Parameters that need a restart never change this way.
 func (c *Conn) WaitSetting(ctx context.Context, name, want string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		got, err := c.Setting(ctx, name)
-		if err != nil {
-			return err
+	var got string
+	var readErr error
+	what := fmt.Sprintf("setting %s on %s to become %q", name, c.target, want)
+	err := wait.Until(ctx, what, timeout, c.pollInterval, c.clock, func(ctx context.Context) (bool, error) {
+		if got, readErr = c.Setting(ctx, name); readErr != nil {
+			return false, readErr
 		}
-		if got == want {
-			return nil
-		}
-		if !time.Now().Before(deadline) {
-			return fmt.Errorf("waiting for setting %s on %s to become %q: it is still %q after %s", name, c.target, want, got, timeout)
-		}
-		timer.Reset(min(c.pollInterval, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for setting %s on %s to become %q (it is %q): %w", name, c.target, want, got, ctx.Err())
-		case <-timer.C:
-		}
+		return got == want, nil
+	})
+	var te *wait.TimeoutError
+	switch {
+	case err == nil, readErr != nil:
+		return err
+	case errors.As(err, &te):
+		return fmt.Errorf("waiting for setting %s on %s to become %q: it is still %q after %s", name, c.target, want, got, timeout)
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for setting %s on %s to become %q (it is %q): %w", name, c.target, want, got, ctx.Err())
+	default:
+		return err
 	}
 }
 

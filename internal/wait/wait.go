@@ -80,6 +80,10 @@ func (e *TimeoutError) Error() string {
 
 func (e *TimeoutError) Unwrap() error { return e.LastError }
 
+// Is makes a timeout match context.DeadlineExceeded, as a wait bounded by a context deadline would, so
+// callers test for either one way.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
 // UnexpectedStateError is returned when Refresh reports a state that is neither pending nor a target.
 type UnexpectedStateError struct {
 	What   string
