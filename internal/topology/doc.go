@@ -20,4 +20,13 @@
 //   - The actions are meant to run one at a time, in the order given, each
 //     finished (a copied or started standby streaming) before the next begins,
 //     so no two nodes are rebuilt at once.
+//
+// NextRoll and PlanRoll decide a rolling replacement, when members' machines
+// must change (instance type, image, bootstrap), by the same rules: one
+// member down at a time, outdated standbys first, lowest priority first,
+// each back in the quorum before the next; then the primary hands over to a
+// standby in the quorum that is caught up, and is replaced as a standby. A
+// roll starts only on a whole cluster whose quorum still confirms commits
+// with one standby down; otherwise it refuses and says what comes first (a
+// repair with Plan, a lower synchronous number, another member).
 package topology
