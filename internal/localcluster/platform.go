@@ -127,6 +127,17 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		if err != nil {
 			return out, fmt.Errorf("reading the cluster %s: %w", s.Name, err)
 		}
+		if gone(st) {
+			// Nothing is left to lose: the apply creates the cluster again (a refresh removes it from
+			// state first; a plan without refresh lands here).
+			out.Actions = "every node of " + s.Name + " is gone: create the cluster again"
+			want := make([]cluster.Member, 0, len(ls.Members))
+			for _, mb := range ls.Members {
+				want = append(want, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
+			}
+			out.Members, _ = cluster.Planned(want, nil, nil, true)
+			return out, nil
+		}
 		if actions, err = topology.Plan(desired, Observed(st)); err != nil {
 			return out, unrepairable(err)
 		}
@@ -202,6 +213,16 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 	return p.status(ctx, m, ls, true), nil
 }
 
+// gone reports whether no member of the cluster has anything left (every one missing).
+func gone(st []Status) bool {
+	for _, x := range st {
+		if x.State != StateMissing {
+			return false
+		}
+	}
+	return true
+}
+
 // reconcile runs topology's repair plan for ls as it is now.
 func (p *Platform) reconcile(ctx context.Context, m *Manager, ls Spec) error {
 	st, err := m.Observe(ctx, ls)
@@ -275,6 +296,13 @@ func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.M
 	ls, err := specOf(s, prior)
 	if err != nil {
 		return cluster.Status{}, err
+	}
+	if st, err := m.Observe(ctx, ls); err == nil && gone(st) {
+		tflog.Warn(ctx, "every node of the cluster is gone; creating it again", map[string]any{"name": s.Name})
+		if _, err := m.Create(ctx, ls); err != nil {
+			return p.status(ctx, m, ls, true), fmt.Errorf("creating the cluster again: %w", err)
+		}
+		return p.status(ctx, m, ls, true), nil
 	}
 	if err := p.reconcile(ctx, m, ls); err != nil {
 		return p.status(ctx, m, ls, true), fmt.Errorf("repairing the cluster: %w; the state records what was observed, apply again to continue", err)
