@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
@@ -50,7 +50,7 @@ func newCluster(t *testing.T, sync bootstrap.Synchronous) (*localcluster.Manager
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ports := freePorts(t, 3)
+	ports := acctest.FreePorts(t, 3)
 	s := localcluster.Spec{Name: "tf-acc-" + strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-")), Synchronous: sync}
 	for i, name := range []string{"n1", "n2", "n3"} {
 		s.Members = append(s.Members, localcluster.Member{Name: name, Zone: "z" + strconv.Itoa(i+1), Port: ports[i], DataDir: filepath.Join(root, name)})
@@ -66,19 +66,6 @@ func newCluster(t *testing.T, sync bootstrap.Synchronous) (*localcluster.Manager
 	return m, s, root
 }
 
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
 
 func ctxT(t *testing.T) context.Context {
 	t.Helper()
@@ -535,7 +522,14 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(repo) })
-	chownToPostgres(t, repo)
+	// The repository belongs to the server user, made the way the product makes its directories.
+	if err := os.Chmod(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo = filepath.Join(repo, "repo")
+	if err := m.Engine().MkdirAllOwned(repo, 0o750); err != nil {
+		t.Fatal(err)
+	}
 	s.Archive = &bootstrap.Archive{
 		PgBackRestOptions: map[string]string{"repo1-type": "posix", "repo1-path": repo, "repo1-retention-full": "1"},
 		Stanza:            "demo",
@@ -589,21 +583,6 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	}
 }
 
-func chownToPostgres(t *testing.T, path string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if err := os.Chown(path, uid, gid); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestEnforceDurability(t *testing.T) {
 	t.Parallel()
@@ -824,7 +803,7 @@ func TestWatcherScriptBounded(t *testing.T) {
 	if err := os.WriteFile(script, localcluster.WatcherScript, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	port := freePorts(t, 1)[0] // nothing listens there
+	port := acctest.FreePorts(t, 1)[0] // nothing listens there
 	start := func(name, giveup string) (*exec.Cmd, string, *strings.Builder) {
 		pidfile := filepath.Join(dir, name+".pid")
 		var out strings.Builder

@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -28,27 +27,6 @@ import (
 
 const clusterAddr = "pgnvme_cluster.demo"
 
-// freePortBase finds n consecutive free loopback ports.
-func freePortBase(t *testing.T, n int) int {
-	t.Helper()
-	for attempt := 0; attempt < 50; attempt++ {
-		base := 20000 + rand.IntN(30000)
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no run of free ports found")
-	return 0
-}
 
 // clusterDir is a short directory the postgres user can reach, removed after the test.
 func clusterDir(t *testing.T) string {
@@ -160,7 +138,7 @@ func localClusterGone(dataDir string, base, n int) resource.TestCheckFunc {
 
 func TestAccCluster_basic(t *testing.T) {
 	dir := clusterDir(t)
-	base := freePortBase(t, 3)
+	base := acctest.FreePortBase(t, 3)
 	config := clusterConfig(dir, base, "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -203,7 +181,7 @@ func TestAccCluster_basic(t *testing.T) {
 // re-creates that node alone and it rejoins the quorum.
 func TestAccCluster_standbyLoss(t *testing.T) {
 	dir := clusterDir(t)
-	base := freePortBase(t, 3)
+	base := acctest.FreePortBase(t, 3)
 	config := clusterConfig(dir, base, "")
 	var primaryStart string
 	resource.Test(t, resource.TestCase{
@@ -281,7 +259,7 @@ func (w *ackWriter) finish() []int {
 // promotes the standby with the highest flushed LSN every acknowledged number is on the new primary.
 func TestAccCluster_primaryLoss(t *testing.T) {
 	dir := clusterDir(t)
-	base := freePortBase(t, 3)
+	base := acctest.FreePortBase(t, 3)
 	config := clusterConfig(dir, base, "")
 	var acked []int
 	resource.Test(t, resource.TestCase{
@@ -339,7 +317,7 @@ func TestAccCluster_primaryLoss(t *testing.T) {
 // A reload-only parameter restarts nothing; a restart-only one restarts every node, standbys first.
 func TestAccCluster_parameters(t *testing.T) {
 	dir := clusterDir(t)
-	base := freePortBase(t, 3)
+	base := acctest.FreePortBase(t, 3)
 	starts := func() []time.Time {
 		var out []time.Time
 		for i := 0; i < 3; i++ {
@@ -426,7 +404,7 @@ func TestAccCluster_standbyLossFromArchive(t *testing.T) {
 	if err := e.MkdirAllOwned(repo, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	base := freePortBase(t, 3)
+	base := acctest.FreePortBase(t, 3)
 	config := clusterConfig(dir, base, fmt.Sprintf(`  archive = {
     pgbackrest_options = {
       "repo1-type" = "posix"
@@ -485,7 +463,7 @@ func TestAccCluster_badInputs(t *testing.T) {
 	defer busy.Close()
 	busyPort := busy.Addr().(*net.TCPAddr).Port
 	dir := clusterDir(t)
-	base := freePortBase(t, 3)
+	base := acctest.FreePortBase(t, 3)
 	// A directory only root may enter: PostgreSQL, running as postgres, could not use it.
 	private, err := os.MkdirTemp("", "tfacc-private-")
 	if err != nil {
@@ -521,7 +499,7 @@ func TestAccCluster_badInputs(t *testing.T) {
 // primary, and nothing else restarts.
 func TestAccCluster_scale(t *testing.T) {
 	dir := clusterDir(t)
-	base := freePortBase(t, 4)
+	base := acctest.FreePortBase(t, 4)
 	cfg := func(count int) string {
 		return fmt.Sprintf(`
 resource "pgnvme_cluster" "demo" {
@@ -646,7 +624,7 @@ func TestAccCluster_durability(t *testing.T) {
 	}{{"preferred", true}, {"required", false}} {
 		t.Run(tc.durability, func(t *testing.T) {
 			dir := clusterDir(t)
-			base := freePortBase(t, 3)
+			base := acctest.FreePortBase(t, 3)
 			config := strings.Replace(clusterConfig(dir, base, ""), `data_durability = "required"`, `data_durability = "`+tc.durability+`"`, 1)
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
