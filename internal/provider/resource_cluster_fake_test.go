@@ -1,10 +1,8 @@
 package provider_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,127 +19,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/provider"
 )
 
-// fakePlatform keeps clusters in memory, so the glue is tested without a machine: it does what a platform
-// promises (members keep their identity, a lost member is repaired alone) and records every call.
-type fakePlatform struct {
-	mu       sync.Mutex
-	clusters map[string][]cluster.Member
-	calls    []string
-}
-
-func newFakePlatform() *fakePlatform { return &fakePlatform{clusters: map[string][]cluster.Member{}} }
-
-func (f *fakePlatform) record(call string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, call)
-}
-
-func (f *fakePlatform) Calls() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.calls...)
-}
-
-// lose marks a member missing, as if its machine were gone.
-func (f *fakePlatform) lose(name, node string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i := range f.clusters[name] {
-		if f.clusters[name][i].Name == node {
-			f.clusters[name][i].State, f.clusters[name][i].Role = cluster.StateMissing, ""
-		}
-	}
-}
-
-func (f *fakePlatform) status(s cluster.Spec) cluster.Status {
-	members := f.clusters[s.Name]
-	st := cluster.Status{Members: append([]cluster.Member(nil), members...), PostgresMajor: 15, SynchronousKnown: true,
-		Local: &cluster.LocalStatus{}}
-	var standbys []string
-	for _, m := range members {
-		if m.Role == cluster.RoleStandby && m.State == cluster.StateRunning {
-			standbys = append(standbys, m.Name)
-		}
-	}
-	st.SynchronousStandbyNames = fmt.Sprintf("ANY %d (%s)", s.Synchronous.Number, strings.Join(standbys, ", "))
-	st.Degraded = len(standbys) < s.Synchronous.Number
-	return st
-}
-
-func (f *fakePlatform) Plan(_ context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
-	f.record("plan")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p := cluster.Plan{PostgresMajor: 15, Local: &cluster.LocalStatus{}}
-	var actions []string
-	for i, m := range cluster.AssignLocal(s, prior) {
-		m.Role, m.State = cluster.RoleStandby, cluster.StateRunning
-		if i == 0 && len(prior) == 0 {
-			m.Role = cluster.RolePrimary
-		}
-		for _, have := range f.clusters[s.Name] {
-			if have.Name == m.Name && have.Role != "" {
-				m.Role = have.Role
-			}
-			if have.Name == m.Name && have.State != cluster.StateRunning {
-				actions = append(actions, fmt.Sprintf("%d. reseed %s: it is %s", len(actions)+1, m.Name, have.State))
-			}
-		}
-		p.Members = append(p.Members, m)
-	}
-	p.Actions = strings.Join(actions, "\n")
-	return p, nil
-}
-
-func (f *fakePlatform) Create(_ context.Context, s cluster.Spec) (cluster.Status, error) {
-	f.record("create")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	members := cluster.AssignLocal(s, nil)
-	for i := range members {
-		members[i].Role, members[i].State = cluster.RoleStandby, cluster.StateRunning
-	}
-	members[0].Role = cluster.RolePrimary
-	f.clusters[s.Name] = members
-	return f.status(s), nil
-}
-
-func (f *fakePlatform) Read(_ context.Context, s cluster.Spec, _ []cluster.Member) (cluster.Status, error) {
-	f.record("read")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.clusters[s.Name]; !ok {
-		return cluster.Status{Members: []cluster.Member{{Name: s.Nodes[0].Name, State: cluster.StateMissing}}}, nil
-	}
-	return f.status(s), nil
-}
-
-func (f *fakePlatform) Update(_ context.Context, s cluster.Spec, _ []cluster.Member) (cluster.Status, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, m := range f.clusters[s.Name] {
-		if m.State != cluster.StateRunning {
-			f.calls = append(f.calls, "repair "+m.Name)
-			f.clusters[s.Name][i].State, f.clusters[s.Name][i].Role = cluster.StateRunning, cluster.RoleStandby
-		}
-	}
-	return f.status(s), nil
-}
-
-func (f *fakePlatform) Delete(_ context.Context, s cluster.Spec, _ []cluster.Member) error {
-	f.record("delete")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.clusters, s.Name)
-	return nil
-}
-
-func (f *fakePlatform) Import(_ context.Context, id string) (cluster.Spec, []cluster.Member, error) {
-	return cluster.Spec{}, nil, fmt.Errorf("the fake platform imports nothing (%s)", id)
-}
-
-func fakeFactories(f *fakePlatform) map[string]func() (tfprotov6.ProviderServer, error) {
+func fakeFactories(f *provider.FakePlatform) map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){
 		"pgnvme": providerserver.NewProtocol6WithError(provider.NewWithPlatforms("test", map[cluster.Platform]provider.ClusterPlatform{cluster.PlatformLocal: f})()),
 	}
@@ -151,7 +29,7 @@ func fakeFactories(f *fakePlatform) map[string]func() (tfprotov6.ProviderServer,
 // destroy. No PostgreSQL runs, so this is quick and shows the glue does nothing but convert and call.
 func TestCluster_fakePlatform(t *testing.T) {
 	start := time.Now()
-	f := newFakePlatform()
+	f := provider.NewFakePlatform()
 	config := `
 resource "pgnvme_cluster" "demo" {
   name = "tf-fake"
@@ -161,7 +39,7 @@ resource "pgnvme_cluster" "demo" {
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: fakeFactories(f),
 		CheckDestroy: func(*terraform.State) error {
-			if _, ok := f.clusters["tf-fake"]; ok {
+			if f.Has("tf-fake") {
 				return fmt.Errorf("the fake platform still holds the cluster after destroy")
 			}
 			return nil
@@ -182,7 +60,7 @@ resource "pgnvme_cluster" "demo" {
 			},
 			{
 				// node-3's machine is lost: the refresh shows it, the plan is an update, the apply repairs it alone.
-				PreConfig: func() { f.lose("tf-fake", "node-3") },
+				PreConfig: func() { f.Lose("tf-fake", "node-3") },
 				Config:    config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{

@@ -27,7 +27,6 @@ import (
 
 const clusterAddr = "pgnvme_cluster.demo"
 
-
 // clusterDir is a short directory the postgres user can reach, removed after the test.
 func clusterDir(t *testing.T) string {
 	t.Helper()
