@@ -80,22 +80,20 @@ func (m *Manager) Preflight(ctx context.Context, s Spec) error {
 	return nil
 }
 
-// check validates what bootstrap does not: members' names, ports and data
-// directories (each its own) and the local node rules.
+// check validates the members' identities on this machine (ports and data
+// directories, each its own) and localnode's rules. The configuration's
+// rules (names, synchronous settings, parameters, archive) are
+// cluster.Validate's and bootstrap's.
 func (s Spec) check() error {
 	if len(s.Members) == 0 {
 		return fmt.Errorf("the cluster %s has no members", s.Name)
 	}
 	var errs []error
-	names, ports, dirs := map[string]bool{}, map[int]string{}, map[string]string{}
+	ports, dirs := map[int]string{}, map[string]string{}
 	for _, mb := range s.Members {
 		if err := Node(mb, localnode.RoleStandby).Validate(); err != nil {
 			errs = append(errs, err)
 		}
-		if names[mb.Name] {
-			errs = append(errs, fmt.Errorf("node name %s is used twice: give every node its own name", mb.Name))
-		}
-		names[mb.Name] = true
 		if other, dup := ports[mb.Port]; dup {
 			errs = append(errs, fmt.Errorf("nodes %s and %s both use port %d: give every node its own port", other, mb.Name, mb.Port))
 		}
