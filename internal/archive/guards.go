@@ -27,10 +27,26 @@ const (
 	GuardBucketPolicy      = "bucket_policy"
 	GuardLifecycle         = "lifecycle"
 	GuardReplication       = "replication"
+	// GuardReplica is the replica bucket's own guards, reported by the adapter in one entry.
+	GuardReplica = "replica"
 )
 
 // DriftOK is Drift's value for a guard that matches.
 const DriftOK = "ok"
+
+// DriftDeleteMarkersNotReplicated is part of the replication guard's drift when the replication rule does not
+// replicate delete markers but should.
+const DriftDeleteMarkersNotReplicated = "delete markers are not replicated"
+
+// GuardNames are the guards s is checked for: the six every archive has, and replication and replica with a
+// replica.
+func (s Spec) GuardNames() []string {
+	names := []string{GuardVersioning, GuardPublicAccessBlock, GuardObjectOwnership, GuardEncryption, GuardBucketPolicy, GuardLifecycle}
+	if s.Replica != nil {
+		names = append(names, GuardReplication, GuardReplica)
+	}
+	return names
+}
 
 // Desired is the guarded configuration of the archive bucket: versioning Enabled, all four public access
 // blocks on, BucketOwnerEnforced, default encryption (SSE-KMS with the key and an S3 Bucket Key, or AES256),
@@ -363,7 +379,7 @@ func driftReplication(want, got *Replication) string {
 	}
 	if want.DeleteMarkers != got.DeleteMarkers {
 		if want.DeleteMarkers {
-			out = append(out, "delete markers are not replicated")
+			out = append(out, DriftDeleteMarkersNotReplicated)
 		} else {
 			out = append(out, "delete markers are replicated, want not")
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +34,20 @@ type BucketNotEmptyError struct{ Bucket string }
 func (e *BucketNotEmptyError) Error() string {
 	return fmt.Sprintf("bucket %s still holds objects (for a WAL archive: base backups and WAL, the only copy of the "+
 		"data once instance-store nodes are gone)", e.Bucket)
+}
+
+// CreateArchiveBucket creates the archive bucket of s with tags (and Object Lock when s has it) and waits
+// until S3 shows it. created reports whether the bucket exists, also when err is not nil (it was created but
+// did not show within BucketCreateTimeout).
+func CreateArchiveBucket(ctx context.Context, c ArchiveClients, s archive.Spec, tags map[string]string) (created bool, err error) {
+	api, err := c.S3(ctx, s.Region)
+	if err != nil {
+		return false, err
+	}
+	if err := CreateBucket(ctx, api, s.Bucket, s.Region, s.ObjectLock, tags); err != nil {
+		return false, err
+	}
+	return true, WaitBucketExists(ctx, api, s.Bucket, BucketCreateTimeout)
 }
 
 // ApplyArchive makes the live archive match s: the replica bucket, its guards and the replication role
@@ -92,6 +107,99 @@ func ApplyArchive(ctx context.Context, c ArchiveClients, s archive.Spec, tags ma
 // InternalTagPrefix marks tags the provider keeps for itself; they never reach the role's tags.
 const InternalTagPrefix = "pgnvme:"
 
+// The internal tags on the archive bucket, so an import recovers settings S3 does not store.
+const (
+	tagPrefix      = InternalTagPrefix + "prefix"
+	tagCompression = InternalTagPrefix + "compression"
+)
+
+// ArchiveTags are the tags written to the archive bucket: tags plus the internal ones that record the
+// cluster prefix and the WAL-G compression.
+func ArchiveTags(tags map[string]string, prefix, compression string) map[string]string {
+	out := maps.Clone(tags)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[tagPrefix] = prefix
+	out[tagCompression] = compression
+	return out
+}
+
+// LiveTags is what the archive bucket's tags say.
+type LiveTags struct {
+	Public      map[string]string // every tag but the internal ones
+	Prefix      *string           // the recorded prefix; nil when the bucket has no such tag
+	Compression string            // the recorded compression; "" when none
+}
+
+// LiveArchive is what a refresh reads about the archive bucket besides its guards.
+type LiveArchive struct {
+	Region   string // the region S3 reports, or the one asked for when the endpoint does not say
+	Tags     LiveTags
+	Imported *Imported // only when ReadArchive was asked to rebuild the spec (import)
+}
+
+// ReadArchive finds bucket (ErrBucketNotFound, wrapped, when it is gone), reads its tags and, with rebuild,
+// the spec an import starts from (ReadImported).
+func ReadArchive(ctx context.Context, c ArchiveClients, bucket, region string, rebuild bool) (LiveArchive, error) {
+	api, err := c.S3(ctx, region)
+	if err != nil {
+		return LiveArchive{}, err
+	}
+	actual, err := FindBucket(ctx, api, bucket)
+	if err != nil {
+		return LiveArchive{}, err
+	}
+	out := LiveArchive{Region: region}
+	if actual != "" && actual != region {
+		out.Region = actual
+		if api, err = c.S3(ctx, actual); err != nil {
+			return LiveArchive{}, err
+		}
+	}
+	if rebuild {
+		imp, err := ReadImported(ctx, c, bucket, out.Region)
+		if err != nil {
+			return LiveArchive{}, err
+		}
+		out.Imported = &imp
+	}
+	tags, err := ReadTags(ctx, api, bucket)
+	if err != nil {
+		return LiveArchive{}, fmt.Errorf("reading tags of %s: %w", bucket, err)
+	}
+	out.Tags = LiveTags{Public: PublicTags(tags), Compression: tags[tagCompression]}
+	if v, ok := tags[tagPrefix]; ok {
+		out.Tags.Prefix = &v
+	}
+	return out, nil
+}
+
+// MergeTags is tags_all: the provider's default tags with the resource's own on top.
+func MergeTags(defaults, own map[string]string) map[string]string {
+	out := maps.Clone(defaults)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, own)
+	return out
+}
+
+// OwnTags is the resource's part of the live tags: every tag except a provider default that still has the
+// default's value and that the configuration (configured) does not set itself.
+func OwnTags(live, defaults, configured map[string]string) map[string]string {
+	own := map[string]string{}
+	for k, v := range live {
+		if dv, isDefault := defaults[k]; isDefault && dv == v {
+			if _, mine := configured[k]; !mine {
+				continue
+			}
+		}
+		own[k] = v
+	}
+	return own
+}
+
 // PublicTags drops the provider's internal tags (InternalTagPrefix).
 func PublicTags(tags map[string]string) map[string]string {
 	out := map[string]string{}
@@ -122,7 +230,7 @@ func ReadArchiveGuards(ctx context.Context, c ArchiveClients, s archive.Spec, ro
 	if s.Replica == nil {
 		return drift, nil
 	}
-	drift["replica"] = "ok"
+	drift[archive.GuardReplica] = archive.DriftOK
 	rapi, err := c.S3(ctx, s.Replica.Region)
 	if err != nil {
 		return nil, err
@@ -130,19 +238,19 @@ func ReadArchiveGuards(ctx context.Context, c ArchiveClients, s archive.Spec, ro
 	rgot, err := ReadGuards(ctx, rapi, s.Replica.Bucket)
 	switch {
 	case errors.Is(err, ErrBucketNotFound):
-		drift["replica"] = "replica bucket " + s.Replica.Bucket + " is missing"
+		drift[archive.GuardReplica] = "replica bucket " + s.Replica.Bucket + " is missing"
 	case err != nil:
 		return nil, fmt.Errorf("reading replica bucket %s: %w", s.Replica.Bucket, err)
 	default:
 		var bad []string
 		for k, v := range archive.Drift(s.DesiredReplica(), rgot) {
-			if v != "ok" {
+			if v != archive.DriftOK {
 				bad = append(bad, k+": "+v)
 			}
 		}
 		if len(bad) > 0 {
 			slices.Sort(bad)
-			drift["replica"] = "replica bucket: " + strings.Join(bad, "; ")
+			drift[archive.GuardReplica] = "replica bucket: " + strings.Join(bad, "; ")
 		}
 	}
 	return drift, nil

@@ -6,10 +6,8 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -28,65 +26,11 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*archiveBucketResource)(nil)
 )
 
-// internalTagPrefix marks the tags the provider keeps on the bucket so an import can recover settings AWS
-// does not store (the cluster prefix, the WAL-G compression). They are hidden from tags and tags_all.
-const (
-	tagPrefix      = awsclient.InternalTagPrefix + "prefix"
-	tagCompression = awsclient.InternalTagPrefix + "compression"
-)
-
 // NewArchiveBucketResource is the constructor of pgnvme_archive_bucket.
 func NewArchiveBucketResource() resource.Resource { return &archiveBucketResource{} }
 
 type archiveBucketResource struct {
 	clients *Clients
-}
-
-type archiveBucketModel struct {
-	ID                                 types.String `tfsdk:"id"`
-	Bucket                             types.String `tfsdk:"bucket"`
-	BucketPrefix                       types.String `tfsdk:"bucket_prefix"`
-	Region                             types.String `tfsdk:"region"`
-	Prefix                             types.String `tfsdk:"prefix"`
-	KMSKeyARN                          types.String `tfsdk:"kms_key_arn"`
-	NoncurrentVersionExpirationDays    types.Int64  `tfsdk:"noncurrent_version_expiration_days"`
-	AbortIncompleteMultipartUploadDays types.Int64  `tfsdk:"abort_incomplete_multipart_upload_days"`
-	ObjectLock                         types.Object `tfsdk:"object_lock"`
-	Replica                            types.Object `tfsdk:"replica"`
-	Compression                        types.String `tfsdk:"compression"`
-	DenyInsecureTransport              types.Bool   `tfsdk:"deny_insecure_transport"`
-	ForceDestroy                       types.Bool   `tfsdk:"force_destroy"`
-	Tags                               types.Map    `tfsdk:"tags"`
-	TagsAll                            types.Map    `tfsdk:"tags_all"`
-
-	ARN                types.String `tfsdk:"arn"`
-	WALGS3Prefix       types.String `tfsdk:"walg_s3_prefix"`
-	WALGEnv            types.Map    `tfsdk:"walg_env"`
-	PgBackRestOptions  types.Map    `tfsdk:"pgbackrest_options"`
-	NodePolicyJSON     types.String `tfsdk:"node_policy_json"`
-	ReplicaARN         types.String `tfsdk:"replica_arn"`
-	ReplicationRoleARN types.String `tfsdk:"replication_role_arn"`
-	Guards             types.Map    `tfsdk:"guards"`
-}
-
-type objectLockModel struct {
-	Mode types.String `tfsdk:"mode"`
-	Days types.Int64  `tfsdk:"days"`
-}
-
-type replicaModel struct {
-	Region       types.String `tfsdk:"region"`
-	Bucket       types.String `tfsdk:"bucket"`
-	KMSKeyARN    types.String `tfsdk:"kms_key_arn"`
-	StorageClass types.String `tfsdk:"storage_class"`
-	DeleteMarks  types.Bool   `tfsdk:"replicate_delete_markers"`
-}
-
-var objectLockAttrTypes = map[string]attr.Type{"mode": types.StringType, "days": types.Int64Type}
-
-var replicaAttrTypes = map[string]attr.Type{
-	"region": types.StringType, "bucket": types.StringType, "kms_key_arn": types.StringType, "storage_class": types.StringType,
-	"replicate_delete_markers": types.BoolType,
 }
 
 func (r *archiveBucketResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -147,30 +91,17 @@ func setDerived(ctx context.Context, m *archiveBucketModel, s archive.Spec, diag
 	m.WALGS3Prefix = types.StringValue(s.WALGS3Prefix())
 	m.NodePolicyJSON = types.StringValue(s.NodePolicyJSON())
 	m.ReplicaARN = types.StringValue(s.ReplicaARN())
-	var d diag.Diagnostics
-	m.WALGEnv, d = types.MapValueFrom(ctx, types.StringType, s.WALGEnv())
-	diags.Append(d...)
-	m.PgBackRestOptions, d = types.MapValueFrom(ctx, types.StringType, s.PgBackRestOptions())
-	diags.Append(d...)
+	m.WALGEnv = stringMap(ctx, s.WALGEnv(), diags)
+	m.PgBackRestOptions = stringMap(ctx, s.PgBackRestOptions(), diags)
 }
 
-// guardKeys are the guards a spec is checked for.
-func guardKeys(s archive.Spec) []string {
-	keys := []string{"versioning", "public_access_block", "object_ownership", "encryption", "bucket_policy", "lifecycle"}
-	if s.Replica != nil {
-		keys = append(keys, "replication", "replica")
-	}
-	return keys
-}
-
-func allGuardsOK(ctx context.Context, s archive.Spec, diags *diag.Diagnostics) types.Map {
+// guardsOK is the planned guards: every guard of s, "ok".
+func guardsOK(ctx context.Context, s archive.Spec, diags *diag.Diagnostics) types.Map {
 	ok := map[string]string{}
-	for _, k := range guardKeys(s) {
-		ok[k] = "ok"
+	for _, k := range s.GuardNames() {
+		ok[k] = archive.DriftOK
 	}
-	v, d := types.MapValueFrom(ctx, types.StringType, ok)
-	diags.Append(d...)
-	return v
+	return stringMap(ctx, ok, diags)
 }
 
 func (r *archiveBucketResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -196,9 +127,9 @@ func (r *archiveBucketResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		plan.Region = types.StringValue(region)
 	}
-	tagsAll, ok := r.mergedTags(ctx, plan.Tags, &resp.Diagnostics)
-	if ok {
-		plan.TagsAll = tagsAll
+	if !plan.Tags.IsUnknown() {
+		own := goMap(ctx, plan.Tags, &resp.Diagnostics)
+		plan.TagsAll = stringMap(ctx, awsclient.MergeTags(r.clients.AWS.Config().DefaultTags, own), &resp.Diagnostics)
 	}
 	if plan.Bucket.IsUnknown() && plan.BucketPrefix.IsNull() && !req.State.Raw.IsNull() {
 		var state archiveBucketModel
@@ -216,45 +147,31 @@ func (r *archiveBucketResource) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	if known {
 		if err := s.Validate(); err != nil {
-			resp.Diagnostics.AddError("Invalid Archive Bucket", err.Error()+" Fix the configuration and plan again.")
+			validationDiags(err, &resp.Diagnostics)
 			return
 		}
 		if named {
 			setDerived(ctx, &plan, s, &resp.Diagnostics)
 		}
-		plan.Guards = allGuardsOK(ctx, s, &resp.Diagnostics)
+		plan.Guards = guardsOK(ctx, s, &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
-// mergedTags is the provider's default_tags overlaid with the resource's tags.
-func (r *archiveBucketResource) mergedTags(ctx context.Context, tags types.Map, diags *diag.Diagnostics) (types.Map, bool) {
-	if tags.IsUnknown() {
-		return types.MapUnknown(types.StringType), false
-	}
-	all := maps.Clone(r.clients.AWS.Config().DefaultTags)
-	if all == nil {
-		all = map[string]string{}
-	}
-	own := map[string]string{}
-	if !tags.IsNull() {
-		diags.Append(tags.ElementsAs(ctx, &own, false)...)
-	}
-	maps.Copy(all, own)
-	v, d := types.MapValueFrom(ctx, types.StringType, all)
-	diags.Append(d...)
-	return v, !diags.HasError()
-}
-
 // bucketTags are the tags written to AWS: tags_all plus the internal ones.
 func bucketTags(ctx context.Context, m archiveBucketModel, diags *diag.Diagnostics) map[string]string {
-	out := map[string]string{}
-	if !m.TagsAll.IsNull() && !m.TagsAll.IsUnknown() {
-		diags.Append(m.TagsAll.ElementsAs(ctx, &out, false)...)
-	}
-	out[tagPrefix] = m.Prefix.ValueString()
-	out[tagCompression] = m.Compression.ValueString()
-	return out
+	return awsclient.ArchiveTags(goMap(ctx, m.TagsAll, diags), m.Prefix.ValueString(), m.Compression.ValueString())
+}
+
+// providerBug reports a value that was still unknown at apply.
+func providerBug(diags *diag.Diagnostics) {
+	diags.AddError("Provider Bug", "A value of pgnvme_archive_bucket was still unknown at apply, so nothing was "+
+		"changed. This is a bug in the provider: please report it with the configuration that caused it.")
+}
+
+// detail is a diagnostic's detail: what happened, what to do, then the original error.
+func detail(happened, todo string, err error) string {
+	return happened + " " + todo + "\n\n" + err.Error()
 }
 
 func generatedSuffix() (string, error) {
@@ -275,67 +192,77 @@ func (r *archiveBucketResource) Create(ctx context.Context, req resource.CreateR
 	if plan.Bucket.IsUnknown() || plan.Bucket.IsNull() {
 		suffix, err := generatedSuffix()
 		if err != nil {
-			resp.Diagnostics.AddError("Bucket Name Generation Failed", err.Error())
+			resp.Diagnostics.AddError("Bucket Name Generation Failed", detail("No random name could be generated "+
+				"from bucket_prefix, so no bucket was created.", "Apply again, or set `bucket` instead.", err))
 			return
 		}
 		plan.Bucket = types.StringValue(archive.GeneratedBucketName(plan.BucketPrefix.ValueString(), suffix))
 	}
 	s, ok := r.spec(ctx, plan, &resp.Diagnostics)
 	if !ok {
-		resp.Diagnostics.AddError("Provider Bug", "This is a bug in the provider: a value of pgnvme_archive_bucket was still unknown at apply. Please report it.")
+		providerBug(&resp.Diagnostics)
 		return
 	}
 	setDerived(ctx, &plan, s, &resp.Diagnostics)
-	api, err := r.clients.AWS.S3(ctx, s.Region)
-	if err != nil {
-		resp.Diagnostics.AddError("AWS Client Failed", err.Error())
-		return
-	}
-
 	tflog.Info(ctx, "creating archive bucket", map[string]any{"bucket": s.Bucket, "region": s.Region})
-	if err := awsclient.CreateBucket(ctx, api, s.Bucket, s.Region, s.ObjectLock, bucketTags(ctx, plan, &resp.Diagnostics)); err != nil {
-		resp.Diagnostics.AddError("Bucket Creation Failed", fmt.Sprintf("Creating bucket %s in %s failed. %s", s.Bucket, s.Region, err))
+	created, err := awsclient.CreateArchiveBucket(ctx, r.clients.AWS, s, bucketTags(ctx, plan, &resp.Diagnostics))
+	if !created {
+		resp.Diagnostics.AddError("Bucket Creation Failed", detail(fmt.Sprintf("Creating bucket %s in %s failed, so "+
+			"nothing was created.", s.Bucket, s.Region), "If the name is taken (names are global), choose another "+
+			"`bucket` or use `bucket_prefix`; otherwise fix the cause below and apply again.", err))
 		return
 	}
-	// From here on the bucket exists: record it, so an error below leaves state that a re-apply finishes
+	// From here on the bucket exists: every path records it, so an error leaves state that a re-apply finishes
 	// (Terraform keeps a failed create as tainted and replaces it; Delete handles a half-configured bucket).
 	plan.Guards = types.MapNull(types.StringType)
 	plan.ReplicationRoleARN = types.StringValue("")
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if err := awsclient.WaitBucketExists(ctx, api, s.Bucket, awsclient.BucketCreateTimeout); err != nil {
-		resp.Diagnostics.AddError("Bucket Creation Failed", err.Error())
-		return
+	if err != nil {
+		resp.Diagnostics.AddError("Bucket Creation Failed", detail(fmt.Sprintf("Bucket %s was created but S3 did not "+
+			"show it in time; it is in state as tainted.", s.Bucket), "Apply again: the next apply replaces it.", err))
+	} else {
+		r.applyAndRead(ctx, &plan, s, true, &resp.Diagnostics)
 	}
-	if !r.apply(ctx, &plan, s, &resp.Diagnostics) {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		return
-	}
-	r.readInto(ctx, &plan, s, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// readInto reads the live guards (and the replica's) into m.Guards.
-func (r *archiveBucketResource) readInto(ctx context.Context, m *archiveBucketModel, s archive.Spec, diags *diag.Diagnostics) {
+// readGuards reads the live guards (and the replica's) into m.Guards and returns them (nil after an error).
+func (r *archiveBucketResource) readGuards(ctx context.Context, m *archiveBucketModel, s archive.Spec, diags *diag.Diagnostics) map[string]string {
 	drift, err := awsclient.ReadArchiveGuards(ctx, r.clients.AWS, s, m.ReplicationRoleARN.ValueString())
 	if err != nil {
-		diags.AddError("Bucket Read Failed", err.Error())
-		return
+		diags.AddError("Bucket Read Failed", detail(fmt.Sprintf("Reading the guarded settings of bucket %s (and its "+
+			"replica) failed, so they are not known.", s.Bucket), "Check that the credentials may read the "+
+			"bucket's configuration, then plan or apply again.", err))
+		return nil
 	}
-	v, d := types.MapValueFrom(ctx, types.StringType, drift)
-	diags.Append(d...)
-	m.Guards = v
+	m.Guards = stringMap(ctx, drift, diags)
+	return drift
 }
 
-// apply runs awsclient.ApplyArchive and records the replication role.
-func (r *archiveBucketResource) apply(ctx context.Context, m *archiveBucketModel, s archive.Spec, diags *diag.Diagnostics) bool {
+// applyAndRead applies the guards (awsclient.ApplyArchive), records the replication role and reads the
+// guards back. A guard that does not hold right after is an error, not a warning: the plan promised every
+// guard "ok", the guards are what this resource exists for (without them an archive loses point-in-time
+// recovery or leaks WAL), and an apply that ends green lets a pipeline go on to point database nodes at a
+// bucket that is not what its configuration says, while a warning scrolls past unread in CI. The guards as
+// read still go to state (Terraform keeps the state an erroring apply returns and skips its consistency
+// check), so the next plan shows the drift; a new bucket is tainted, so the next apply replaces it.
+func (r *archiveBucketResource) applyAndRead(ctx context.Context, m *archiveBucketModel, s archive.Spec, created bool, diags *diag.Diagnostics) {
 	roleARN, err := awsclient.ApplyArchive(ctx, r.clients.AWS, s, bucketTags(ctx, *m, diags))
 	m.ReplicationRoleARN = types.StringValue(roleARN)
 	if err != nil {
-		diags.AddError("Bucket Configuration Failed", fmt.Sprintf("Applying the archive bucket's settings failed; "+
-			"the bucket is recorded in state and the next apply finishes the job.\n\n%s", err))
-		return false
+		diags.AddError("Bucket Configuration Failed", detail(fmt.Sprintf("Applying the settings of bucket %s failed; "+
+			"the bucket is recorded in state.", s.Bucket), "Fix the cause below and apply again: the next apply "+
+			"finishes the job.", err))
+		return
 	}
-	return true
+	var notHeld *archive.GuardsNotHeldError
+	if !errors.As(archive.CheckHeld(s.Bucket, r.readGuards(ctx, m, s, diags)), &notHeld) {
+		return
+	}
+	recorded := " The bucket and its guards as read are recorded in state, so the next plan shows the difference."
+	if created {
+		recorded = strings.TrimSuffix(recorded, ".") + " (the new bucket is tainted: the next apply replaces it)."
+	}
+	diags.AddError("Archive Guard Not Held", detail(notHeld.Happened()+recorded, notHeld.Advice(), notHeld))
 }
 
 // deleteDiag turns a delete error into a diagnostic that says what to do.
@@ -348,9 +275,14 @@ func deleteDiag(err error, diags *diag.Diagnostics) {
 			fmt.Sprintf("%s, so it is not deleted. Move or delete the objects yourself, or set force_destroy = true "+
 				"and apply before destroying.", notEmpty.Error()))
 	case errors.As(err, &locked):
-		diags.AddAttributeError(path.Root("object_lock"), "Object Lock Prevents Deletion", err.Error())
+		diags.AddAttributeError(path.Root("object_lock"), "Object Lock Prevents Deletion", detail("An object version "+
+			"is still under Object Lock retention, so the bucket was not deleted.", "Destroy again once the "+
+			"retention has ended (COMPLIANCE cannot be shortened; GOVERNANCE needs s3:BypassGovernanceRetention), "+
+			"or run `terraform state rm` to keep the bucket outside Terraform.", err))
 	default:
-		diags.AddError("Bucket Deletion Failed", err.Error())
+		diags.AddError("Bucket Deletion Failed", detail("Deleting the archive bucket, its replica or its replication "+
+			"role failed; what is left stays in state.", "Fix the cause below (often a missing s3:DeleteBucket, "+
+			"s3:DeleteObjectVersion or iam:DeleteRole permission) and run the same command again.", err))
 	}
 }
 
@@ -369,132 +301,42 @@ func (r *archiveBucketResource) Read(ctx context.Context, req resource.ReadReque
 			return
 		}
 	}
-	api, err := r.clients.AWS.S3(ctx, region)
-	if err != nil {
-		resp.Diagnostics.AddError("AWS Client Failed", err.Error())
-		return
-	}
-	actual, err := awsclient.FindBucket(ctx, api, bucket)
+	live, err := awsclient.ReadArchive(ctx, r.clients.AWS, bucket, region, state.Bucket.ValueString() == "")
 	if errors.Is(err, awsclient.ErrBucketNotFound) {
 		tflog.Warn(ctx, "archive bucket is gone; removing it from state", map[string]any{"bucket": bucket})
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Bucket Read Failed", err.Error())
+		resp.Diagnostics.AddError("Bucket Read Failed", detail(fmt.Sprintf("Reading bucket %s failed, so its state "+
+			"was not refreshed.", bucket), "Check that the provider's credentials and endpoints may read it, then "+
+			"plan again.", err))
 		return
 	}
-	if actual != "" && actual != region {
-		region = actual
-		if api, err = r.clients.AWS.S3(ctx, region); err != nil {
-			resp.Diagnostics.AddError("AWS Client Failed", err.Error())
-			return
-		}
+	if live.Imported != nil {
+		state = importedState(ctx, bucket, live.Region, *live.Imported, &resp.Diagnostics)
 	}
-	if state.Bucket.IsNull() || state.Bucket.ValueString() == "" {
-		state = r.importedState(ctx, bucket, region, &resp.Diagnostics)
-		if resp.Diagnostics.HasError() {
-			return
-		}
+	state.Region = types.StringValue(live.Region)
+	if live.Tags.Prefix != nil {
+		state.Prefix = types.StringValue(*live.Tags.Prefix)
 	}
-	state.Region = types.StringValue(region)
-
-	tags, err := awsclient.ReadTags(ctx, api, bucket)
-	if err != nil {
-		resp.Diagnostics.AddError("Bucket Read Failed", err.Error())
-		return
+	if live.Tags.Compression != "" {
+		state.Compression = types.StringValue(live.Tags.Compression)
 	}
-	if v, ok := tags[tagPrefix]; ok {
-		state.Prefix = types.StringValue(v)
+	state.TagsAll = stringMap(ctx, live.Tags.Public, &resp.Diagnostics)
+	// tags keeps what is not a provider default (or is configured anyway); null stays null when nothing is.
+	own := awsclient.OwnTags(live.Tags.Public, r.clients.AWS.Config().DefaultTags, goMap(ctx, state.Tags, &resp.Diagnostics))
+	if len(own) > 0 || !state.Tags.IsNull() {
+		state.Tags = stringMap(ctx, own, &resp.Diagnostics)
 	}
-	if v, ok := tags[tagCompression]; ok && v != "" {
-		state.Compression = types.StringValue(v)
-	}
-	r.readTags(ctx, &state, awsclient.PublicTags(tags), &resp.Diagnostics)
 
 	s, ok := r.spec(ctx, state, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	setDerived(ctx, &state, s, &resp.Diagnostics)
-	r.readInto(ctx, &state, s, &resp.Diagnostics)
+	r.readGuards(ctx, &state, s, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-// readTags splits the bucket's live tags into tags_all, and tags (what is not a provider default or equals it).
-func (r *archiveBucketResource) readTags(ctx context.Context, m *archiveBucketModel, live map[string]string, diags *diag.Diagnostics) {
-	var d diag.Diagnostics
-	m.TagsAll, d = types.MapValueFrom(ctx, types.StringType, live)
-	diags.Append(d...)
-	defaults := r.clients.AWS.Config().DefaultTags
-	own := map[string]string{}
-	configured := map[string]string{}
-	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
-		diags.Append(m.Tags.ElementsAs(ctx, &configured, false)...)
-	}
-	for k, v := range live {
-		if dv, isDefault := defaults[k]; isDefault && dv == v {
-			if _, mine := configured[k]; !mine {
-				continue
-			}
-		}
-		own[k] = v
-	}
-	if len(own) == 0 && m.Tags.IsNull() {
-		return
-	}
-	m.Tags, d = types.MapValueFrom(ctx, types.StringType, own)
-	diags.Append(d...)
-}
-
-// importedState rebuilds the arguments of an imported bucket from what S3 stores about it.
-func (r *archiveBucketResource) importedState(ctx context.Context, bucket, region string, diags *diag.Diagnostics) archiveBucketModel {
-	imp, err := awsclient.ReadImported(ctx, r.clients.AWS, bucket, region)
-	if err != nil {
-		diags.AddError("Bucket Read Failed", err.Error())
-		return archiveBucketModel{}
-	}
-	s := imp.Spec
-	m := archiveBucketModel{
-		ID:                                 types.StringValue(bucket),
-		Bucket:                             types.StringValue(bucket),
-		BucketPrefix:                       types.StringNull(),
-		Region:                             types.StringValue(region),
-		Prefix:                             types.StringValue(""),
-		KMSKeyARN:                          types.StringNull(),
-		NoncurrentVersionExpirationDays:    types.Int64Value(int64(s.NoncurrentVersionExpirationDays)),
-		AbortIncompleteMultipartUploadDays: types.Int64Value(int64(s.AbortIncompleteMultipartUploadDays)),
-		Compression:                        types.StringValue(s.Compression),
-		DenyInsecureTransport:              types.BoolValue(s.DenyInsecureTransport),
-		ForceDestroy:                       types.BoolValue(false),
-		Tags:                               types.MapNull(types.StringType),
-		ObjectLock:                         types.ObjectNull(objectLockAttrTypes),
-		Replica:                            types.ObjectNull(replicaAttrTypes),
-		ReplicationRoleARN:                 types.StringValue(imp.RoleARN),
-	}
-	if s.KMSKeyARN != "" {
-		m.KMSKeyARN = types.StringValue(s.KMSKeyARN)
-	}
-	var d diag.Diagnostics
-	if l := s.ObjectLock; l != nil {
-		m.ObjectLock, d = types.ObjectValue(objectLockAttrTypes, map[string]attr.Value{
-			"mode": types.StringValue(l.Mode), "days": types.Int64Value(int64(l.Days)),
-		})
-		diags.Append(d...)
-	}
-	if rep := s.Replica; rep != nil {
-		kms := types.StringNull()
-		if rep.KMSKeyARN != "" {
-			kms = types.StringValue(rep.KMSKeyARN)
-		}
-		m.Replica, d = types.ObjectValue(replicaAttrTypes, map[string]attr.Value{
-			"region": types.StringValue(rep.Region), "bucket": types.StringValue(rep.Bucket),
-			"kms_key_arn": kms, "storage_class": types.StringValue(rep.StorageClass),
-			"replicate_delete_markers": types.BoolValue(!rep.KeepDeleted),
-		})
-		diags.Append(d...)
-	}
-	return m
 }
 
 func (r *archiveBucketResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -506,7 +348,7 @@ func (r *archiveBucketResource) Update(ctx context.Context, req resource.UpdateR
 	}
 	s, ok := r.spec(ctx, plan, &resp.Diagnostics)
 	if !ok {
-		resp.Diagnostics.AddError("Provider Bug", "This is a bug in the provider: a value of pgnvme_archive_bucket was still unknown at apply. Please report it.")
+		providerBug(&resp.Diagnostics)
 		return
 	}
 	old, _ := r.spec(ctx, state, &resp.Diagnostics)
@@ -518,11 +360,7 @@ func (r *archiveBucketResource) Update(ctx context.Context, req resource.UpdateR
 		}
 	}
 	setDerived(ctx, &plan, s, &resp.Diagnostics)
-	if !r.apply(ctx, &plan, s, &resp.Diagnostics) {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		return
-	}
-	r.readInto(ctx, &plan, s, &resp.Diagnostics)
+	r.applyAndRead(ctx, &plan, s, false, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -544,7 +382,9 @@ func (r *archiveBucketResource) Delete(ctx context.Context, req resource.DeleteR
 
 func (r *archiveBucketResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if err := archive.ValidateBucketName(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid Import ID", "Import pgnvme_archive_bucket by bucket name, e.g. `terraform import pgnvme_archive_bucket.wal my-wal-archive`. "+err.Error())
+		resp.Diagnostics.AddError("Invalid Import ID", detail(fmt.Sprintf("%q is not a bucket name, so nothing was "+
+			"imported.", req.ID), "Import pgnvme_archive_bucket by bucket name, e.g. `terraform import "+
+			"pgnvme_archive_bucket.wal my-wal-archive`.", err))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)

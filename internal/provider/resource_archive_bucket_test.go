@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -323,7 +324,8 @@ func TestAccArchiveBucket_replica(t *testing.T) {
     storage_class = "STANDARD_IA"
     # moto 5.2.1 stores the replication rule but always reads delete-marker replication back as
     # Disabled, so on moto only this setting can round-trip; the default (true) is checked against the
-    # exact rule sent in internal/awsclient's replication tests.
+    # exact rule sent in internal/awsclient's replication tests, and what a user sees with it on moto in
+    # TestAccArchiveBucket_deleteMarkersNotKept.
     replicate_delete_markers = false
   }
 `, replicaKey))
@@ -349,6 +351,95 @@ func TestAccArchiveBucket_replica(t *testing.T) {
 			},
 		},
 	})
+}
+
+// An endpoint that drops delete-marker replication (moto reads it back Disabled) with a replica and the
+// default settings: the apply stops with an error that names the guard, what S3 returned and what to do
+// (never the framework's "inconsistent result" bug message); the state records the bucket, tainted, with the
+// guards as read, so the next plan replaces it; and the advised fix applies cleanly.
+func TestAccArchiveBucket_deleteMarkersNotKept(t *testing.T) {
+	motoEnv(t)
+	moto := acctest.StartMoto(t)
+	const bucket = "tf-acc-wal-markers"
+	replica := func(extra string) string {
+		return archiveConfig(moto, `
+  bucket = "`+bucket+`"
+  replica = {
+    region = "eu-west-1"
+    bucket = "tf-acc-wal-markers-replica"
+`+extra+`  }
+`)
+	}
+	guards := map[string]knownvalue.Check{"replication": knownvalue.StringExact("delete markers are not replicated")}
+	for _, k := range append(basicGuards, "replica") {
+		guards[k] = knownvalue.StringExact("ok")
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkBucketDestroyed(moto.URL),
+		Steps: []resource.TestStep{
+			{
+				Config: replica(""),
+				ExpectError: regexpOf(`(?s)Error: Archive Guard Not Held.*` +
+					words("S3 accepted every setting of bucket tf-acc-wal-markers, but read back right after the apply, replication is not what the provider set.") + `.*` +
+					words("the new bucket is tainted: the next apply replaces it") + `.*` +
+					words("moto always reads it back as Disabled") + `.*` + words("set `replicate_delete_markers = false` in `replica`") + `.*` +
+					words("bucket tf-acc-wal-markers read back after apply: replication: delete markers are not replicated")),
+			},
+			{
+				// What the failed apply left in state, before any refresh: the bucket, tainted, with what S3 read.
+				Config:             replica(""),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPreRefresh: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(archiveAddr, plancheck.ResourceActionDestroyBeforeCreate),
+						priorStateChecks{
+							statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("bucket"), knownvalue.StringExact(bucket)),
+							statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("guards"), knownvalue.MapExact(guards)),
+							statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("replica").AtMapKey("replicate_delete_markers"), knownvalue.Bool(true)),
+							statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("replica_arn"), knownvalue.StringExact("arn:aws:s3:::tf-acc-wal-markers-replica")),
+							statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("replication_role_arn"), knownvalue.StringRegexp(regexpOf(`^arn:aws:iam::\d{12}:role/pgnvme-replication-`))),
+						},
+					},
+				},
+			},
+			{
+				// The fix the error names.
+				Config: replica("    replicate_delete_markers = false\n"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(archiveAddr, tfjsonpath.New("guards"), guardsOK(append(basicGuards, "replication", "replica")...)),
+				},
+			},
+		},
+	})
+}
+
+// words matches text as Terraform prints it in a diagnostic: wrapped anywhere between words, each new line
+// starting with the box-drawing frame.
+func words(text string) string {
+	parts := strings.Fields(text)
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return strings.Join(parts, `[\s│]+`)
+}
+
+// priorStateChecks runs state checks on the state a plan starts from.
+type priorStateChecks []statecheck.StateCheck
+
+func (c priorStateChecks) CheckPlan(ctx context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if req.Plan.PriorState == nil {
+		resp.Error = fmt.Errorf("the plan has no prior state")
+		return
+	}
+	var errs []error
+	for _, check := range c {
+		var r statecheck.CheckStateResponse
+		check.CheckState(ctx, statecheck.CheckStateRequest{State: req.Plan.PriorState}, &r)
+		errs = append(errs, r.Error)
+	}
+	resp.Error = errors.Join(errs...)
 }
 
 // replicationRulePresent reads the replication configuration with the SDK.

@@ -2,10 +2,14 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -19,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 )
 
 // archiveCheck adapts a pure validation function of the archive package into a string validator, so the
@@ -37,7 +42,8 @@ func (v archiveCheck) ValidateString(_ context.Context, req validator.StringRequ
 		return
 	}
 	if err := v.check(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, v.summary, err.Error())
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("The value %q is not accepted: it %s, "+
+			"so nothing was planned. Change it as described below and plan again.\n\n%s", req.ConfigValue.ValueString(), v.what, err))
 	}
 }
 
@@ -166,7 +172,9 @@ func (r *archiveBucketResource) Schema(_ context.Context, _ resource.SchemaReque
 						MarkdownDescription: "Replicate delete markers, so what WAL-G's retention deletes from the archive " +
 							"also expires from the replica (after `noncurrent_version_expiration_days`). `false` keeps every " +
 							"object the archive ever held current in the replica: protection against deletes at the source, " +
-							"paid for in storage. Defaults to `true`.",
+							"paid for in storage. Defaults to `true`. An S3 endpoint that does not keep delete-marker " +
+							"replication (moto, some emulators and proxies) fails the apply with \"Archive Guard Not Held\": set " +
+							"`false` there.",
 					},
 				},
 			},
@@ -239,5 +247,138 @@ func (r *archiveBucketResource) Schema(_ context.Context, _ resource.SchemaReque
 					"plan, and the apply restores the setting.",
 			},
 		},
+	}
+}
+
+// The model of the schema above, and the conversions of an imported bucket and of validation errors into it.
+
+type archiveBucketModel struct {
+	ID                                 types.String `tfsdk:"id"`
+	Bucket                             types.String `tfsdk:"bucket"`
+	BucketPrefix                       types.String `tfsdk:"bucket_prefix"`
+	Region                             types.String `tfsdk:"region"`
+	Prefix                             types.String `tfsdk:"prefix"`
+	KMSKeyARN                          types.String `tfsdk:"kms_key_arn"`
+	NoncurrentVersionExpirationDays    types.Int64  `tfsdk:"noncurrent_version_expiration_days"`
+	AbortIncompleteMultipartUploadDays types.Int64  `tfsdk:"abort_incomplete_multipart_upload_days"`
+	ObjectLock                         types.Object `tfsdk:"object_lock"`
+	Replica                            types.Object `tfsdk:"replica"`
+	Compression                        types.String `tfsdk:"compression"`
+	DenyInsecureTransport              types.Bool   `tfsdk:"deny_insecure_transport"`
+	ForceDestroy                       types.Bool   `tfsdk:"force_destroy"`
+	Tags                               types.Map    `tfsdk:"tags"`
+	TagsAll                            types.Map    `tfsdk:"tags_all"`
+
+	ARN                types.String `tfsdk:"arn"`
+	WALGS3Prefix       types.String `tfsdk:"walg_s3_prefix"`
+	WALGEnv            types.Map    `tfsdk:"walg_env"`
+	PgBackRestOptions  types.Map    `tfsdk:"pgbackrest_options"`
+	NodePolicyJSON     types.String `tfsdk:"node_policy_json"`
+	ReplicaARN         types.String `tfsdk:"replica_arn"`
+	ReplicationRoleARN types.String `tfsdk:"replication_role_arn"`
+	Guards             types.Map    `tfsdk:"guards"`
+}
+
+type objectLockModel struct {
+	Mode types.String `tfsdk:"mode"`
+	Days types.Int64  `tfsdk:"days"`
+}
+
+type replicaModel struct {
+	Region       types.String `tfsdk:"region"`
+	Bucket       types.String `tfsdk:"bucket"`
+	KMSKeyARN    types.String `tfsdk:"kms_key_arn"`
+	StorageClass types.String `tfsdk:"storage_class"`
+	DeleteMarks  types.Bool   `tfsdk:"replicate_delete_markers"`
+}
+
+var objectLockAttrTypes = map[string]attr.Type{"mode": types.StringType, "days": types.Int64Type}
+
+var replicaAttrTypes = map[string]attr.Type{
+	"region": types.StringType, "bucket": types.StringType, "kms_key_arn": types.StringType, "storage_class": types.StringType,
+	"replicate_delete_markers": types.BoolType,
+}
+
+// importedState rebuilds the arguments of an imported bucket from what S3 stores about it.
+func importedState(ctx context.Context, bucket, region string, imp awsclient.Imported, diags *diag.Diagnostics) archiveBucketModel {
+	s := imp.Spec
+	m := archiveBucketModel{
+		ID:                                 types.StringValue(bucket),
+		Bucket:                             types.StringValue(bucket),
+		BucketPrefix:                       types.StringNull(),
+		Region:                             types.StringValue(region),
+		Prefix:                             types.StringValue(""),
+		KMSKeyARN:                          stringOrNull(s.KMSKeyARN),
+		NoncurrentVersionExpirationDays:    types.Int64Value(int64(s.NoncurrentVersionExpirationDays)),
+		AbortIncompleteMultipartUploadDays: types.Int64Value(int64(s.AbortIncompleteMultipartUploadDays)),
+		Compression:                        types.StringValue(s.Compression),
+		DenyInsecureTransport:              types.BoolValue(s.DenyInsecureTransport),
+		ForceDestroy:                       types.BoolValue(false),
+		Tags:                               types.MapNull(types.StringType),
+		ObjectLock:                         types.ObjectNull(objectLockAttrTypes),
+		Replica:                            types.ObjectNull(replicaAttrTypes),
+		ReplicationRoleARN:                 types.StringValue(imp.RoleARN),
+	}
+	var d diag.Diagnostics
+	if l := s.ObjectLock; l != nil {
+		m.ObjectLock, d = types.ObjectValue(objectLockAttrTypes, map[string]attr.Value{
+			"mode": types.StringValue(l.Mode), "days": types.Int64Value(int64(l.Days)),
+		})
+		diags.Append(d...)
+	}
+	if rep := s.Replica; rep != nil {
+		m.Replica, d = types.ObjectValue(replicaAttrTypes, map[string]attr.Value{
+			"region": types.StringValue(rep.Region), "bucket": types.StringValue(rep.Bucket),
+			"kms_key_arn": stringOrNull(rep.KMSKeyARN), "storage_class": types.StringValue(rep.StorageClass),
+			"replicate_delete_markers": types.BoolValue(!rep.KeepDeleted),
+		})
+		diags.Append(d...)
+	}
+	return m
+}
+
+// stringMap converts a Go map into a map attribute.
+func stringMap(ctx context.Context, m map[string]string, diags *diag.Diagnostics) types.Map {
+	v, d := types.MapValueFrom(ctx, types.StringType, m)
+	diags.Append(d...)
+	return v
+}
+
+// goMap converts a map attribute into a Go map; null and unknown give an empty map.
+func goMap(ctx context.Context, m types.Map, diags *diag.Diagnostics) map[string]string {
+	out := map[string]string{}
+	if !m.IsNull() && !m.IsUnknown() {
+		diags.Append(m.ElementsAs(ctx, &out, false)...)
+	}
+	return out
+}
+
+func stringOrNull(v string) types.String {
+	if v == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(v)
+}
+
+// validationDiags reports each problem Spec.Validate found on its attribute.
+func validationDiags(err error, diags *diag.Diagnostics) {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		detail := "This configuration would not make a working WAL archive, so nothing was planned. Change it as " +
+			"described below and plan again.\n\n" + e.Error()
+		var v *archive.ValidationError
+		if !errors.As(e, &v) || v.Attribute == "" {
+			diags.AddError("Invalid Archive Bucket", detail)
+			continue
+		}
+		names := strings.Split(v.Attribute, ".")
+		p := path.Root(names[0])
+		for _, n := range names[1:] {
+			p = p.AtName(n)
+		}
+		diags.AddAttributeError(p, "Invalid Archive Bucket", detail)
 	}
 }
