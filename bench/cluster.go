@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
 )
@@ -82,7 +82,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 	// 1. Create time, paired: terraform apply of a 3-node pgnvme_cluster against the shell script.
 	var prov, script, ratio []float64
 	for i := 0; i < runs; i++ {
-		base, err := freeRun(3)
+		base, err := acctest.FindFreePortBase(3)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 		if err := env.run(ws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
 			return nil, err
 		}
-		base, err = freeRun(3)
+		base, err = acctest.FindFreePortBase(3)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 
 	// 2. ANY 1 against asynchronous on the same three nodes: the same cluster, the synchronous number
 	// switched by apply (no restart), the talk's script by the pgbench CLI.
-	base, err := freeRun(3)
+	base, err := acctest.FindFreePortBase(3)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 
 	// 3. Tuned against defaults: one node, the talk's workload at a dataset several times shared_buffers;
 	// the parameters switched by apply (a restart: shared_buffers).
-	base, err = freeRun(1)
+	base, err = acctest.FindFreePortBase(1)
 	if err != nil {
 		return nil, err
 	}
@@ -221,31 +221,6 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 	b.TuningNote = fmt.Sprintf("1 node, pgbench scale %d (%.2f GiB), tuned for %d GiB memory (shared_buffers 512MB) vs PostgreSQL defaults (128MB), %d s runs",
 		tuningScale, pgbench.SizeGiB(tuningScale), tuningMemoryGB, tuningSeconds)
 	return b, nil
-}
-
-// freeRun finds n consecutive free ports.
-func freeRun(n int) (int, error) {
-	for attempt := 0; attempt < 50; attempt++ {
-		p, err := freePortBase()
-		if err != nil {
-			return 0, err
-		}
-		ok := true
-		for i := 0; i < n; i++ {
-			if localnode.PortFree("127.0.0.1", p+i) != nil {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("no %d consecutive free ports", n)
-}
-
-func freePortBase() (int, error) {
-	return 20000 + rand.IntN(30000), nil
 }
 
 func stopHandmade(ctx context.Context, dir string, base int) {

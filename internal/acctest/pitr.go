@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 )
 
 // Rows 1..PITRBefore are committed before the target time, PITRBefore+1..PITRAfter after it.
@@ -34,7 +36,7 @@ func (r PITRResult) String() string {
 		r.Restore.Round(time.Millisecond), r.Recovery.Round(time.Millisecond))
 }
 
-// RunPITR is the archive proof: a PostgreSQL 15 primary archives with pgBackRest into the repository pb
+// RunPITR is the archive proof: a PostgreSQL primary (the fixture's) archives with pgBackRest into the repository pb
 // describes, takes a full backup, commits rows 1..PITRBefore, notes a target time, commits the rest, and a
 // point-in-time restore into a new data directory must hold exactly the rows before the target (and its log
 // must show recovery stopping at the target). The primary is stopped before RunPITR returns, so nothing
@@ -44,7 +46,7 @@ func RunPITR(t *testing.T, pb *PgBackRest) PITRResult {
 	var r PITRResult
 	t0 := time.Now()
 	primary := StartArchivingPrimary(t, pb)
-	defer primary.Stop()
+	defer primary.Stop(t)
 	r.PrimaryUp = time.Since(t0)
 	primary.Psql(t, "postgres", "CREATE TABLE pitr (id int PRIMARY KEY, batch int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())")
 
@@ -71,15 +73,15 @@ func RunPITR(t *testing.T, pb *PgBackRest) PITRResult {
 	t0 = time.Now()
 	r.Segment = primary.SwitchWALAndWaitArchived(t, 30*time.Second)
 	r.Archive = time.Since(t0)
-	primary.Stop()
+	primary.Stop(t)
 
 	t0 = time.Now()
-	dataDir := NewRestoreDir(t)
-	pb.Restore(t, r.Target, dataDir)
+	restored := PrepareRestore(t)
+	pb.Restore(t, r.Target, restored.Node.DataDir)
 	r.Restore = time.Since(t0)
 	t0 = time.Now()
-	restored := StartRestored(t, dataDir)
-	defer restored.Stop()
+	StartRestored(t, restored)
+	defer restored.Stop(t)
 	r.Recovery = time.Since(t0)
 
 	want := fmt.Sprintf("%d|1|%d|0", PITRBefore, PITRBefore)
@@ -100,7 +102,7 @@ func RunPITR(t *testing.T, pb *PgBackRest) PITRResult {
 }
 
 // insertPITRRows commits rows from..to in transactions of pitrBatch rows each.
-func insertPITRRows(t *testing.T, n *PGNode, from, to int) {
+func insertPITRRows(t *testing.T, n *pgfixture.Server, from, to int) {
 	t.Helper()
 	for lo := from; lo <= to; lo += pitrBatch {
 		hi := min(lo+pitrBatch-1, to)

@@ -25,7 +25,7 @@ const (
 	pitrRepoPath = "/cluster-a/pgbackrest"
 )
 
-// TestPITRArchiveRestoreThroughTLSMoto is the real-archiver proof for the archive bucket: a PostgreSQL 15
+// TestPITRArchiveRestoreThroughTLSMoto is the real-archiver proof for the archive bucket: a PostgreSQL
 // primary archives into an S3 bucket on moto with pgBackRest (through stunnel's TLS, as pgBackRest needs),
 // takes a full backup, commits rows before and after a target time, and a point-in-time restore into a new
 // data directory must hold exactly the rows before the target. The bucket is made here with raw SDK calls

@@ -2,29 +2,30 @@ package bootstrap_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgtest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 )
 
-// TestRender_postgres15AcceptsPrimary renders a primary of a three-node
-// cluster (tuned for a small machine, PostgreSQL 15, pgBackRest archive to a
-// repository on this machine) into a fresh initdb'd data directory, the way
-// a platform would, and proves the real server takes all of it:
+// TestRender_postgresAcceptsPrimary renders a primary of a three-node
+// cluster (tuned for a small machine, the installed PostgreSQL major,
+// pgBackRest archive to a repository on this machine) into a fresh data
+// directory made by pgfixture (localnode, as pgnvme_cluster makes one), the
+// way the local platform writes it: the node's identity in
+// pgnvme.conf, the rendered parameters as the cluster's parameters, the
+// rendered pg_hba.conf. It proves the real server takes all of it:
 //
 //   - `postgres -C` reads the whole configuration (it exits non-zero on any
 //     unknown parameter or invalid value, synchronous_standby_names included,
@@ -41,33 +42,34 @@ import (
 //   - the rendered restore_command fetches that segment back.
 //
 // pgBackRest is part of the local platform; a missing binary fails the test.
-func TestRender_postgres15AcceptsPrimary(t *testing.T) {
-	postgres := pgtest.Bin(t, "postgres")
-	psql := pgtest.Bin(t, "psql")
+func TestRender_postgresAcceptsPrimary(t *testing.T) {
 	pgbackrest, err := exec.LookPath("pgbackrest")
 	if err != nil {
 		t.Fatalf("pgBackRest is needed to check the rendered archive settings and is not on PATH: install the pgbackrest package (apt-get install pgbackrest): %v", err)
 	}
-
-	dataDir := pgtest.InitDB(t)
-	base := filepath.Dir(dataDir) // owned by postgres when the test runs as root
+	pg := pgfixture.Init(t, pgfixture.Options{Name: "pg-a"})
+	psql := pg.Bin(t, "psql")
+	dataDir := pg.Node.DataDir
+	base := filepath.Dir(dataDir)
 	// Paths a shell and PostgreSQL's %-escapes must both get right.
 	pgbrDir := filepath.Join(base, "pgbr conf 100% it's")
 	for _, d := range []string{pgbrDir, filepath.Join(pgbrDir, "repo"), filepath.Join(pgbrDir, "log"),
 		filepath.Join(pgbrDir, "lock"), filepath.Join(pgbrDir, "spool")} {
-		mkdirForPostgres(t, d)
+		if err := pg.Engine.MkdirAllOwned(d, 0o750); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	params, err := capacity.Tune(capacity.Hardware{
 		VCPUs: 2, MemoryGiB: 2, DiskGiB: 20, Storage: capacity.StorageNVMe,
-		Workload: capacity.WorkloadOLTP, MaxConnections: 50, PostgresMajor: 15,
+		Workload: capacity.WorkloadOLTP, MaxConnections: 50, PostgresMajor: pg.Major,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := bootstrap.Cluster{
 		Name:          "demo",
-		PostgresMajor: 15,
+		PostgresMajor: pg.Major,
 		// "any" must be quoted in synchronous_standby_names; the third name
 		// needs quotes, a doubled quote, and a backslash.
 		Nodes: []string{"pg-a", "any", `Pg "C" it's \x`},
@@ -87,13 +89,12 @@ func TestRender_postgres15AcceptsPrimary(t *testing.T) {
 			},
 		},
 	}
-	port := freePort(t)
 	primary := bootstrap.Node{
 		Name:                 "pg-a",
 		Role:                 bootstrap.RolePrimary,
-		Port:                 port,
+		Port:                 pg.Port(),
 		DataDir:              dataDir,
-		SocketDir:            base,
+		SocketDir:            pg.Node.SocketDir(),
 		PgBackRestConfigPath: filepath.Join(pgbrDir, "pgbackrest.conf"),
 		PgBackRestLogDir:     filepath.Join(pgbrDir, "log"),
 		PgBackRestSpoolDir:   filepath.Join(pgbrDir, "spool"),
@@ -106,18 +107,20 @@ func TestRender_postgres15AcceptsPrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Write it as a platform does: the node's identity, then the rendered
-	// parameters, after initdb's postgresql.conf.
-	identity := map[string]string{
-		"listen_addresses":        "127.0.0.1",
-		"port":                    strconv.Itoa(port),
-		"unix_socket_directories": base,
-		"fsync":                   "off",
+	// Write it as the local platform does: the rendered parameters are the
+	// cluster's parameters (pgnvme.conf, after the node's identity), plus
+	// fsync off for speed; then the rendered pg_hba.conf and pgbackrest.conf.
+	clusterParams := maps.Clone(r.Parameters)
+	clusterParams["fsync"] = "off"
+	if err := pg.Engine.SetParameters(pg.Node, clusterParams); err != nil {
+		t.Fatal(err)
 	}
-	appendFile(t, filepath.Join(dataDir, "postgresql.conf"),
-		"\n# node identity (the platform's)\n"+bootstrap.FormatConf(identity)+"\n# rendered by bootstrap\n"+bootstrap.FormatConf(r.Parameters))
-	writeFileForPostgres(t, filepath.Join(dataDir, "pg_hba.conf"), r.HBAFile())
-	writeFileForPostgres(t, primary.PgBackRestConfigPath, r.PgBackRestConf)
+	if err := pg.Engine.WriteFileOwned(filepath.Join(dataDir, "pg_hba.conf"), []byte(r.HBAFile()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Engine.WriteFileOwned(primary.PgBackRestConfigPath, []byte(r.PgBackRestConf), 0o640); err != nil {
+		t.Fatal(err)
+	}
 
 	// Every rendered parameter, as the server reads it.
 	exact := map[string]string{ // values postgres -C prints as rendered
@@ -136,22 +139,23 @@ func TestRender_postgres15AcceptsPrimary(t *testing.T) {
 		exact[k] = r.Parameters[k]
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Parameters)) {
-		got, err := showSetting(t, postgres, dataDir, k)
+		got, err := pg.ConfigValue(k)
 		if err != nil {
-			t.Fatalf("postgres 15 refused the rendered configuration (asking for %s): %v\n%s", k, err, bootstrap.FormatConf(r.Parameters))
+			t.Fatalf("postgres %d refused the rendered configuration (asking for %s): %v\n%s", pg.Major, k, err, bootstrap.FormatConf(r.Parameters))
 		}
 		if want, ok := exact[k]; ok && got != want {
 			t.Errorf("%s: PostgreSQL reads %q, want %q", k, got, want)
 		}
 	}
 
-	// Start it with the rendered pg_hba.conf.
-	srv := startPostgres(t, postgres, dataDir, base)
+	// Start it with the rendered pg_hba.conf (Start waits until it accepts
+	// connections).
+	pg.Start(t)
 
 	// A standby's primary_conninfo reaches this primary, quoted name intact.
 	standby := primary
 	standby.Name, standby.Role = `Pg "C" it's \x`, bootstrap.RoleStandby
-	standby.PrimaryHost, standby.PrimaryPort = "127.0.0.1", port
+	standby.PrimaryHost, standby.PrimaryPort = "127.0.0.1", pg.Port()
 	sr, err := bootstrap.Render(c, standby)
 	if err != nil {
 		t.Fatal(err)
@@ -159,10 +163,6 @@ func TestRender_postgres15AcceptsPrimary(t *testing.T) {
 	if !sr.StandbySignal {
 		t.Error("a standby's rendering has no standby.signal")
 	}
-	waitReady(t, srv, func() error {
-		_, err := runPsql(psql, sr.PrimaryConnInfo+" dbname=postgres", "SELECT 1")
-		return err
-	})
 	if got, err := runPsql(psql, sr.PrimaryConnInfo+" dbname=postgres", "SHOW application_name"); err != nil || got != standby.Name {
 		t.Errorf("application_name through primary_conninfo %q = %q, %v; want %q", sr.PrimaryConnInfo, got, err, standby.Name)
 	}
@@ -171,18 +171,17 @@ func TestRender_postgres15AcceptsPrimary(t *testing.T) {
 	}
 
 	// pgBackRest, from the rendered configuration only, and the server's
-	// archive_command.
+	// archive_command; run as the server's user, as the platform runs it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	pgbr := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(pgbackrest, append([]string{"--config=" + primary.PgBackRestConfigPath, "--stanza=demo"}, args...)...)
-		cmd.Dir = base
-		pgtest.RunAsPostgres(t, cmd)
-		out, err := cmd.CombinedOutput()
+		out, err := pg.Engine.RunAsServerUser(ctx, base, pgbackrest, append([]string{"--config=" + primary.PgBackRestConfigPath, "--stanza=demo"}, args...)...)
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(pgbrDir, "log", "demo-"+args[0]+".log"))
-			t.Fatalf("pgbackrest %s: %v\n%s\nlog:\n%s\nserver log:\n%s", strings.Join(args, " "), err, out, tail(string(log), 40), srv.log())
+			t.Fatalf("pgbackrest %s: %v\n%s\nlog:\n%s\nserver log:\n%s", strings.Join(args, " "), err, out, tail(string(log), 40), pg.LogTail(40))
 		}
-		return string(out)
+		return out
 	}
 	pgbr("stanza-create")
 	pgbr("check") // switches WAL and waits until the segment is in the repository
@@ -194,10 +193,7 @@ func TestRender_postgres15AcceptsPrimary(t *testing.T) {
 	// restore_command, as the server would run it in recovery.
 	restoreTo := "pg_wal/RECOVERYXLOG-test"
 	cmdline := expandPercent(r.Parameters["restore_command"], map[byte]string{'f': archived, 'p': restoreTo})
-	cmd := exec.Command("/bin/sh", "-c", cmdline)
-	cmd.Dir = dataDir
-	pgtest.RunAsPostgres(t, cmd)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := pg.Engine.RunAsServerUser(ctx, dataDir, "/bin/sh", "-c", cmdline); err != nil {
 		t.Fatalf("restore_command %q: %v\n%s", cmdline, err, out)
 	}
 	fi, err := os.Stat(filepath.Join(dataDir, restoreTo))
@@ -292,88 +288,6 @@ func expandPercent(command string, values map[byte]string) string {
 	return b.String()
 }
 
-// showSetting runs `postgres -D dataDir -C name` as postgres.
-func showSetting(t *testing.T, postgres, dataDir, name string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(postgres, "-D", dataDir, "-C", name)
-	cmd.Dir = filepath.Dir(dataDir)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
-	pgtest.RunAsPostgres(t, cmd)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%w: %s", err, out)
-	}
-	return strings.TrimSuffix(string(out), "\n"), nil
-}
-
-// server is a postgres process this test started.
-type server struct {
-	logPath string
-	done    chan struct{}
-	err     error
-}
-
-func (s *server) log() string {
-	b, _ := os.ReadFile(s.logPath)
-	return tail(string(b), 40)
-}
-
-// startPostgres starts the server on dataDir as postgres and stops it (fast
-// shutdown) in Cleanup.
-func startPostgres(t *testing.T, postgres, dataDir, logDir string) *server {
-	t.Helper()
-	s := &server{logPath: filepath.Join(logDir, "postgres.log"), done: make(chan struct{})}
-	logFile, err := os.Create(s.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(postgres, "-D", dataDir)
-	cmd.Dir = logDir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	pgtest.RunAsPostgres(t, cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting postgres: %v", err)
-	}
-	go func() {
-		s.err = cmd.Wait()
-		close(s.done)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-s.done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-s.done
-		}
-	})
-	return s
-}
-
-// waitReady waits up to 30 seconds until ready succeeds, failing the test
-// with the server's log when the server exits or the time is up.
-func waitReady(t *testing.T, s *server, ready func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := ready()
-		if err == nil {
-			return
-		}
-		select {
-		case <-s.done:
-			t.Fatalf("postgres exited: %v\n%s", s.err, s.log())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postgres did not accept connections in 30s: %v\n%s", err, s.log())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // runPsql runs one command through psql with connection string conninfo and
 // returns its unaligned, tuples-only output without the final newline.
 func runPsql(psql, conninfo, sql string) (string, error) {
@@ -385,75 +299,6 @@ func runPsql(psql, conninfo, sql string) (string, error) {
 		return "", fmt.Errorf("psql -d %q -c %q: %w: %s", conninfo, sql, err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSuffix(stdout.String(), "\n"), nil
-}
-
-// mkdirForPostgres makes dir, owned by postgres when the test runs as root.
-func mkdirForPostgres(t *testing.T, dir string) {
-	t.Helper()
-	if err := os.Mkdir(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	chownPostgres(t, dir)
-}
-
-// writeFileForPostgres writes path, owned by postgres when the test runs as root.
-func writeFileForPostgres(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	chownPostgres(t, path)
-}
-
-// appendFile appends text to an existing file (keeping its owner).
-func appendFile(t *testing.T, path, text string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(text); err != nil {
-		_ = f.Close()
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// chownPostgres gives path to the owner of the directory pgtest.InitDB made
-// (postgres when the test runs as root).
-func chownPostgres(t *testing.T, path string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return
-	}
-	fi, err := os.Stat(filepath.Dir(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		t.Fatalf("no owner for %s", filepath.Dir(path))
-	}
-	if err := os.Chown(path, int(st.Uid), int(st.Gid)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// freePort asks the kernel for a free loopback TCP port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		t.Fatalf("listener address %v is not TCP", l.Addr())
-	}
-	return addr.Port
 }
 
 // tail is the last n lines of s.

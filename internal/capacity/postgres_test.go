@@ -1,37 +1,35 @@
 package capacity_test
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgtest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 )
 
-// TestTune_postgresAcceptsValues writes Tune's output into the
-// postgresql.conf of a fresh cluster and asks the real server for each
-// value with `postgres -C`: the server parses the whole file first and
-// exits non-zero on any unknown parameter or invalid value. -C does not
+// TestTune_postgresAcceptsValues writes Tune's output as a cluster's
+// parameters into a fresh data directory (pgfixture's, made by localnode as
+// pgnvme_cluster makes one) and asks the real server for each
+// value with `postgres -C`: the server parses the whole configuration first
+// and exits non-zero on any unknown parameter or invalid value. -C does not
 // allocate shared memory, so shared_buffers larger than this machine and
-// huge_pages are fine. The 15 server also reads the 13 and 14 parameter
-// sets (a subset of its own).
+// huge_pages are fine. The server also reads the parameter sets of older
+// majors (a subset of its own), down to 13.
 func TestTune_postgresAcceptsValues(t *testing.T) {
-	pg := newPostgres(t)
+	pg := pgfixture.Init(t, pgfixture.Options{})
+	major := pg.Major
 
 	for _, h := range []capacity.Hardware{
-		hw(16, 64, m6id4xlargeNVMeGiB, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15),
-		hw(1, 1, 10, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15),
-		hw(1, 0.5, 1, capacity.StorageSSD, capacity.WorkloadMixed, 10, 15),
-		hw(64, 512, 13969.8, capacity.StorageNVMe, capacity.WorkloadAnalytics, 500, 15),
+		hw(16, 64, m6id4xlargeNVMeGiB, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, major),
+		hw(1, 1, 10, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, major),
+		hw(1, 0.5, 1, capacity.StorageSSD, capacity.WorkloadMixed, 10, major),
+		hw(64, 512, 13969.8, capacity.StorageNVMe, capacity.WorkloadAnalytics, 500, major),
 		hw(4, 16, 100, capacity.StorageEBS, capacity.WorkloadMixed, 200, 14),
 		hw(1024, 32768, math.MaxInt32, capacity.StorageSSD, capacity.WorkloadAnalytics, 10000, 13),
 	} {
@@ -40,9 +38,9 @@ func TestTune_postgresAcceptsValues(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Tune: %v", err)
 			}
-			pg.writeConf(t, params)
+			setParams(t, pg, params)
 			for _, k := range append([]string{"shared_buffers"}, slices.Sorted(maps.Keys(params))...) {
-				got, err := pg.show(t, k)
+				got, err := pg.ConfigValue(k)
 				if err != nil {
 					t.Fatalf("postgres rejected the configuration (asking for %s): %v\nparameters: %v", k, err, params)
 				}
@@ -60,79 +58,44 @@ func TestTune_postgresAcceptsValues(t *testing.T) {
 	// -C allocates nothing: 4 TiB of shared_buffers with huge_pages = on
 	// passes on a machine with neither.
 	t.Run("does not allocate", func(t *testing.T) {
-		params, _ := capacity.Tune(hw(1024, 32768, 100000, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15))
+		params, _ := capacity.Tune(hw(1024, 32768, 100000, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, major))
 		params["huge_pages"] = "on"
-		pg.writeConf(t, params)
-		if got, err := pg.show(t, "shared_buffers"); err != nil || got != "536870912" {
+		setParams(t, pg, params)
+		if got, err := pg.ConfigValue("shared_buffers"); err != nil || got != "536870912" {
 			t.Fatalf("postgres -C shared_buffers = %q, %v; want 536870912 (4 TiB in 8 kB pages)", got, err)
 		}
 	})
 
 	// The check itself must be able to fail.
 	t.Run("rejects an invalid value", func(t *testing.T) {
-		params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 15))
+		params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, major))
 		params["work_mem"] = "54 MiB"
-		pg.writeConf(t, params)
-		if _, err := pg.show(t, "shared_buffers"); err == nil {
+		setParams(t, pg, params)
+		if _, err := pg.ConfigValue("shared_buffers"); err == nil {
 			t.Fatal("postgres -C accepted work_mem = '54 MiB'")
 		}
 	})
-	t.Run("rejects 18's parameters on 15", func(t *testing.T) {
-		params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 18))
-		pg.writeConf(t, params)
-		_, err := pg.show(t, "shared_buffers")
-		if err == nil || !strings.Contains(err.Error(), "io_method") {
-			t.Fatalf("postgres 15 -C with io_method: err = %v, want it rejected", err)
-		}
-	})
+	// 18's io_method is unknown to an older server (an 18 server has no newer
+	// parameter set to refuse).
+	if major < 18 {
+		t.Run("rejects 18's parameters on an older server", func(t *testing.T) {
+			params, _ := capacity.Tune(hw(16, 64, 884, capacity.StorageNVMe, capacity.WorkloadOLTP, 100, 18))
+			setParams(t, pg, params)
+			_, err := pg.ConfigValue("shared_buffers")
+			if err == nil || !strings.Contains(err.Error(), "io_method") {
+				t.Fatalf("postgres %d -C with io_method: err = %v, want it rejected", major, err)
+			}
+		})
+	}
 }
 
-type postgres struct {
-	bin      string // the postgres binary
-	dataDir  string
-	baseConf []byte
-}
-
-// newPostgres runs initdb in a temporary directory (see pgtest.InitDB).
-func newPostgres(t *testing.T) *postgres {
+// setParams makes params the cluster's parameters (pgnvme.conf), as
+// pgnvme_cluster writes them.
+func setParams(t *testing.T, pg *pgfixture.Server, params map[string]string) {
 	t.Helper()
-	pg := &postgres{bin: pgtest.Bin(t, "postgres"), dataDir: pgtest.InitDB(t)}
-	base, err := os.ReadFile(filepath.Join(pg.dataDir, "postgresql.conf"))
-	if err != nil {
+	if err := pg.Engine.SetParameters(pg.Node, params); err != nil {
 		t.Fatal(err)
 	}
-	pg.baseConf = base
-	return pg
-}
-
-// writeConf appends params to initdb's postgresql.conf (later lines win).
-func (pg *postgres) writeConf(t *testing.T, params map[string]string) {
-	t.Helper()
-	var b bytes.Buffer
-	b.Write(pg.baseConf)
-	b.WriteString("\n# pgnvme capacity.Tune\n")
-	for _, k := range slices.Sorted(maps.Keys(params)) {
-		fmt.Fprintf(&b, "%s = '%s'\n", k, strings.ReplaceAll(params[k], "'", "''"))
-	}
-	// Written by root, read by postgres: the file keeps initdb's owner.
-	if err := os.WriteFile(filepath.Join(pg.dataDir, "postgresql.conf"), b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// show runs `postgres -D DIR -C name`, as user postgres when the test runs
-// as root, and returns the value it prints.
-func (pg *postgres) show(t *testing.T, name string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(pg.bin, "-D", pg.dataDir, "-C", name)
-	cmd.Dir = os.TempDir()
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "TZ=UTC"}
-	pgtest.RunAsPostgres(t, cmd)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%w: %s", err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // canonical is how postgres -C prints value: integers in the parameter's

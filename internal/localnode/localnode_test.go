@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -40,25 +41,6 @@ func baseDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		addr, ok := l.Addr().(*net.TCPAddr)
-		if !ok {
-			t.Fatalf("listener address %v is not TCP", l.Addr())
-		}
-		ports = append(ports, addr.Port)
-	}
-	return ports
 }
 
 func psql(t *testing.T, e *localnode.Engine, n localnode.Node, sql string) string {
@@ -176,7 +158,7 @@ func TestLocalNodeLifecycle(t *testing.T) {
 	ctx := context.Background()
 	e := newEngine(t)
 	base := baseDir(t)
-	ports := freePorts(t, 3)
+	ports := acctest.FreePorts(t, 3)
 	longDir := filepath.Join(base, strings.Repeat("x", 100), "s2")
 	primary := localnode.Node{Name: "primary", Role: localnode.RolePrimary, Host: "127.0.0.1", Port: ports[0], DataDir: filepath.Join(base, "primary")}
 	s1 := localnode.Node{Name: "s1", Role: localnode.RoleStandby, Host: "127.0.0.1", Port: ports[1], DataDir: filepath.Join(base, "s1")}
@@ -444,7 +426,7 @@ func TestLocalInitPrimaryRejectsNonEmptyDir(t *testing.T) {
 	if err := os.WriteFile(keep, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	n := localnode.Node{Name: "p", Role: localnode.RolePrimary, Host: "127.0.0.1", Port: freePorts(t, 1)[0], DataDir: data}
+	n := localnode.Node{Name: "p", Role: localnode.RolePrimary, Host: "127.0.0.1", Port: acctest.FreePorts(t, 1)[0], DataDir: data}
 	err := e.InitPrimary(context.Background(), n, nil)
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("InitPrimary into a non-empty directory: err = %v, want 'not empty'", err)
@@ -623,7 +605,7 @@ func TestLocalRunPgbenchErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unrecognized option") || !strings.Contains(stderr, "unrecognized option") {
 		t.Errorf("bad option: err = %v, stderr = %q; want pgbench's 'unrecognized option'", err, stderr)
 	}
-	port := freePorts(t, 1)[0]
+	port := acctest.FreePorts(t, 1)[0]
 	var lines []string
 	_, _, err = localnode.RunPgbench(ctx, bin, []string{"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "postgres", "-t", "1", "postgres"},
 		nil, func(l string) { lines = append(lines, l) })
@@ -656,7 +638,7 @@ func TestLocalUnreachableDataDir(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
 	}
-	n := localnode.Node{Name: "p", Role: localnode.RolePrimary, Host: "127.0.0.1", Port: freePorts(t, 1)[0], DataDir: filepath.Join(dir, "cluster", "p")}
+	n := localnode.Node{Name: "p", Role: localnode.RolePrimary, Host: "127.0.0.1", Port: acctest.FreePorts(t, 1)[0], DataDir: filepath.Join(dir, "cluster", "p")}
 	if err := e.Preflight(n); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Preflight: err = %v, want %q", err, want)
 	} else {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -22,7 +23,7 @@ func TestLocalEndOfWAL(t *testing.T) {
 	defer cancel()
 	e := newEngine(t)
 	base := baseDir(t)
-	ports := freePorts(t, 2)
+	ports := acctest.FreePorts(t, 2)
 	primary := localnode.Node{Name: "primary", Role: localnode.RolePrimary, Host: "127.0.0.1", Port: ports[0], DataDir: filepath.Join(base, "primary")}
 	sb := localnode.Node{Name: "sb", Role: localnode.RoleStandby, Host: "127.0.0.1", Port: ports[1], DataDir: filepath.Join(base, "sb")}
 	t.Cleanup(func() {

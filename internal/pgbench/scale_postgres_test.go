@@ -6,18 +6,18 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgtest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
 )
 
 // TestBytesPerScaleOnPostgres re-measures BytesPerScale: it initialises a
-// pgbench dataset at scale 10 on a throwaway PostgreSQL 15 server and checks
-// that the four pgbench tables' pg_total_relation_size per unit of scale is
-// within 10% of the constant.
+// pgbench dataset at scale 10 on a throwaway PostgreSQL server (pgfixture's)
+// and checks that the four pgbench tables' pg_total_relation_size per unit
+// of scale is within 10% of the constant.
 func TestBytesPerScaleOnPostgres(t *testing.T) {
 	const scale = 10
-	pgbenchBin := pgtest.Bin(t, "pgbench")
-	pg := pgtest.Start(t)
+	pg := pgfixture.Start(t, pgfixture.Options{})
+	pgbenchBin := pg.Bin(t, "pgbench")
 	pg.Psql(t, "postgres", "CREATE DATABASE bench")
 	initCmd := exec.Command(pgbenchBin, "-i", "-q", "-s", strconv.Itoa(scale),
 		"-h", "127.0.0.1", "-p", strconv.Itoa(pg.Port()), "-U", "postgres", "bench")

@@ -4,12 +4,12 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgtest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 )
 
 func TestWALPosition(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgfixture.Start(t, pgfixture.Options{})
 	conn := connect(t, config(srv))
 	ctx := testContext(t)
 
@@ -36,7 +36,7 @@ func TestWALPosition(t *testing.T) {
 			return len(s) == 1 && s[0].State == "streaming" && s[0].ReplayLSN != ""
 		})
 		cfg := config(srv)
-		cfg.Port = sb.port
+		cfg.Port = sb.Port()
 		p, err := connectRetry(t, cfg).WALPosition(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +48,7 @@ func TestWALPosition(t *testing.T) {
 }
 
 func TestSettingContexts(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgfixture.Start(t, pgfixture.Options{})
 	conn := connect(t, config(srv))
 	ctx := testContext(t)
 

@@ -4,108 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgtest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 )
 
-// standby is a streaming standby of a pgtest primary, started by the test.
-type standby struct {
-	port int
-	dir  string
-	stop func() // stops the server (fast shutdown) and waits for it; idempotent
-}
-
-// startStandby seeds a standby from the primary with pg_basebackup -R,
-// naming it appName in primary_conninfo, and starts it on a free port. The
-// test's cleanup stops it.
-func startStandby(t *testing.T, primary *pgtest.Server, appName string) *standby {
+// startStandby starts a streaming standby of primary (pgfixture's
+// StartStandby: pg_basebackup -R through localnode) that gives appName as
+// its application_name. The test's cleanup destroys it.
+func startStandby(t *testing.T, primary *pgfixture.Server, appName string) *pgfixture.Server {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pgstandby-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatalf("running as root, PostgreSQL must run as user postgres: %v", err)
-		}
-		uid, err := strconv.Atoi(u.Uid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(dir, uid, -1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data := filepath.Join(dir, "data")
-	conninfo := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres application_name='%s'", primary.Port(), appName)
-	bb := exec.Command(pgtest.Bin(t, "pg_basebackup"), "-d", conninfo, "-D", data, "-R", "-X", "stream", "-c", "fast", "--no-sync")
-	bb.Dir = dir
-	pgtest.RunAsPostgres(t, bb)
-	if out, err := bb.CombinedOutput(); err != nil {
-		t.Fatalf("pg_basebackup: %v\n%s", err, out)
-	}
-
-	s := &standby{port: freePort(t), dir: dir}
-	logPath := filepath.Join(dir, "postgres.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(pgtest.Bin(t, "postgres"), "-D", data, "-p", strconv.Itoa(s.port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir, "-c", "fsync=off")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	pgtest.RunAsPostgres(t, cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting standby: %v", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	s.stop = func() {
-		select {
-		case <-done:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
-	t.Cleanup(s.stop)
-	return s
-}
-
-// freePort asks the kernel for a free loopback TCP port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return primary.StartStandby(t, pgfixture.StandbyOptions{Name: "standby", ApplicationName: appName})
 }
 
 // connectRetry opens a Conn to a server that may still be starting.
@@ -158,7 +71,7 @@ func live(standbys []pgclient.Standby) []quorum.StandbyState {
 // recovery; a role without pg_read_all_stats gets a clear error; and with
 // the standby stopped a commit waits in IPC:SyncRep.
 func TestStandby(t *testing.T) {
-	primary := pgtest.Start(t)
+	primary := pgfixture.Start(t, pgfixture.Options{})
 	ctx := testContext(t)
 	conn := connect(t, config(primary))
 
@@ -197,21 +110,21 @@ func TestStandby(t *testing.T) {
 
 	t.Run("the standby itself", func(t *testing.T) {
 		cfg := config(primary)
-		cfg.Port = sb.port
+		cfg.Port = sb.Port()
 		sconn := connectRetry(t, cfg)
 		rec, err := sconn.IsInRecovery(ctx)
 		if err != nil || !rec {
 			t.Errorf("IsInRecovery on the standby = %v, %v; want true", rec, err)
 		}
 		err = sconn.RequirePrimary(ctx)
-		if !errors.Is(err, pgclient.ErrNotPrimary) || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d/postgres", sb.port)) {
+		if !errors.Is(err, pgclient.ErrNotPrimary) || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d/postgres", sb.Port())) {
 			t.Errorf("RequirePrimary on the standby = %v", err)
 		}
 		lsn, err := sconn.CurrentWALLSN(ctx)
 		if err != nil || !lsnPattern.MatchString(lsn) {
 			t.Errorf("CurrentWALLSN on the standby = %q, %v", lsn, err)
 		}
-		raw := rawConnPort(t, sb.port, "tf-acc-standby-writer")
+		raw := rawConnPort(t, sb.Port(), "tf-acc-standby-writer")
 		_, err = raw.Exec(ctx, "CREATE TABLE tf_acc_t ()")
 		if !pgclient.IsReadOnlyStandby(err) {
 			t.Errorf("write on the standby: error = %v; want read-only (25006)", err)
@@ -263,7 +176,7 @@ func TestStandby(t *testing.T) {
 	})
 
 	t.Run("commit waits in SyncRep without the standby", func(t *testing.T) {
-		sb.stop()
+		sb.Stop(t)
 		got := waitStandbys(t, conn, "no standby", func(s []pgclient.Standby) bool { return len(s) == 0 })
 		if !quorum.CommitsBlocked(spec, live(got)) {
 			t.Fatal("CommitsBlocked with no standby = false")

@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgtest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 )
 
-// TestPostgresAcceptsFormat checks Format, Parse and PostgreSQL 15 against
-// each other on a throwaway server: every Format output is accepted by
-// ALTER SYSTEM (whose check hook runs PostgreSQL's own parser) and SHOW
-// returns it unchanged; other forms PostgreSQL accepts parse; values
-// PostgreSQL rejects are rejected by Parse too.
+// TestPostgresAcceptsFormat checks Format, Parse and PostgreSQL against
+// each other on a throwaway server (pgfixture's): every Format output is
+// accepted by ALTER SYSTEM (whose check hook runs PostgreSQL's own parser)
+// and SHOW returns it unchanged; other forms PostgreSQL accepts parse;
+// values PostgreSQL rejects are rejected by Parse too.
 func TestPostgresAcceptsFormat(t *testing.T) {
-	pg := pgtest.Start(t)
+	pg := pgfixture.Start(t, pgfixture.Options{})
 
 	specs := []quorum.Spec{
 		{Method: quorum.MethodAny, Number: 1, Names: []string{"s1", "s2"}},
@@ -88,7 +88,7 @@ func TestPostgresAcceptsFormat(t *testing.T) {
 
 // setSyncNames runs ALTER SYSTEM SET synchronous_standby_names and reloads
 // the configuration; the error carries psql's output.
-func setSyncNames(pg *pgtest.Server, text string) error {
+func setSyncNames(pg *pgfixture.Server, text string) error {
 	lit := "'" + strings.ReplaceAll(text, "'", "''") + "'"
 	if _, err := pg.TryPsql("postgres", "ALTER SYSTEM SET synchronous_standby_names = "+lit); err != nil {
 		return err
@@ -100,7 +100,7 @@ func setSyncNames(pg *pgtest.Server, text string) error {
 // waitShow polls SHOW synchronous_standby_names on new connections until it
 // returns want (the reload is asynchronous) or five seconds pass, and
 // returns the last value seen.
-func waitShow(t *testing.T, pg *pgtest.Server, want string) string {
+func waitShow(t *testing.T, pg *pgfixture.Server, want string) string {
 	t.Helper()
 	var got string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
