@@ -116,11 +116,12 @@ func (c Cluster) Problems() []Problem {
 			out = append(out, Problem{Path: at, Err: err})
 		}
 	}
+	bad := func(at, format string, args ...any) { add([]error{fmt.Errorf(format, args...)}, at) }
 	if !clusterNamePattern.MatchString(c.Name) {
-		add([]error{fmt.Errorf("The cluster name %q is not valid; use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit.", c.Name)}, "name")
+		bad("name", "The cluster name %q is not valid; use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit.", c.Name)
 	}
 	if c.PostgresMajor < capacity.MinPostgresMajor || c.PostgresMajor > capacity.MaxPostgresMajor {
-		add([]error{fmt.Errorf("PostgreSQL major version %d is not supported; use %d to %d.", c.PostgresMajor, capacity.MinPostgresMajor, capacity.MaxPostgresMajor)}, "postgres_major")
+		bad("postgres_major", "PostgreSQL major version %d is not supported; use %d to %d.", c.PostgresMajor, capacity.MinPostgresMajor, capacity.MaxPostgresMajor)
 	}
 	add(c.validateNodes(), "node")
 	out = append(out, c.validateSynchronous()...)

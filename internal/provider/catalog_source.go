@@ -118,7 +118,8 @@ func resolveZones(ctx context.Context, view catalogView, names, ids types.List, 
 			at = namesPath
 		}
 		diags.AddAttributeError(at, "Invalid Zones",
-			fmt.Sprintf("The zones given are not usable in %s: %s", view.Region.Name, err))
+			fmt.Sprintf("The zones given are not usable in %s. List each zone of the region once, by name or by "+
+				"zone ID as the error says.\n\n%s", view.Region.Name, err))
 		return nil, diags
 	}
 	return resolved, diags

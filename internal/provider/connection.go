@@ -3,10 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -18,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 )
@@ -152,4 +157,37 @@ func connect(ctx context.Context, cfg pgclient.Config, diags *diag.Diagnostics) 
 // connectionID is the import ID form host:port/database.
 func connectionID(cfg pgclient.Config) string {
 	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+}
+
+// resourceConnectionAttrTypes are the attribute types of the resources' connection block.
+var resourceConnectionAttrTypes = map[string]attr.Type{
+	"host": types.StringType, "port": types.Int64Type, "database": types.StringType,
+	"username": types.StringType, "sslmode": types.StringType, "password_wo": types.StringType,
+}
+
+// writeOnlyPassword reads password_wo from the configuration's connection block ("" when unset).
+func writeOnlyPassword(ctx context.Context, cfgConn types.Object, diags *diag.Diagnostics) string {
+	if cfgConn.IsNull() || cfgConn.IsUnknown() {
+		return ""
+	}
+	var c resourceConnectionModel
+	diags.Append(cfgConn.As(ctx, &c, basetypes.ObjectAsOptions{})...)
+	return c.PasswordWO.ValueString()
+}
+
+// parseConnectionID reads host:port/database (IPv6 hosts in brackets).
+func parseConnectionID(id string) (string, int, string, error) {
+	hostPort, db, ok := strings.Cut(id, "/")
+	if !ok || db == "" {
+		return "", 0, "", fmt.Errorf("import ID %q must be host:port/database, e.g. 127.0.0.1:5432/postgres", id)
+	}
+	host, portText, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return "", 0, "", fmt.Errorf("import ID %q must be host:port/database, e.g. 127.0.0.1:5432/postgres: %w", id, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, "", fmt.Errorf("import ID %q has port %q; use 1 to 65535", id, portText)
+	}
+	return host, port, db, nil
 }

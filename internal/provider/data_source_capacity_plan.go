@@ -265,7 +265,8 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	r.WorkingSetGiB = m.WorkingSetGiB.ValueFloat64()
 	r.NodeCount = int(int64Or(m.NodeCount, capacity.DefaultNodeCount))
 	if err := r.Validate(); err != nil {
-		resp.Diagnostics.AddError("Invalid Capacity Request", err.Error())
+		resp.Diagnostics.AddError("Invalid Capacity Request",
+			"The sizing arguments cannot be planned as given. Change them as the error says, then plan again.\n\n"+err.Error())
 		return
 	}
 
@@ -290,7 +291,8 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 		f.MinZones = r.NodeCount
 	}
 	if err := f.Validate(); err != nil {
-		resp.Diagnostics.AddError("Invalid Filter", err.Error())
+		resp.Diagnostics.AddError("Invalid Filter",
+			"The instance type filters cannot be applied as given. Change them as the error says, then plan again.\n\n"+err.Error())
 		return
 	}
 
@@ -307,7 +309,8 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 				nofit.Error(), view.Region.Name, view.Date, view.Origin))
 			return
 		}
-		resp.Diagnostics.AddError("Capacity Plan Failed", err.Error())
+		resp.Diagnostics.AddError("Capacity Plan Failed",
+			"Ranking the instance types failed unexpectedly. This is a bug in the provider; please report it.\n\n"+err.Error())
 		return
 	}
 
@@ -322,7 +325,8 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 		PostgresMajor:  int(int64Or(m.PostgresMajor, capacity.DefaultPostgresMajor)),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Tuning Failed", err.Error())
+		resp.Diagnostics.AddError("Tuning Failed", fmt.Sprintf("The settings for %s could not be derived from workload, "+
+			"max_connections and postgres_major. Change them as the error says, then plan again.\n\n%s", rec.Name, err))
 		return
 	}
 

@@ -192,7 +192,10 @@ func (d *instanceTypesDataSource) Schema(_ context.Context, _ datasource.SchemaR
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "EC2 instance types with local NVMe instance storage, filtered by NVMe capacity, CPU, " +
 			"memory, architecture, family and zone offerings. Only types whose `InstanceStorageInfo` lists SSD disks " +
-			"count: NVMe is never inferred from the type's name.",
+			"count: NVMe is never inferred from the type's name. With `source = \"embedded\"` (the default) the facts " +
+			"come from a snapshot generated against moto (see `catalog_origin`): its instance facts are moto's copy " +
+			"of EC2's, but its zone offerings and zone IDs are moto's data, not what AWS offers today; use " +
+			"`source = \"ec2\"` for the zones AWS offers your account.",
 		Attributes: attrs,
 	}
 }
@@ -260,7 +263,8 @@ func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadR
 	f.ExcludeSpecialPurpose = m.ExcludeSpecial.ValueBool()
 	f.ExcludePreviousGeneration = m.ExcludePrevious.ValueBool()
 	if err := f.Validate(); err != nil {
-		resp.Diagnostics.AddError("Invalid Filter", err.Error())
+		resp.Diagnostics.AddError("Invalid Filter",
+			"The instance type filters cannot be applied as given. Change them as the error says, then plan again.\n\n"+err.Error())
 		return
 	}
 

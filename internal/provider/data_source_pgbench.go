@@ -2,14 +2,9 @@ package provider
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -186,7 +181,7 @@ func (d *pgbenchDataSource) ConfigValidators(context.Context) []datasource.Confi
 	}
 }
 
-// options turns the arguments into pgbench.Options (without connection and file paths).
+// options turns the arguments into pgbench.Options (without connection, script and log paths).
 func (m pgbenchModel) options() pgbench.Options {
 	clients := int(int64Or(m.Clients, 8))
 	threads := int(int64Or(m.Threads, int64(min(clients, runtime.NumCPU()))))
@@ -203,9 +198,6 @@ func (m pgbenchModel) options() pgbench.Options {
 	}
 	if o.Transactions == 0 && o.DurationSeconds == 0 {
 		o.DurationSeconds = 30
-	}
-	if !m.Script.IsNull() {
-		o.ScriptPath = "script.pgbench"
 	}
 	return o
 }
@@ -240,104 +232,77 @@ func (d *pgbenchDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	bin, err := localnode.FindBinary("pgbench", m.PgbenchPath.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("pgbench_path"), "pgbench Not Found",
-			"Install the PostgreSQL client tools (Debian: postgresql-client) or set pgbench_path. "+err.Error())
+			"The pgbench program could not be found. Install the PostgreSQL client tools (Debian: postgresql-client) "+
+				"or set pgbench_path.\n\n"+err.Error())
 		return
 	}
-	versionOut, _, err := localnode.RunPgbench(ctx, bin, []string{"--version"}, nil, nil)
-	if err != nil {
-		resp.Diagnostics.AddError("pgbench Failed", err.Error())
-		return
-	}
-	pgbenchVersion, err := pgbench.ParseVersion(versionOut)
-	if err != nil {
-		resp.Diagnostics.AddError("pgbench Failed", err.Error())
-		return
-	}
-
 	cfg := pgConfig(*m.Connection, "")
 	db := connect(ctx, cfg, &resp.Diagnostics)
 	if db == nil {
 		return
 	}
 	defer db.Close(ctx)
-	serverVersion, err := db.ServerVersion(ctx)
+	res, err := localnode.Benchmark(ctx, db, m.bench(ctx, bin, cfg))
 	if err != nil {
-		resp.Diagnostics.AddError("Server Check Failed", err.Error())
+		addBenchError(&resp.Diagnostics, connectionID(cfg), err)
 		return
 	}
-
-	dir, err := os.MkdirTemp("", "pgnvme-pgbench-")
-	if err != nil {
-		resp.Diagnostics.AddError("Temporary Directory Failed", err.Error())
-		return
-	}
-	defer os.RemoveAll(dir)
-
-	o := m.options()
-	o.Host, o.Port, o.User, o.Database = cfg.Host, cfg.Port, cfg.User, cfg.Database
-	env := pgbenchEnv(cfg)
-	if m.Initialize.ValueBool() {
-		tflog.Info(ctx, "initialising pgbench tables", map[string]any{"scale": o.Scale})
-		if _, stderr, err := localnode.RunPgbench(ctx, bin, pgbench.InitArgs(o), env, nil); err != nil {
-			resp.Diagnostics.AddError("pgbench Initialisation Failed", fmt.Sprintf("%s\n%s", err, stderr))
-			return
-		}
-	} else if m.Scale.IsNull() {
-		scale, err := db.PgbenchScale(ctx)
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("scale"), "pgbench Tables Not Found",
-				fmt.Sprintf("The scale could not be read from pgbench_branches on %s: set initialize = true and scale, or "+
-					"initialise the database with pgbench -i. %s", connectionID(cfg), err))
-			return
-		}
-		o.Scale = scale
-	}
-	if !m.Script.IsNull() {
-		o.ScriptPath = filepath.Join(dir, "script.pgbench")
-		if err := os.WriteFile(o.ScriptPath, []byte(m.Script.ValueString()), 0o600); err != nil {
-			resp.Diagnostics.AddError("Writing Script Failed", err.Error())
-			return
-		}
-	}
-	o.LogPrefix = filepath.Join(dir, "txlog")
-	if err := o.Validate(); err != nil {
-		resp.Diagnostics.AddError("Invalid pgbench Options", err.Error())
-		return
-	}
-
-	appName := "pgnvme-pgbench-" + randomHex(4)
-	env = append(env, "PGAPPNAME="+appName)
-	var sampler *waitSampler
-	if !m.SampleWaitEvents.IsNull() && !m.SampleWaitEvents.ValueBool() {
-		sampler = nil
-	} else {
-		sampler = startWaitSampler(ctx, cfg, appName)
-	}
-	tflog.Info(ctx, "running pgbench", map[string]any{"clients": o.Clients, "threads": o.Threads, "scale": o.Scale, "duration_seconds": o.DurationSeconds, "transactions": o.Transactions})
-	stdout, stderr, err := localnode.RunPgbench(ctx, bin, pgbench.RunArgs(o), env, func(line string) {
-		if p, ok := pgbench.ParseProgress(line); ok {
-			tflog.Info(ctx, "pgbench progress", map[string]any{"elapsed_s": p.Elapsed, "tps": p.TPS, "latency_ms": p.LatencyAvgMs, "failed": p.Failed})
-		}
-	})
-	counts, samples := sampler.stop()
-	if err != nil {
-		resp.Diagnostics.AddError("pgbench Failed", fmt.Sprintf("pgbench against %s failed; no results are reported.\n\n%s\n%s", connectionID(cfg), err, stderr))
-		return
-	}
-	sum, err := pgbench.ParseSummary(stdout)
-	if err != nil {
-		resp.Diagnostics.AddError("pgbench Output Unreadable", err.Error())
-		return
-	}
-	stats, ok := readTransactionLogs(o.LogPrefix, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	m.fill(o, sum, stats, serverVersion, pgbenchVersion, counts, samples)
+	m.fill(res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-func (m *pgbenchModel) fill(o pgbench.Options, sum pgbench.Summary, stats pgbench.LogStats, serverVersion, pgbenchVersion string, counts map[string]int64, samples int64) {
+// bench turns the arguments and the connection into one localnode.Bench, logging progress at INFO.
+func (m pgbenchModel) bench(ctx context.Context, bin string, cfg pgclient.Config) localnode.Bench {
+	o := m.options()
+	o.Host, o.Port, o.User, o.Database = cfg.Host, cfg.Port, cfg.User, cfg.Database
+	if m.Scale.IsNull() && !m.Initialize.ValueBool() {
+		o.Scale = 0 // read from pgbench_branches, as pgbench does
+	}
+	return localnode.Bench{
+		Pgbench: bin, Options: o, Script: m.Script.ValueString(), Initialize: m.Initialize.ValueBool(),
+		Password: cfg.Password, SSLMode: cfg.SSLMode,
+		SampleWaitEvents: m.SampleWaitEvents.IsNull() || m.SampleWaitEvents.ValueBool(),
+		Info:             func(msg string, fields map[string]any) { tflog.Info(ctx, msg, fields) },
+		Warn:             func(msg string, fields map[string]any) { tflog.Warn(ctx, msg, fields) },
+	}
+}
+
+// benchFailures says, per step of localnode.Benchmark, what failed and what to do.
+var benchFailures = map[localnode.BenchStep][2]string{
+	localnode.BenchVersion:       {"pgbench Failed", "pgbench --version failed, so the binary cannot be used. Check pgbench_path points at a working pgbench."},
+	localnode.BenchServerVersion: {"Server Check Failed", "The server's version could not be read. Check the server is up and the role may run SHOW server_version."},
+	localnode.BenchTempDir:       {"Temporary Directory Failed", "No temporary directory for pgbench's logs could be created. Check TMPDIR points at a writable directory with free space."},
+	localnode.BenchInitialize:    {"pgbench Initialisation Failed", "pgbench -i could not create the pgbench tables. Check the role may create tables in the database, then apply again."},
+	localnode.BenchScript:        {"Writing Script Failed", "The script could not be written to a temporary file. Check TMPDIR points at a writable directory with free space."},
+	localnode.BenchOptions:       {"Invalid pgbench Options", "This is a bug in the provider; please report it. The arguments passed validation but make no valid pgbench run."},
+	localnode.BenchRun:           {"pgbench Failed", "pgbench failed; no results are reported. Check the script and the server's log, then run again."},
+	localnode.BenchSummary:       {"pgbench Output Unreadable", "pgbench ran but its summary could not be read. If this pgbench is not version 15, this is a bug in the provider; please report it."},
+	localnode.BenchLog:           {"pgbench Log Unreadable", "pgbench ran but its per-transaction log could not be read, so no percentiles can be given. Check TMPDIR has free space, then run again."},
+}
+
+// addBenchError reports a failed benchmark: what happened, what to do, then the error (and pgbench's stderr).
+func addBenchError(diags *diag.Diagnostics, server string, err error) {
+	var be *localnode.BenchError
+	if !errors.As(err, &be) {
+		diags.AddError("pgbench Failed", fmt.Sprintf("The benchmark against %s failed; no results are reported.\n\n%s", server, err))
+		return
+	}
+	if be.Step == localnode.BenchScale {
+		diags.AddAttributeError(path.Root("scale"), "pgbench Tables Not Found",
+			fmt.Sprintf("The scale could not be read from pgbench_branches on %s: set initialize = true and scale, or "+
+				"initialise the database with pgbench -i.\n\n%s", server, be.Err))
+		return
+	}
+	f := benchFailures[be.Step]
+	detail := fmt.Sprintf("Benchmarking %s: %s\n\n%s", server, f[1], be.Err)
+	if be.Stderr != "" {
+		detail += "\n\npgbench's output:\n" + be.Stderr
+	}
+	diags.AddError(f[0], detail)
+}
+
+func (m *pgbenchModel) fill(r localnode.BenchResult) {
+	sum, stats, o := r.Summary, r.Log, r.Options
 	m.TPS = types.Float64Value(sum.TPS)
 	m.LatencyAvgMs = types.Float64Value(sum.LatencyAvgMs)
 	m.LatencyStddevMs = types.Float64Value(sum.LatencyStddevMs)
@@ -352,115 +317,10 @@ func (m *pgbenchModel) fill(o pgbench.Options, sum pgbench.Summary, stats pgbenc
 	m.Scale = types.Int64Value(int64(o.Scale))
 	m.Clients = types.Int64Value(int64(o.Clients))
 	m.Threads = types.Int64Value(int64(o.Threads))
-	m.ServerVersion = types.StringValue(serverVersion)
-	m.PgbenchVersion = types.StringValue(pgbenchVersion)
-	m.WaitEvents = pgbench.Shares(counts)
-	m.WaitSamples = types.Int64Value(samples)
+	m.ServerVersion = types.StringValue(r.ServerVersion)
+	m.PgbenchVersion = types.StringValue(r.PgbenchVersion)
+	m.WaitEvents = pgbench.Shares(r.WaitEvents)
+	m.WaitSamples = types.Int64Value(r.WaitSamples)
 	m.LoggedTransactions = types.Int64Value(stats.Transactions)
 	m.Output = types.StringValue(sum.Raw)
-}
-
-// readTransactionLogs reads every per-thread log file pgbench wrote under prefix.
-func readTransactionLogs(prefix string, diags *diag.Diagnostics) (pgbench.LogStats, bool) {
-	files, err := filepath.Glob(prefix + ".*")
-	if err != nil || len(files) == 0 {
-		diags.AddError("pgbench Log Missing", fmt.Sprintf("pgbench wrote no per-transaction log under %s (%v).", prefix, err))
-		return pgbench.LogStats{}, false
-	}
-	var acc pgbench.LogAccumulator
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			diags.AddError("pgbench Log Unreadable", err.Error())
-			return pgbench.LogStats{}, false
-		}
-		err = acc.Add(fh)
-		fh.Close()
-		if err != nil {
-			diags.AddError("pgbench Log Unreadable", fmt.Sprintf("%s: %s", f, err))
-			return pgbench.LogStats{}, false
-		}
-	}
-	stats, err := acc.Stats()
-	if err != nil {
-		diags.AddError("pgbench Log Unreadable", err.Error())
-		return pgbench.LogStats{}, false
-	}
-	return stats, true
-}
-
-// pgbenchEnv passes the connection's password and sslmode to pgbench through libpq's environment.
-func pgbenchEnv(cfg pgclient.Config) []string {
-	env := os.Environ()
-	if cfg.Password != "" {
-		env = append(env, "PGPASSWORD="+cfg.Password)
-	}
-	return append(env, "PGSSLMODE="+cfg.SSLMode)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return fmt.Sprint(time.Now().UnixNano())
-	}
-	return hex.EncodeToString(b)
-}
-
-// waitSampler counts pgbench's active backends by wait event once a second on its own connection.
-type waitSampler struct {
-	cancel  context.CancelFunc
-	done    chan struct{}
-	mu      sync.Mutex
-	counts  map[string]int64
-	samples int64
-}
-
-func startWaitSampler(ctx context.Context, cfg pgclient.Config, appName string) *waitSampler {
-	ctx, cancel := context.WithCancel(ctx)
-	s := &waitSampler{cancel: cancel, done: make(chan struct{}), counts: map[string]int64{}}
-	go func() {
-		defer close(s.done)
-		cfg.ApplicationName = "pgnvme-sampler"
-		conn, err := pgclient.Connect(ctx, cfg)
-		if err != nil {
-			tflog.Warn(ctx, "wait event sampler could not connect", map[string]any{"error": err.Error()})
-			return
-		}
-		defer conn.Close(context.Background())
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			got, err := conn.SampleWaitEvents(ctx, appName)
-			if err != nil {
-				if ctx.Err() == nil {
-					tflog.Warn(ctx, "wait event sample failed", map[string]any{"error": err.Error()})
-				}
-				continue
-			}
-			s.mu.Lock()
-			for k, v := range got {
-				s.counts[k] += v
-				s.samples += v
-			}
-			s.mu.Unlock()
-		}
-	}()
-	return s
-}
-
-// stop ends sampling and returns the counts; a nil sampler returns nothing.
-func (s *waitSampler) stop() (map[string]int64, int64) {
-	if s == nil {
-		return map[string]int64{}, 0
-	}
-	s.cancel()
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.counts, s.samples
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/placement"
 )
 
@@ -60,9 +61,6 @@ type nodeModel struct {
 // instanceTypePattern matches EC2 instance type names such as m6id.4xlarge or i4i.metal.
 var instanceTypePattern = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9-]+$`)
 
-// nodeNamePattern: node names become application_name values and directory names, so keep them plain.
-var nodeNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
-
 func (d *placementDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_placement"
 }
@@ -99,8 +97,7 @@ func (d *placementDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 					"digits, `_` and `-`, starting with a letter, at most 63 characters. Defaults to `node-1` .. `node-N`.",
 				Validators: []validator.List{
 					listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeNamePattern,
-						"must start with a lower-case letter and contain only lower-case letters, digits, _ and - (at most 63 characters)")),
+					listvalidator.ValueStringsAre(pureStringValidator("Invalid Node Name", cluster.CheckNodeName)),
 				},
 			},
 			"region": regionAttribute(),
@@ -223,10 +220,13 @@ func (d *placementDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if err != nil {
 		var few *placement.TooFewZonesError
 		if errors.As(err, &few) {
-			resp.Diagnostics.AddAttributeError(path.Root("instance_type"), "Too Few Zones", err.Error())
+			resp.Diagnostics.AddAttributeError(path.Root("instance_type"), "Too Few Zones", fmt.Sprintf("%s cannot be "+
+				"placed one node per zone in %s. Choose another instance type, add zones, or set allow_shared_zones = true."+
+				"\n\n%s", name, view.Region.Name, err))
 			return
 		}
-		resp.Diagnostics.AddError("Placement Failed", err.Error())
+		resp.Diagnostics.AddError("Placement Failed",
+			"The nodes cannot be placed as asked. Change the arguments as the error says, then plan again.\n\n"+err.Error())
 		return
 	}
 	primary := nodeModel(result.Primary)

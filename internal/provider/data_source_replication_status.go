@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -110,7 +111,9 @@ func (d *replicationStatusDataSource) Read(ctx context.Context, req datasource.R
 	defer db.Close(ctx)
 	fail := func(err error) bool {
 		if err != nil {
-			resp.Diagnostics.AddError("Reading Replication Status Failed", "On "+connectionID(cfg)+": "+err.Error())
+			resp.Diagnostics.AddError("Reading Replication Status Failed", fmt.Sprintf("The replication status of %s "+
+				"could not be read. Check the server is up and the role may read pg_stat_replication (superuser or "+
+				"pg_monitor), then refresh again.\n\n%s", connectionID(cfg), err))
 			return true
 		}
 		return false

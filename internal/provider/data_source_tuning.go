@@ -121,7 +121,8 @@ func (d *tuningDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		PostgresMajor:  int(int64Or(m.PostgresMajor, capacity.DefaultPostgresMajor)),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid Hardware", err.Error()+" Fix the arguments and plan again.")
+		resp.Diagnostics.AddError("Invalid Hardware",
+			"The hardware described cannot be tuned. Fix the arguments as the error says, then plan again.\n\n"+err.Error())
 		return
 	}
 	m.Parameters = params

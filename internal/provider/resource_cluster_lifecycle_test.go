@@ -72,18 +72,19 @@ func TestAccCluster_interruptedCreate(t *testing.T) {
 	err := wait.Until(context.Background(), "the primary to listen", 2*time.Minute, 20*time.Millisecond, nil, func(context.Context) (bool, error) {
 		select {
 		case err := <-done:
-			return false, fmt.Errorf("terraform apply ended before the primary listened: %v", err)
+			return false, fmt.Errorf("terraform apply ended before the primary listened: %w", err)
 		default:
 		}
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", base), 100*time.Millisecond)
-		if err != nil {
-			return false, nil
+		c, dialErr := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", base), 100*time.Millisecond)
+		if dialErr == nil {
+			c.Close()
 		}
-		c.Close()
-		return true, nil
+		return dialErr == nil, nil
 	})
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+	if werr := <-done; werr == nil {
+		t.Log("terraform apply finished before it could be killed: the resume below has nothing left to do")
+	}
 	// Whatever the outcome, nothing of the cluster may outlive the test.
 	t.Cleanup(func() { _ = localcluster.NewPlatform().Delete(context.Background(), localSpec(dir, base), nil) })
 	if err != nil {

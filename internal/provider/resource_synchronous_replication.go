@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -56,11 +55,6 @@ type synchronousReplicationModel struct {
 	WaitForStandbys         types.Bool   `tfsdk:"wait_for_standbys"`
 	WaitTimeoutSeconds      types.Int64  `tfsdk:"wait_timeout_seconds"`
 	SynchronousStandbyNames types.String `tfsdk:"synchronous_standby_names"`
-}
-
-var resourceConnectionAttrTypes = map[string]attr.Type{
-	"host": types.StringType, "port": types.Int64Type, "database": types.StringType,
-	"username": types.StringType, "sslmode": types.StringType, "password_wo": types.StringType,
 }
 
 func (r *synchronousReplicationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -167,7 +161,8 @@ func (r *synchronousReplicationResource) ValidateConfig(ctx context.Context, req
 		if s.Number < 1 || s.Number > len(s.Names) {
 			at = path.Root("number")
 		}
-		resp.Diagnostics.AddAttributeError(at, "Invalid Synchronous Standbys", err.Error())
+		resp.Diagnostics.AddAttributeError(at, "Invalid Synchronous Standbys",
+			"These standbys cannot form synchronous_standby_names. Change the configuration as the error says.\n\n"+err.Error())
 		return
 	}
 	for _, w := range s.Warnings() {
@@ -192,12 +187,13 @@ func (r *synchronousReplicationResource) apply(ctx context.Context, plan *synchr
 	}
 	spec, ok := syncSpec(ctx, *plan, diags)
 	if !ok {
-		diags.AddError("Provider Bug", "This is a bug in the provider: standby_names was unknown at apply. Please report it.")
+		diags.AddError("Provider Bug", "standby_names was unknown at apply. This is a bug in the provider; please report it.")
 		return
 	}
 	value, err := quorum.Format(spec)
 	if err != nil {
-		diags.AddAttributeError(path.Root("standby_names"), "Invalid Synchronous Standbys", err.Error())
+		diags.AddAttributeError(path.Root("standby_names"), "Invalid Synchronous Standbys",
+			"The standby names cannot be written as synchronous_standby_names. Fix standby_names or number.\n\n"+err.Error())
 		return
 	}
 	cfg := pgConfig(conn.plain(), password)
@@ -206,85 +202,55 @@ func (r *synchronousReplicationResource) apply(ctx context.Context, plan *synchr
 		return
 	}
 	defer db.Close(ctx)
-	if !r.requirePrimary(ctx, db, cfg, diags) {
-		return
-	}
-	commit := stringOr(plan.SynchronousCommit, "on")
-	tflog.Info(ctx, "applying synchronous replication", map[string]any{"synchronous_standby_names": value, "synchronous_commit": commit})
-	for _, set := range [][2]string{{"synchronous_standby_names", value}, {"synchronous_commit", commit}} {
-		if err := db.AlterSystemSet(ctx, set[0], set[1]); err != nil {
-			diags.AddError("ALTER SYSTEM Failed", fmt.Sprintf("Setting %s on %s failed: %s", set[0], connectionID(cfg), err))
-			return
+	want := pgclient.Synchronous{StandbyNames: value, Commit: stringOr(plan.SynchronousCommit, "on")}
+	if plan.WaitForStandbys.ValueBool() {
+		want.StandbysTimeout = time.Duration(int64Or(plan.WaitTimeoutSeconds, 60)) * time.Second
+		want.InSync = func(standbys []pgclient.Standby) (bool, string) {
+			live := make([]quorum.StandbyState, 0, len(standbys))
+			for _, s := range standbys {
+				live = append(live, quorum.StandbyState{Name: s.ApplicationName, State: s.State, SyncState: s.SyncState})
+			}
+			return quorum.Satisfied(spec, live, false)
 		}
 	}
-	if err := db.ReloadConf(ctx); err != nil {
-		diags.AddError("Reload Failed", err.Error())
-		return
+	tflog.Info(ctx, "applying synchronous replication", map[string]any{"synchronous_standby_names": value,
+		"synchronous_commit": want.Commit, "wait_for_standbys": want.InSync != nil, "timeout": want.StandbysTimeout.String()})
+	err = db.ApplySynchronous(ctx, want)
+	if pgclient.SyncApplied(err) {
+		plan.ID = types.StringValue(connectionID(cfg))
+		plan.SynchronousStandbyNames = types.StringValue(value)
 	}
-	if err := db.WaitSetting(ctx, "synchronous_standby_names", value, 30*time.Second); err != nil {
-		diags.AddError("Setting Not Applied", err.Error())
-		return
-	}
-	plan.ID = types.StringValue(connectionID(cfg))
-	plan.SynchronousStandbyNames = types.StringValue(value)
-	if !plan.WaitForStandbys.ValueBool() {
-		return
-	}
-	timeout := time.Duration(int64Or(plan.WaitTimeoutSeconds, 60)) * time.Second
-	deadline := time.Now().Add(timeout)
-	tflog.Info(ctx, "waiting for the standbys' sync_state", map[string]any{"timeout": timeout.String()})
-	for {
-		standbys, err := db.Standbys(ctx)
-		if err != nil {
-			diags.AddError("Reading pg_stat_replication Failed", err.Error())
-			return
-		}
-		live := make([]quorum.StandbyState, 0, len(standbys))
-		for _, s := range standbys {
-			live = append(live, quorum.StandbyState{Name: s.ApplicationName, State: s.State, SyncState: s.SyncState})
-		}
-		ok, why := quorum.Satisfied(spec, live, false)
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			diags.AddError("Standbys Not In Sync",
-				fmt.Sprintf("synchronous_standby_names = '%s' is applied on %s, but after %s: %s. Commits wait until "+
-					"enough standbys confirm. Start or repair the standbys (their application_name must match), or set "+
-					"wait_for_standbys = false.", value, connectionID(cfg), timeout, why))
-			return
-		}
-		select {
-		case <-ctx.Done():
-			diags.AddError("Interrupted", ctx.Err().Error())
-			return
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-func (r *synchronousReplicationResource) requirePrimary(ctx context.Context, db *pgclient.Conn, cfg pgclient.Config, diags *diag.Diagnostics) bool {
-	standby, err := db.IsInRecovery(ctx)
 	if err != nil {
-		diags.AddError("Server Check Failed", err.Error())
-		return false
+		addSyncError(ctx, diags, connectionID(cfg), value, err)
 	}
-	if standby {
-		diags.AddAttributeError(path.Root("server"), "Not A Primary",
-			fmt.Sprintf("%s is a standby (pg_is_in_recovery() is true): synchronous replication is configured on the "+
-				"primary. Point server at the primary.", connectionID(cfg)))
-		return false
-	}
-	return true
 }
 
-func writeOnlyPassword(ctx context.Context, cfgConn types.Object, diags *diag.Diagnostics) string {
-	if cfgConn.IsNull() || cfgConn.IsUnknown() {
-		return ""
+// syncFailures says, per step of ApplySynchronous, what failed and what to do.
+var syncFailures = map[pgclient.SyncStep][2]string{
+	pgclient.SyncCheckPrimary: {"Server Check Failed", "Whether the server is a primary could not be checked. Check it is up and reachable, then apply again."},
+	pgclient.SyncAlterSystem:  {"ALTER SYSTEM Failed", "The settings could not be written. Connect as a superuser, or as a role granted ALTER SYSTEM on both parameters."},
+	pgclient.SyncReload:       {"Reload Failed", "The settings are written but the configuration could not be reloaded. Apply again, or run SELECT pg_reload_conf() as a superuser."},
+	pgclient.SyncSetting:      {"Setting Not Applied", "The setting was written but did not take effect. Check the server's log for configuration errors, then apply again."},
+	pgclient.SyncReadStandbys: {"Reading pg_stat_replication Failed", "The settings are in force, but the standbys' state could not be read. Grant the role pg_monitor, or set wait_for_standbys = false."},
+	pgclient.SyncStandbys: {"Standbys Not In Sync", "The settings are in force, but the standbys did not reach the expected sync_state; commits wait until " +
+		"enough standbys confirm. Start or repair the standbys (their application_name must match), or set wait_for_standbys = false."},
+}
+
+// addSyncError reports a failed ApplySynchronous: what happened, what to do, then the error.
+func addSyncError(ctx context.Context, diags *diag.Diagnostics, server, value string, err error) {
+	var se *pgclient.SyncError
+	switch {
+	case ctx.Err() != nil:
+		diags.AddError("Interrupted", fmt.Sprintf("Configuring synchronous replication on %s was interrupted. Apply again to finish it.\n\n%s", server, err))
+	case errors.Is(err, pgclient.ErrNotPrimary):
+		diags.AddAttributeError(path.Root("server"), "Not A Primary", fmt.Sprintf("%s is a standby (pg_is_in_recovery() is true): synchronous "+
+			"replication is configured on the primary. Point server at the primary.\n\n%s", server, err))
+	case errors.As(err, &se):
+		f := syncFailures[se.Step]
+		diags.AddError(f[0], fmt.Sprintf("Applying synchronous_standby_names = '%s' on %s: %s\n\n%s", value, server, f[1], err))
+	default:
+		diags.AddError("Synchronous Replication Failed", fmt.Sprintf("Applying synchronous_standby_names = '%s' on %s failed. Apply again.\n\n%s", value, server, err))
 	}
-	var c resourceConnectionModel
-	diags.Append(cfgConn.As(ctx, &c, basetypes.ObjectAsOptions{})...)
-	return c.PasswordWO.ValueString()
 }
 
 func (r *synchronousReplicationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -342,13 +308,10 @@ func (r *synchronousReplicationResource) Read(ctx context.Context, req resource.
 	}
 	defer db.Close(ctx)
 	value, err := db.Setting(ctx, "synchronous_standby_names")
-	if err != nil {
-		resp.Diagnostics.AddError("Reading Settings Failed", err.Error())
-		return
-	}
-	commit, err := db.Setting(ctx, "synchronous_commit")
-	if err != nil {
-		resp.Diagnostics.AddError("Reading Settings Failed", err.Error())
+	commit, err2 := db.Setting(ctx, "synchronous_commit")
+	if err = errors.Join(err, err2); err != nil {
+		resp.Diagnostics.AddError("Reading Settings Failed", fmt.Sprintf("The synchronous replication settings could not be "+
+			"read from %s, so drift cannot be checked. Check the server is up and reachable, then refresh again.\n\n%s", connectionID(cfg), err))
 		return
 	}
 	if strings.TrimSpace(value) == "" {
@@ -359,8 +322,8 @@ func (r *synchronousReplicationResource) Read(ctx context.Context, req resource.
 	}
 	spec, err := quorum.Parse(value)
 	if err != nil {
-		resp.Diagnostics.AddError("Unreadable synchronous_standby_names",
-			fmt.Sprintf("The server's synchronous_standby_names %q cannot be parsed: %s", value, err))
+		resp.Diagnostics.AddError("Unreadable synchronous_standby_names", fmt.Sprintf("The server's synchronous_standby_names %q "+
+			"cannot be parsed. Fix it on the server (ALTER SYSTEM), or apply this resource to overwrite it.\n\n%s", value, err))
 		return
 	}
 	names, d := types.ListValueFrom(ctx, types.StringType, spec.Names)
@@ -389,24 +352,28 @@ func (r *synchronousReplicationResource) Delete(ctx context.Context, req resourc
 	if err != nil {
 		var opErr *net.OpError
 		if errors.As(err, &opErr) {
-			resp.Diagnostics.AddWarning("Server Unreachable",
-				fmt.Sprintf("%s cannot be reached, so its synchronous replication settings were not reset; they go "+
-					"with the server. %s", connectionID(cfg), err))
+			resp.Diagnostics.AddWarning("Server Unreachable", fmt.Sprintf("%s cannot be reached, so its synchronous replication "+
+				"settings were not reset; they go with the server. If it comes back, reset synchronous_standby_names and "+
+				"synchronous_commit by hand.\n\n%s", connectionID(cfg), err))
 			return
 		}
-		resp.Diagnostics.AddAttributeError(path.Root("server"), "Cannot Connect To PostgreSQL", err.Error())
+		resp.Diagnostics.AddAttributeError(path.Root("server"), "Cannot Connect To PostgreSQL", fmt.Sprintf("Connecting to %s "+
+			"to reset its settings failed. Check the credentials (PGPASSWORD or a passfile: destroy gets no password_wo) "+
+			"and sslmode.\n\n%s", connectionID(cfg), err))
 		return
 	}
 	defer db.Close(ctx)
 	tflog.Info(ctx, "resetting synchronous replication", map[string]any{"server": connectionID(cfg)})
 	for _, name := range []string{"synchronous_standby_names", "synchronous_commit"} {
 		if err := db.AlterSystemReset(ctx, name); err != nil {
-			resp.Diagnostics.AddError("ALTER SYSTEM RESET Failed", err.Error())
+			resp.Diagnostics.AddError("ALTER SYSTEM RESET Failed", fmt.Sprintf("%s could not be reset on %s. Connect as a "+
+				"superuser or a role granted ALTER SYSTEM on it, then destroy again.\n\n%s", name, connectionID(cfg), err))
 			return
 		}
 	}
 	if err := db.ReloadConf(ctx); err != nil {
-		resp.Diagnostics.AddError("Reload Failed", err.Error())
+		resp.Diagnostics.AddError("Reload Failed", fmt.Sprintf("The settings are reset on %s but the configuration could "+
+			"not be reloaded. Run SELECT pg_reload_conf() as a superuser.\n\n%s", connectionID(cfg), err))
 	}
 }
 
@@ -414,7 +381,8 @@ func (r *synchronousReplicationResource) Delete(ctx context.Context, req resourc
 func (r *synchronousReplicationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	host, port, db, err := parseConnectionID(req.ID)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid Import ID", err.Error())
+		resp.Diagnostics.AddError("Invalid Import ID", "The import ID names no server. Import pgnvme_synchronous_replication "+
+			"by the primary's host:port/database, e.g. 127.0.0.1:5432/postgres.\n\n"+err.Error())
 		return
 	}
 	conn, d := types.ObjectValue(resourceConnectionAttrTypes, map[string]attr.Value{
@@ -424,21 +392,4 @@ func (r *synchronousReplicationResource) ImportState(ctx context.Context, req re
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("server"), conn)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-}
-
-// parseConnectionID reads host:port/database (IPv6 hosts in brackets).
-func parseConnectionID(id string) (string, int, string, error) {
-	hostPort, db, ok := strings.Cut(id, "/")
-	if !ok || db == "" {
-		return "", 0, "", fmt.Errorf("import ID %q must be host:port/database, e.g. 127.0.0.1:5432/postgres", id)
-	}
-	host, portText, err := net.SplitHostPort(hostPort)
-	if err != nil {
-		return "", 0, "", fmt.Errorf("import ID %q must be host:port/database, e.g. 127.0.0.1:5432/postgres: %w", id, err)
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil || port < 1 || port > 65535 {
-		return "", 0, "", fmt.Errorf("import ID %q has port %q; use 1 to 65535", id, portText)
-	}
-	return host, port, db, nil
 }
