@@ -66,7 +66,6 @@ func newCluster(t *testing.T, sync bootstrap.Synchronous) (*localcluster.Manager
 	return m, s, root
 }
 
-
 func ctxT(t *testing.T) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
@@ -582,7 +581,6 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 		t.Errorf("n1: %d pgbackrest restores logged, want 1 (reseeded from the archive)", n)
 	}
 }
-
 
 func TestEnforceDurability(t *testing.T) {
 	t.Parallel()
