@@ -62,6 +62,25 @@ func specOf(s cluster.Spec, prior []cluster.Member) (Spec, error) {
 	return out, nil
 }
 
+// open is the Manager for s and s as the adapter's Spec.
+func (p *Platform) open(s cluster.Spec, prior []cluster.Member) (*Manager, Spec, error) {
+	m, err := p.manager(s)
+	if err != nil {
+		return nil, Spec{}, err
+	}
+	ls, err := specOf(s, prior)
+	return m, ls, err
+}
+
+// wanted are ls's members as the neutral model, no role or state yet.
+func wanted(ls Spec) []cluster.Member {
+	out := make([]cluster.Member, 0, len(ls.Members))
+	for _, mb := range ls.Members {
+		out = append(out, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
+	}
+	return out
+}
+
 // members converts statuses to the neutral members.
 func members(st []Status) []cluster.Member {
 	out := make([]cluster.Member, 0, len(st))
@@ -89,11 +108,7 @@ func (p *Platform) major(ctx context.Context, m *Manager, s cluster.Spec) (int, 
 // Plan says what the apply will do: for a new cluster, after checking that it can be created here (or
 // resumed: see Create); for an existing one, the repairs topology plans from the live nodes.
 func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
-	m, err := p.manager(s)
-	if err != nil {
-		return cluster.Plan{}, err
-	}
-	ls, err := specOf(s, prior)
+	m, ls, err := p.open(s, prior)
 	if err != nil {
 		return cluster.Plan{}, err
 	}
@@ -131,11 +146,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			// Nothing is left to lose: the apply creates the cluster again (a refresh removes it from
 			// state first; a plan without refresh lands here).
 			out.Actions = "every node of " + s.Name + " is gone: create the cluster again"
-			want := make([]cluster.Member, 0, len(ls.Members))
-			for _, mb := range ls.Members {
-				want = append(want, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
-			}
-			out.Members, _ = cluster.Planned(want, nil, nil, true)
+			out.Members, _ = cluster.Planned(wanted(ls), nil, nil, true)
 			return out, nil
 		}
 		if actions, err = topology.Plan(desired, Observed(st)); err != nil {
@@ -148,11 +159,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			known[x.Name] = x.Role
 		}
 	}
-	want := make([]cluster.Member, 0, len(ls.Members))
-	for _, mb := range ls.Members {
-		want = append(want, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
-	}
-	out.Members, out.Promoting = cluster.Planned(want, known, actions, len(prior) == 0 && len(actions) == 0)
+	out.Members, out.Promoting = cluster.Planned(wanted(ls), known, actions, len(prior) == 0 && len(actions) == 0)
 	return out, nil
 }
 
@@ -186,11 +193,7 @@ func resumable(s Spec) bool {
 // Create builds the cluster, or finishes an unfinished create of the same cluster (see resumable), and
 // reports it as observed. On error the status holds whatever exists (nothing when Members is empty).
 func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, error) {
-	m, err := p.manager(s)
-	if err != nil {
-		return cluster.Status{}, err
-	}
-	ls, err := specOf(s, nil)
+	m, ls, err := p.open(s, nil)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -272,11 +275,7 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 
 // Read observes the cluster and changes nothing.
 func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
-	m, err := p.manager(s)
-	if err != nil {
-		return cluster.Status{}, err
-	}
-	ls, err := specOf(s, prior)
+	m, ls, err := p.open(s, prior)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -289,11 +288,7 @@ func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 // Update repairs what is lost (topology's plan), then applies settings (reload, or a rolling restart
 // standbys first), then enforces durability.
 func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
-	m, err := p.manager(s)
-	if err != nil {
-		return cluster.Status{}, err
-	}
-	ls, err := specOf(s, prior)
+	m, ls, err := p.open(s, prior)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -319,11 +314,7 @@ func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.M
 
 // Delete stops and removes every member and what the platform made for them; never the archive.
 func (p *Platform) Delete(ctx context.Context, s cluster.Spec, prior []cluster.Member) error {
-	m, err := p.manager(s)
-	if err != nil {
-		return err
-	}
-	ls, err := specOf(s, prior)
+	m, ls, err := p.open(s, prior)
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,15 @@ func (r *clusterResource) platform(s cluster.Spec, diags *diag.Diagnostics) Clus
 	return p
 }
 
+// applied is m's spec and platform for an apply, refresh or destroy; p is nil after an error.
+func (r *clusterResource) applied(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (cluster.Spec, ClusterPlatform) {
+	s, ok := appliedSpec(ctx, m, diags)
+	if !ok {
+		return s, nil
+	}
+	return s, r.platform(s, diags)
+}
+
 func (r *clusterResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m clusterModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -144,11 +153,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan clusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	s, ok := appliedSpec(ctx, plan, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	p := r.platform(s, &resp.Diagnostics)
+	s, p := r.applied(ctx, plan, &resp.Diagnostics)
 	if p == nil {
 		return
 	}
@@ -168,11 +173,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state clusterModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	s, ok := appliedSpec(ctx, state, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	p := r.platform(s, &resp.Diagnostics)
+	s, p := r.applied(ctx, state, &resp.Diagnostics)
 	if p == nil {
 		return
 	}
@@ -195,11 +196,7 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 	var plan, state clusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	s, ok := appliedSpec(ctx, plan, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	p := r.platform(s, &resp.Diagnostics)
+	s, p := r.applied(ctx, plan, &resp.Diagnostics)
 	if p == nil {
 		return
 	}
@@ -218,11 +215,7 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state clusterModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	s, ok := appliedSpec(ctx, state, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	p := r.platform(s, &resp.Diagnostics)
+	s, p := r.applied(ctx, state, &resp.Diagnostics)
 	if p == nil {
 		return
 	}

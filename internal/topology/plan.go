@@ -129,12 +129,17 @@ func (a Action) String() string {
 // entry, each "N. <action>: <reason>", such as
 // "1. promote s2: s2 has the highest flushed LSN ...". No actions is "".
 func Summary(actions []Action) string {
+	return numbered(actions, func(a Action) string { return a.Reason })
+}
+
+// numbered renders steps as lines "N. <step>: <reason>"; no steps is "".
+func numbered[T fmt.Stringer](steps []T, reason func(T) string) string {
 	var b strings.Builder
-	for i, a := range actions {
+	for i, a := range steps {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%d. %s: %s", i+1, a, a.Reason)
+		fmt.Fprintf(&b, "%d. %s: %s", i+1, a, reason(a))
 	}
 	return b.String()
 }

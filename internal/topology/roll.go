@@ -68,14 +68,7 @@ func (a RollAction) String() string {
 // RollSummary renders actions as Summary does: numbered lines
 // "N. <action>: <reason>". No actions is "".
 func RollSummary(actions []RollAction) string {
-	var b strings.Builder
-	for i, a := range actions {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%d. %s: %s", i+1, a, a.Reason)
-	}
-	return b.String()
+	return numbered(actions, func(a RollAction) string { return a.Reason })
 }
 
 // Errors NextRoll and PlanRoll wrap, so callers can choose a diagnostic.
