@@ -262,8 +262,11 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 		out.PostgresMajor = major
 	}
 	out.SynchronousStandbyNames, out.Degraded, out.SynchronousKnown, err = m.SynchronousNow(ctx, ls, st)
-	if err != nil {
-		out.Warnings = append(out.Warnings, "synchronous_standby_names could not be read on the primary, so it is unknown: "+err.Error())
+	switch {
+	case err != nil:
+		out.Warnings = append(out.Warnings, "synchronous_standby_names could not be read on the primary, so it is recorded as unknown (null): "+err.Error())
+	case !out.SynchronousKnown:
+		out.Warnings = append(out.Warnings, "No single primary runs, so synchronous_standby_names could not be read and is recorded as unknown (null); the next apply repairs the cluster.")
 	}
 	running, err := m.WatcherRunning(ls)
 	if err != nil {
