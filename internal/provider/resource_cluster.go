@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -159,15 +160,21 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	tflog.Info(ctx, "creating cluster", map[string]any{"name": s.Name, "platform": string(s.Platform()), "nodes": len(s.Nodes)})
 	st, err := p.Create(ctx, s)
+	recordApply(ctx, plan, st, err, "Cluster Creation Failed",
+		"Creating the cluster failed. What was created is recorded in state; apply again to finish it (or destroy it).", &resp.State, &resp.Diagnostics)
+}
+
+// recordApply records what an apply left: the status in state (unless nothing exists), and err under
+// summary with what to do.
+func recordApply(ctx context.Context, m clusterModel, st cluster.Status, err error, summary, what string, state *tfsdk.State, diags *diag.Diagnostics) {
 	if err != nil {
-		addClusterError(&resp.Diagnostics, "Cluster Creation Failed",
-			"Creating the cluster failed. What was created is recorded in state; apply again to finish it (or destroy it).", err)
+		addClusterError(diags, summary, what, err)
 		if len(st.Members) == 0 {
 			return
 		}
 	}
-	setStatus(ctx, &plan, st, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	setStatus(ctx, &m, st, diags)
+	diags.Append(state.Set(ctx, &m)...)
 }
 
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -201,15 +208,8 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	st, err := p.Update(ctx, s, priorMembers(ctx, state, &resp.Diagnostics))
-	if err != nil {
-		addClusterError(&resp.Diagnostics, "Cluster Update Failed",
-			"The apply stopped part-way. The state records what was observed; apply again to continue.", err)
-		if len(st.Members) == 0 {
-			return
-		}
-	}
-	setStatus(ctx, &plan, st, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	recordApply(ctx, plan, st, err, "Cluster Update Failed",
+		"The apply stopped part-way. The state records what was observed; apply again to continue.", &resp.State, &resp.Diagnostics)
 }
 
 func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
