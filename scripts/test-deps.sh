@@ -1,28 +1,92 @@
 #!/usr/bin/env bash
 # Checks everything `make test` needs on Debian 12 and, as root, installs with apt what is missing.
 # Not root and something missing: stops with the exact command to run. What apt cannot install here
-# (Terraform, moto) is never installed: the script names the command and stops.
+# (Terraform, moto) is never installed: the script names the command and stops. A need with an install
+# function of its own (Patroni 4, fetched with apt from Debian 13 into /opt/pgnvme-tools) is installed by it as
+# root, and otherwise named with the exact commands.
 #
 # Each need is one `need` line below: add a tool by adding a line (and, when its check or version needs more
 # than one command, a small function like stunnel_bin).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+# Tools such as mkfs.xfs and losetup live in sbin, which a non-root PATH may lack.
+PATH=$PATH:/usr/sbin:/sbin
 
 PG_BIN=/usr/lib/postgresql/15/bin
+# Patroni >= 4 (Debian 12's own patroni 3.0.2 silently reads `synchronous_mode: quorum` as off): Debian 13's
+# pure-Python package, extracted here and run by Debian 12's python3 (/usr/bin/python3, not a python3 that comes
+# first on PATH) with Debian 12's dependency packages. Outside the repository so that the postgres user, which
+# runs Patroni, can read it wherever the checkout lives, and so that every checkout on the machine shares it.
+# internal/acctest/patroni runs $PATRONI4_DIR/bin/patroni.
+PATRONI4_DIR=/opt/pgnvme-tools/patroni4
+PATRONI4_WORK=/opt/pgnvme-tools/patroni4.download
+PATRONI4_SUITE=trixie
+# Debian 12's python3 modules Patroni 4 imports (python3-etcd is `etcd`), and their distribution names.
+PATRONI4_MODULES=dateutil,click,prettytable,psutil,urllib3,yaml,cdiff,psycopg2,etcd
+PATRONI4_DISTS=(python-dateutil click prettytable psutil urllib3 PyYAML cdiff psycopg2 python-etcd)
+PATRONI4_PACKAGES="python3-dateutil python3-click python3-prettytable python3-psutil python3-urllib3 python3-yaml
+	python3-cdiff python3-psycopg2 python3-etcd"
 
 # The stunnel4 package installs `stunnel4` on Debian 12 and `stunnel` elsewhere; prints the one on PATH.
 stunnel_bin() { command -v stunnel4 || command -v stunnel; }
 stunnel_version() { "$(stunnel_bin)" -version 2>&1 | awk '/^stunnel / && !seen++'; }
 
-names=() checks=() versions=() packages=() otherwise=()
+# The Patroni version in $PATRONI4_DIR, read from its files without running it ("" when there is none).
+patroni4_version() {
+	sed -n "s/^__version__ = '\(.*\)'\$/\1/p" "$PATRONI4_DIR/usr/lib/python3/dist-packages/patroni/version.py" 2>/dev/null
+}
+# Whether $PATRONI4_DIR holds Patroni 4 and its wrappers: the check that keeps install_patroni4 from downloading again.
+patroni4_present() {
+	[[ "$(patroni4_version)" == 4.* ]] && [ -x "$PATRONI4_DIR/bin/patroni" ] && [ -x "$PATRONI4_DIR/bin/patronictl" ]
+}
+patroni4_describe() {
+	echo "$("$PATRONI4_DIR/bin/patroni" --version) (Debian $(cat "$PATRONI4_DIR/DEBIAN-VERSION")) in $PATRONI4_DIR"
+}
+patroni4_deps_present() { /usr/bin/python3 -c "import $PATRONI4_MODULES"; }
+patroni4_deps_describe() {
+	/usr/bin/python3 -c 'import importlib.metadata as m, platform, sys
+print("python3", platform.python_version() + ":", ", ".join(d + " " + m.version(d) for d in sys.argv[1:]))' "${PATRONI4_DISTS[@]}"
+}
 
-# need NAME CHECK VERSION PACKAGES [OTHERWISE]
+# The commands that put Patroni 4 into $PATRONI4_DIR, as root: download Debian 13's patroni package with apt from a
+# sources list, package lists and cache of their own (the system's sources, lists and cache stay untouched, and
+# nothing is installed from trixie), extract it, add wrappers that run it with Debian 12's python3, and remove
+# the download. Printed for a user who is not root; install_patroni4 runs exactly this text.
+patroni4_commands() {
+	local apt="apt-get -q -o Dir::Etc::sourcelist=$PATRONI4_WORK/$PATRONI4_SUITE.list -o Dir::Etc::sourceparts=-"
+	apt+=" -o Dir::State::Lists=$PATRONI4_WORK/lists -o Dir::Cache=$PATRONI4_WORK/cache"
+	local lib=$PATRONI4_DIR/usr/lib/python3/dist-packages
+	cat <<-EOF
+		rm -rf $PATRONI4_WORK $PATRONI4_DIR.new
+		mkdir -p $PATRONI4_WORK/lists/partial $PATRONI4_WORK/cache/archives/partial $PATRONI4_DIR.new/bin
+		echo 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $PATRONI4_SUITE main' >$PATRONI4_WORK/$PATRONI4_SUITE.list
+		chown -R _apt $PATRONI4_WORK
+		$apt update
+		cd $PATRONI4_WORK && $apt download patroni
+		dpkg-deb -x $PATRONI4_WORK/patroni_*_all.deb $PATRONI4_DIR.new
+		dpkg-deb -f $PATRONI4_WORK/patroni_*_all.deb Version >$PATRONI4_DIR.new/DEBIAN-VERSION
+		for p in patroni patronictl; do printf '#!/bin/sh\nPYTHONPATH=$lib exec /usr/bin/python3 $PATRONI4_DIR/usr/bin/%s "\$@"\n' \$p >$PATRONI4_DIR.new/bin/\$p; chmod 755 $PATRONI4_DIR.new/bin/\$p; done
+		chmod -R a+rX $PATRONI4_DIR.new
+		rm -rf $PATRONI4_DIR && mv $PATRONI4_DIR.new $PATRONI4_DIR
+		rm -rf $PATRONI4_WORK
+	EOF
+}
+install_patroni4() {
+	echo "installing Patroni 4 from Debian $PATRONI4_SUITE into $PATRONI4_DIR"
+	bash -euo pipefail -c "$(patroni4_commands)"
+}
+
+names=() checks=() versions=() packages=() otherwise=() installers=()
+
+# need NAME CHECK VERSION PACKAGES [OTHERWISE [INSTALL]]
 #   CHECK     shell code that succeeds when NAME is there (run with eval, output discarded)
 #   VERSION   shell code that prints NAME's version on its first line
 #   PACKAGES  the Debian packages that provide NAME ("" when apt cannot install it here)
 #   OTHERWISE the exact command (or step) that provides NAME when PACKAGES is ""
+#   INSTALL   a function of this script that provides NAME as root, after the apt step; it must check
+#             nothing itself: it runs only when CHECK fails. Not root: OTHERWISE is shown instead.
 need() {
-	names+=("$1") checks+=("$2") versions+=("$3") packages+=("$4") otherwise+=("${5:-}")
+	names+=("$1") checks+=("$2") versions+=("$3") packages+=("$4") otherwise+=("${5:-}") installers+=("${6:-}")
 }
 
 need make 'command -v make' 'make --version' make
@@ -39,6 +103,22 @@ need terraform 'command -v terraform' 'terraform version 2>/dev/null' '' \
 	'install Terraform 1.11 or later and put terraform on PATH'
 need moto "python3 -c 'import moto.server'" "python3 -c 'import moto; print(\"moto\", moto.__version__)'" '' \
 	"python3 -m pip install 'moto[server]'"
+# Failover: one etcd 3.4 (and etcdctl) on loopback and Patroni 4 nodes (internal/acctest/patroni).
+need etcd 'command -v etcd && command -v etcdctl' 'etcd --version' 'etcd-server etcd-client'
+need patroni4-python-deps patroni4_deps_present patroni4_deps_describe "$PATRONI4_PACKAGES"
+need patroni4 patroni4_present patroni4_describe '' \
+	"sudo bash scripts/test-deps.sh (as root it runs install_patroni4), or these commands:
+sudo bash -euo pipefail <<'EOF'
+$(patroni4_commands)
+EOF" install_patroni4
+# The EC2 bootstrap: rendered user-data checked by `cloud-init schema`, its shell by shellcheck; the node simulator
+# runs it in a network namespace (ip netns) on a loop device (losetup) with XFS, in its own session (setsid).
+need cloud-init 'cloud-init schema --help' 'cloud-init --version 2>&1' cloud-init
+need shellcheck 'command -v shellcheck' "shellcheck --version | awk '/^version:/'" shellcheck
+need xfsprogs 'command -v mkfs.xfs && command -v xfs_info' 'mkfs.xfs -V' xfsprogs
+need iproute2 'ip netns list' 'ip -V' iproute2
+need losetup 'command -v losetup' 'losetup --version' mount
+need setsid 'command -v setsid' 'setsid --version' util-linux
 
 # has I: whether need I is there.
 has() { eval "${checks[$1]}" >/dev/null 2>&1; }
@@ -67,12 +147,29 @@ elif [ -n "$apt_pkgs" ] && [ "$(id -u)" -ne 0 ]; then
 	apt_cmd="sudo apt-get update && sudo apt-get install -y $apt_pkgs"
 fi
 
+# What apt does not provide, the needs' own install functions do (as root, after apt: they may use its packages).
+if [ "$(id -u)" -eq 0 ]; then
+	for i in "${!names[@]}"; do
+		if [ -n "${installers[$i]}" ] && ! has "$i"; then
+			"${installers[$i]}"
+		fi
+	done
+fi
+
 # The Debian package starts a cluster of its own (and starts it again on boot); the tests start their own
 # servers on free ports, so it only takes memory.
 if [ "$(id -u)" -eq 0 ] && command -v pg_lsclusters >/dev/null &&
 	pg_lsclusters -h | awk '$1 == 15 && $2 == "main" && $4 == "online" { on = 1 } END { exit !on }'; then
 	echo "stopping the Debian package's own PostgreSQL cluster 15 main"
 	pg_ctlcluster 15 main stop
+fi
+
+# Likewise the etcd-server package starts an etcd of its own where an init script may run (/run/etcd.pid): there
+# is no systemd here, and the tests start their own etcd on free ports.
+if [ "$(id -u)" -eq 0 ] && [ -x /etc/init.d/etcd ] && [ -r /run/etcd.pid ] &&
+	[ "$(cat "/proc/$(cat /run/etcd.pid)/comm" 2>/dev/null)" = etcd ]; then
+	echo "stopping the etcd-server package's own etcd service"
+	/etc/init.d/etcd stop
 fi
 
 # One line per need: its version, or what to run.

@@ -1,0 +1,771 @@
+// Package patroni is the failover fixture of the tests: one etcd 3.4 on loopback and N Patroni 4 nodes, each
+// running its own PostgreSQL, in the configuration the EC2 platform renders (`synchronous_mode: quorum`, so the
+// leader writes `ANY n (...)` into synchronous_standby_names), with small timeouts for tests.
+//
+// The real parts come from scripts/test-deps.sh: etcd from Debian 12's etcd-server package, Patroni 4 from
+// Debian 13's package extracted into ToolsDir and run by Debian 12's python3 (Debian 12's own Patroni 3.0.2
+// silently reads `synchronous_mode: quorum` as off). A missing part fails the test with the command that
+// installs it; nothing skips.
+//
+// Patroni runs as the PostgreSQL server's user (postgres when the test runs as root: SysProcAttr.Credential,
+// so the PID held is Patroni's own), and PostgreSQL is the binaries internal/localnode runs; the fixture uses
+// localnode for psql, SIGKILL of a postmaster and its children, and the removal of a data directory.
+// Everything lives under one fresh directory in os.TempDir: the test's cleanup kills each process it started
+// by PID (with the processes those started), destroys each PostgreSQL with localnode, and removes the
+// directory.
+//
+// It imports no framework, SDK or driver (and not internal/acctest, which pulls in the provider).
+package patroni
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/internal/ports"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// ToolsDir is where scripts/test-deps.sh puts Patroni 4: Debian 13's patroni package extracted, with the
+// wrappers bin/patroni and bin/patronictl that run it with Debian 12's python3. It lies outside the
+// repository so that the postgres user can read it wherever the checkout is, and every checkout shares it.
+const ToolsDir = "/opt/pgnvme-tools/patroni4"
+
+// installHint is the command that installs every part the fixture needs.
+const installHint = "run `sudo bash scripts/test-deps.sh` (as root: `bash scripts/test-deps.sh`) from the repository root"
+
+// Roles and states of members in Patroni 4's REST /cluster.
+const (
+	RoleLeader = "leader"
+	// RoleQuorumStandby is a standby the leader names in `ANY n (...)` (synchronous_mode: quorum);
+	// Patroni 4 reports `sync_standby` for synchronous_mode: on instead.
+	RoleQuorumStandby = "quorum_standby"
+	RoleReplica       = "replica"
+
+	StateRunning   = "running"
+	StateStreaming = "streaming"
+)
+
+const (
+	// stepTimeout bounds one step: a psql command, a process's exit, etcd's start.
+	stepTimeout = time.Minute
+	// pollInterval is how often waits look again.
+	pollInterval = 200 * time.Millisecond
+	// maxSocketPath is the longest Unix socket path PostgreSQL accepts.
+	maxSocketPath = 107
+)
+
+// Executable is the Patroni 4 program the fixture runs (ToolsDir's wrapper). A missing or older Patroni fails
+// the test with the command that installs it.
+func Executable(t testing.TB) string {
+	t.Helper()
+	p, err := executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func executable() (string, error) { return executableIn(ToolsDir) }
+
+// executableIn is the Patroni 4 wrapper in tools, a directory laid out as ToolsDir.
+func executableIn(tools string) (string, error) {
+	p := filepath.Join(tools, "bin", "patroni")
+	if !isExecutable(p) {
+		return "", fmt.Errorf("patroni 4 is not installed (no %s): %s; it extracts Debian 13's patroni package into %s", p, installHint, tools)
+	}
+	versionFile := filepath.Join(tools, "usr", "lib", "python3", "dist-packages", "patroni", "version.py")
+	b, err := os.ReadFile(versionFile)
+	if err != nil {
+		return "", fmt.Errorf("patroni in %s has no version file (%w): remove %s and %s", tools, err, tools, installHint)
+	}
+	if !strings.Contains(string(b), "__version__ = '4.") {
+		return "", fmt.Errorf("%s is not Patroni 4 (%s): remove %s and %s", tools, strings.TrimSpace(string(b)), tools, installHint)
+	}
+	return p, nil
+}
+
+// etcdExecutable is Debian's etcd 3.4 (package etcd-server).
+func etcdExecutable() (string, error) {
+	p, err := exec.LookPath("etcd")
+	if err != nil {
+		return "", fmt.Errorf("etcd is not installed (%w): %s; it installs Debian 12's etcd-server package (etcd 3.4)", err, installHint)
+	}
+	return p, nil
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// Options say what cluster to start. The zero value is three nodes with Patroni's shortest timeouts.
+type Options struct {
+	// Nodes is the number of Patroni nodes, named node1, node2, ...; default 3.
+	Nodes int
+	// TTL is the leader key's time to live in seconds (Patroni's `ttl`): after a leader dies, a standby takes
+	// over once it expires. Default and minimum 20 (Patroni 4 raises smaller values to 20).
+	TTL int
+	// LoopWait is the seconds between Patroni's HA loops (`loop_wait`); default 1.
+	LoopWait int
+	// RetryTimeout is the seconds Patroni retries etcd and PostgreSQL (`retry_timeout`); default 3, the minimum.
+	RetryTimeout int
+	// SynchronousNodeCount is how many standbys each commit waits for (`synchronous_node_count`, the n of
+	// `ANY n (...)`); default 1.
+	SynchronousNodeCount int
+	// Parameters are PostgreSQL parameters for the whole cluster (bootstrap.dcs.postgresql.parameters), on top
+	// of the fixture's.
+	Parameters map[string]string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Nodes == 0 {
+		o.Nodes = 3
+	}
+	if o.TTL == 0 {
+		o.TTL = 20
+	}
+	if o.LoopWait == 0 {
+		o.LoopWait = 1
+	}
+	if o.RetryTimeout == 0 {
+		o.RetryTimeout = 3
+	}
+	if o.SynchronousNodeCount == 0 {
+		o.SynchronousNodeCount = 1
+	}
+	return o
+}
+
+// Timings are what Start measured, from the moment the Patroni processes were started.
+type Timings struct {
+	// Leader is until a leader accepted writes (its bootstrap: initdb and start).
+	Leader time.Duration
+	// Streaming is until every other node streamed from it (pg_basebackup, start, streaming).
+	Streaming time.Duration
+}
+
+// Cluster is a running etcd and its Patroni nodes.
+type Cluster struct {
+	// Scope is Patroni's cluster name (its etcd prefix is /service/<Scope>).
+	Scope string
+	// Nodes are the Patroni nodes in name order.
+	Nodes []*Node
+	// EtcdEndpoint is etcd's client URL (http://127.0.0.1:PORT).
+	EtcdEndpoint string
+	// Timings are Start's measurements.
+	Timings Timings
+
+	opts    Options
+	engine  *localnode.Engine
+	dir     string
+	patroni string
+	cred    *syscall.Credential // nil when the test does not run as root
+	env     []string            // Patroni's environment
+	etcd    *process
+	etcdLog string
+}
+
+// Node is one Patroni node and its PostgreSQL.
+type Node struct {
+	// Name is the Patroni member name, which is also the standby's application_name.
+	Name string
+	// RESTPort is Patroni's REST API port on 127.0.0.1.
+	RESTPort int
+	// Dir holds the node's files: patroni.yml, patroni.log, the PostgreSQL log <Name>.log, PostgreSQL's Unix
+	// socket and the data directory data/.
+	Dir string
+	// PG is the node's PostgreSQL as localnode knows it (127.0.0.1, its port, its data directory). Patroni
+	// decides its role; PG.Role says "standby" until asked otherwise.
+	PG localnode.Node
+
+	c       *Cluster
+	mu      sync.Mutex
+	patroni *process // nil when Patroni does not run
+}
+
+// Start starts etcd and opts.Nodes Patroni nodes at once, waits (up to two minutes) until one is the leader and
+// takes writes and every other one streams from it, and returns the cluster. The test's cleanup stops and
+// removes everything. Start fails the test, with the logs' last lines, when the cluster does not come up.
+func Start(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	opts = opts.withDefaults()
+	if opts.TTL < 20 || opts.LoopWait+2*opts.RetryTimeout > opts.TTL || opts.Nodes < 1 {
+		t.Fatalf("patroni fixture: %d nodes, ttl %d, loop_wait %d, retry_timeout %d: Patroni 4 needs ttl >= 20 and "+
+			"loop_wait + 2*retry_timeout <= ttl, and at least one node", opts.Nodes, opts.TTL, opts.LoopWait, opts.RetryTimeout)
+	}
+	patroniBin := Executable(t)
+	etcdBin, err := etcdExecutable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := localnode.New(localnode.Options{})
+	if err != nil {
+		t.Fatalf("the Patroni fixture needs the PostgreSQL binaries localnode runs: %v", err)
+	}
+	c := &Cluster{Scope: "tf-acc-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36), opts: opts, engine: engine, patroni: patroniBin}
+	if err := c.resolveUser(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Short: the data directories hold the Unix sockets.
+	c.dir, err = os.MkdirTemp("", "pgnvme-pat-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Registered first, so it runs last, after every process is gone.
+	t.Cleanup(func() {
+		if err := os.RemoveAll(c.dir); err != nil {
+			t.Errorf("removing the Patroni fixture directory: %v", err)
+		}
+	})
+	if err := os.Chmod(c.dir, 0o755); err != nil { // the postgres user reaches its node directories through it
+		t.Fatal(err)
+	}
+
+	p, err := ports.Free(2 + 2*opts.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.startEtcd(t, etcdBin, p[0], p[1])
+
+	for i := range opts.Nodes {
+		name := "node" + strconv.Itoa(i+1)
+		dir := filepath.Join(c.dir, name)
+		n := &Node{
+			Name: name, RESTPort: p[2+2*i+1], Dir: dir, c: c,
+			PG: localnode.Node{Name: name, Role: localnode.RoleStandby, Host: "127.0.0.1", Port: p[2+2*i], DataDir: filepath.Join(dir, "data")},
+		}
+		c.Nodes = append(c.Nodes, n)
+		t.Cleanup(func() { n.destroy(t) }) // before etcd's cleanup: nodes go first
+		if err := c.writeConfig(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	began := time.Now()
+	for _, n := range c.Nodes {
+		n.Start(t)
+	}
+	leader := c.WaitLeader(t, 2*time.Minute)
+	c.Timings.Leader = time.Since(began)
+	c.WaitStreaming(t, 2*time.Minute)
+	c.Timings.Streaming = time.Since(began)
+	t.Logf("patroni fixture: %d nodes in %s, leader %s taking writes after %s, standbys streaming after %s",
+		len(c.Nodes), c.dir, leader.Name, c.Timings.Leader.Round(time.Millisecond), c.Timings.Streaming.Round(time.Millisecond))
+	return c
+}
+
+// resolveUser settles who Patroni runs as (localnode's server user) and its environment.
+func (c *Cluster) resolveUser() error {
+	name := c.engine.RunAsUser()
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("looking up user %s, who runs Patroni and PostgreSQL: %w", name, err)
+	}
+	if os.Geteuid() == 0 {
+		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("user %s: %w", name, err)
+		}
+		cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		gids, _ := u.GroupIds()
+		for _, g := range gids {
+			if v, err := strconv.ParseUint(g, 10, 32); err == nil {
+				cred.Groups = append(cred.Groups, uint32(v))
+			}
+		}
+		c.cred = cred
+	}
+	// Without libpq's PG* variables and Python's own (the wrapper sets PYTHONPATH), in a fixed locale; the run
+	// user's HOME, USER and LOGNAME.
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "PG") || strings.HasPrefix(k, "PYTHON") || strings.HasPrefix(k, "PATRONI") ||
+			slices.Contains([]string{"LC_ALL", "LANG", "LANGUAGE", "HOME", "USER", "LOGNAME"}, k) {
+			continue
+		}
+		c.env = append(c.env, kv)
+	}
+	c.env = append(c.env, "LC_ALL=C.UTF-8", "HOME="+u.HomeDir, "USER="+name, "LOGNAME="+name)
+	return nil
+}
+
+// startEtcd starts one etcd member on 127.0.0.1 (client and peer port) as the test's user and waits until it
+// reports healthy. The cleanup kills it by PID.
+func (c *Cluster) startEtcd(t testing.TB, bin string, clientPort, peerPort int) {
+	t.Helper()
+	dir := filepath.Join(c.dir, "etcd")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c.EtcdEndpoint = "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peer := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	c.etcdLog = filepath.Join(c.dir, "etcd.log")
+	proc, err := startProcess(bin, []string{
+		"--name", "etcd0", "--data-dir", filepath.Join(dir, "data"),
+		"--listen-client-urls", c.EtcdEndpoint, "--advertise-client-urls", c.EtcdEndpoint,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "etcd0=" + peer, "--initial-cluster-state", "new", "--initial-cluster-token", c.Scope,
+		"--logger", "zap", "--log-outputs", "stderr",
+	}, dir, nil, nil, c.etcdLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.etcd = proc
+	t.Cleanup(func() {
+		if err := proc.kill(); err != nil {
+			t.Errorf("stopping etcd: %v", err)
+		}
+	})
+	err = wait.Until(context.Background(), "etcd at "+c.EtcdEndpoint+" to be healthy", stepTimeout, 100*time.Millisecond, nil,
+		func(ctx context.Context) (bool, error) {
+			if proc.exited() {
+				return false, errors.Join(errors.New("etcd exited"), proc.exitErr())
+			}
+			var h struct {
+				Health string `json:"health"`
+			}
+			if err := getJSON(ctx, c.EtcdEndpoint+"/health", &h); err != nil {
+				return false, wait.NotYet(err)
+			}
+			if h.Health != "true" {
+				return false, wait.NotYet(fmt.Errorf("health %q", h.Health))
+			}
+			return true, nil
+		})
+	if err != nil {
+		t.Fatalf("%v\nlast lines of %s:\n%s", err, c.etcdLog, tail(c.etcdLog, 20))
+	}
+}
+
+// writeConfig makes n's directory (owned by the run user) and writes its patroni.yml. JSON is YAML, so the
+// configuration is marshalled as JSON.
+func (c *Cluster) writeConfig(n *Node) error {
+	if err := c.engine.MkdirAllOwned(n.Dir, 0o700); err != nil {
+		return fmt.Errorf("making the directory of %s: %w", n.Name, err)
+	}
+	// The Unix socket goes into the node's directory, not into the data directory (localnode's choice):
+	// pg_rewind copies the source's data directory and fails on a socket there, leaving empty lock files that
+	// keep the rewound server from starting.
+	if sock := filepath.Join(n.Dir, ".s.PGSQL."+strconv.Itoa(n.PG.Port)); len(sock) > maxSocketPath {
+		return fmt.Errorf("the socket path %s is longer than PostgreSQL's %d bytes: set TMPDIR to a shorter directory", sock, maxSocketPath)
+	}
+	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+	superuser := c.engine.Superuser()
+	clusterParams := map[string]string{
+		"wal_level":             "replica",
+		"hot_standby":           "on",
+		"wal_log_hints":         "on",
+		"max_wal_senders":       "10",
+		"max_replication_slots": "10",
+		"wal_keep_size":         "128MB",
+		"shared_buffers":        "32MB",
+	}
+	for k, v := range c.opts.Parameters {
+		clusterParams[k] = v
+	}
+	cfg := map[string]any{
+		"scope": c.Scope,
+		"name":  n.Name,
+		"log":   map[string]any{"level": "INFO"},
+		"restapi": map[string]any{
+			"listen":          addr(n.RESTPort),
+			"connect_address": addr(n.RESTPort),
+		},
+		"etcd3": map[string]any{"hosts": []string{strings.TrimPrefix(c.EtcdEndpoint, "http://")}, "protocol": "http"},
+		"bootstrap": map[string]any{
+			"dcs": map[string]any{
+				"ttl":                     c.opts.TTL,
+				"loop_wait":               c.opts.LoopWait,
+				"retry_timeout":           c.opts.RetryTimeout,
+				"maximum_lag_on_failover": 1 << 20,
+				"synchronous_mode":        "quorum",
+				"synchronous_node_count":  c.opts.SynchronousNodeCount,
+				"postgresql": map[string]any{
+					"use_pg_rewind": true,
+					"use_slots":     true,
+					"parameters":    clusterParams,
+				},
+			},
+			"initdb": []any{map[string]string{"encoding": "UTF8"}, map[string]string{"locale": "C"}, "data-checksums"},
+		},
+		"postgresql": map[string]any{
+			"listen":          addr(n.PG.Port),
+			"connect_address": addr(n.PG.Port),
+			"data_dir":        n.PG.DataDir,
+			"bin_dir":         c.engine.BinDir(),
+			"pgpass":          filepath.Join(n.Dir, "pgpass"),
+			"authentication": map[string]any{
+				"superuser":   map[string]string{"username": superuser},
+				"replication": map[string]string{"username": "replicator"},
+			},
+			"pg_hba": []string{
+				"local all all trust",
+				"host all all 127.0.0.1/32 trust",
+				"host replication all 127.0.0.1/32 trust",
+			},
+			// The server log where localnode looks for it (LogTail).
+			"parameters": map[string]string{
+				"unix_socket_directories": n.Dir,
+				"logging_collector":       "on",
+				"log_directory":           filepath.Dir(n.PG.LogFile()),
+				"log_filename":            filepath.Base(n.PG.LogFile()),
+				"log_line_prefix":         "%m [%p] ",
+			},
+		},
+	}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	return c.engine.WriteFileOwned(n.configFile(), b, 0o600)
+}
+
+func (n *Node) configFile() string { return filepath.Join(n.Dir, "patroni.yml") }
+
+// PatroniLog is the file Patroni's output goes to.
+func (n *Node) PatroniLog() string { return filepath.Join(n.Dir, "patroni.log") }
+
+// Node is the node named name; it fails the test when there is none.
+func (c *Cluster) Node(t testing.TB, name string) *Node {
+	t.Helper()
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	t.Fatalf("patroni fixture: no node %q", name)
+	return nil
+}
+
+// Member is one member in Patroni's REST /cluster.
+type Member struct {
+	Name string `json:"name"`
+	// Role is RoleLeader, RoleQuorumStandby, "sync_standby", RoleReplica or "standby_leader".
+	Role string `json:"role"`
+	// State is the leader's PostgreSQL state (StateRunning, ...) or a standby's replication state
+	// (StateStreaming, "in archive recovery", ...).
+	State    string `json:"state"`
+	APIURL   string `json:"api_url"`
+	Host     string `json:"host"`
+	Port     int    `json:"port"`
+	Timeline int    `json:"timeline"`
+	// Lag is the standby's lag in bytes, or "unknown".
+	Lag json.RawMessage `json:"lag,omitempty"`
+}
+
+// Status is Patroni's REST /cluster: the members as the DCS knows them.
+type Status struct {
+	Members []Member `json:"members"`
+	Pause   bool     `json:"pause"`
+}
+
+// Leader is the member whose role is leader, if any.
+func (s Status) Leader() (Member, bool) {
+	for _, m := range s.Members {
+		if m.Role == RoleLeader {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+// Member is the member named name, if it is there.
+func (s Status) Member(name string) (Member, bool) {
+	for _, m := range s.Members {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Member{}, false
+}
+
+func (s Status) String() string {
+	parts := make([]string, 0, len(s.Members))
+	for _, m := range s.Members {
+		parts = append(parts, fmt.Sprintf("%s %s/%s tl%d", m.Name, m.Role, m.State, m.Timeline))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// Status is GET /cluster from the first node whose REST API answers.
+func (c *Cluster) Status(ctx context.Context) (Status, error) {
+	var errs []error
+	for _, n := range c.Nodes {
+		var s Status
+		err := getJSON(ctx, n.RESTURL()+"/cluster", &s)
+		if err == nil {
+			return s, nil
+		}
+		errs = append(errs, err)
+	}
+	return Status{}, fmt.Errorf("no Patroni REST API answered: %w", errors.Join(errs...))
+}
+
+// RESTURL is n's Patroni REST API (http://127.0.0.1:PORT).
+func (n *Node) RESTURL() string { return "http://127.0.0.1:" + strconv.Itoa(n.RESTPort) }
+
+// Wait polls /cluster until cond returns nil (its error is the reason to wait on) and returns that status; it
+// fails the test after timeout with the last reason and the end of every node's logs.
+func (c *Cluster) Wait(t testing.TB, what string, timeout time.Duration, cond func(Status) error) Status {
+	t.Helper()
+	s, err := c.wait(what, timeout, cond)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, c.Logs(15))
+	}
+	return s
+}
+
+func (c *Cluster) wait(what string, timeout time.Duration, cond func(Status) error) (Status, error) {
+	var last Status
+	err := wait.Until(context.Background(), what, timeout, pollInterval, nil, func(ctx context.Context) (bool, error) {
+		s, err := c.Status(ctx)
+		if err != nil {
+			return false, wait.NotYet(err)
+		}
+		last = s
+		if err := cond(s); err != nil {
+			return false, wait.NotYet(fmt.Errorf("%w; /cluster %s", err, s))
+		}
+		return true, nil
+	})
+	return last, err
+}
+
+// WaitLeader waits until a member other than those named in not is the leader, its PostgreSQL runs and is out
+// of recovery (pg_is_in_recovery() = false), and returns its node.
+func (c *Cluster) WaitLeader(t testing.TB, timeout time.Duration, not ...string) *Node {
+	t.Helper()
+	var leader *Node
+	c.Wait(t, "a leader taking writes", timeout, func(s Status) error {
+		m, ok := s.Leader()
+		switch {
+		case !ok:
+			return errors.New("no leader")
+		case slices.Contains(not, m.Name):
+			return fmt.Errorf("%s is still the leader", m.Name)
+		case m.State != StateRunning:
+			return fmt.Errorf("leader %s is %s", m.Name, m.State)
+		}
+		n := c.Node(t, m.Name)
+		out, err := n.TryPsql("", "SELECT pg_is_in_recovery()")
+		if err != nil {
+			return err
+		}
+		if out != "f" {
+			return fmt.Errorf("leader %s: pg_is_in_recovery() = %s", m.Name, out)
+		}
+		leader = n
+		return nil
+	})
+	return leader
+}
+
+// WaitStreaming waits until every node whose Patroni runs is a member, one of them the running leader and
+// every other one streaming from it, and returns that status.
+func (c *Cluster) WaitStreaming(t testing.TB, timeout time.Duration) Status {
+	t.Helper()
+	return c.Wait(t, "every running node streaming from the leader", timeout, func(s Status) error {
+		if _, ok := s.Leader(); !ok {
+			return errors.New("no leader")
+		}
+		for _, n := range c.Nodes {
+			if !n.Running() {
+				continue
+			}
+			m, ok := s.Member(n.Name)
+			switch {
+			case !ok:
+				return fmt.Errorf("%s is not a member", n.Name)
+			case m.Role == RoleLeader && m.State != StateRunning:
+				return fmt.Errorf("leader %s is %s", m.Name, m.State)
+			case m.Role != RoleLeader && m.State != StateStreaming:
+				return fmt.Errorf("%s is %s", m.Name, m.State)
+			}
+		}
+		return nil
+	})
+}
+
+// Logs is the last lines of etcd's log and of each node's Patroni and PostgreSQL logs, for failure messages.
+func (c *Cluster) Logs(lines int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n%s\n", c.etcdLog, tail(c.etcdLog, lines))
+	for _, n := range c.Nodes {
+		fmt.Fprintf(&b, "--- %s\n%s\n", n.PatroniLog(), tail(n.PatroniLog(), lines))
+		fmt.Fprintf(&b, "--- %s\n%s\n", n.PG.LogFile(), c.engine.LogTail(n.PG, lines))
+	}
+	return b.String()
+}
+
+// Psql runs sql in database db (default postgres) on n's PostgreSQL through psql as the superuser over TCP
+// (localnode's Psql) and returns its unaligned, tuples-only output. It fails the test, with the node's logs,
+// when psql fails.
+func (n *Node) Psql(t testing.TB, db, sql string) string {
+	t.Helper()
+	out, err := n.TryPsql(db, sql)
+	if err != nil {
+		t.Fatalf("%v\n--- %s\n%s\n--- %s\n%s", err, n.PatroniLog(), tail(n.PatroniLog(), 15), n.PG.LogFile(), n.c.engine.LogTail(n.PG, 15))
+	}
+	return out
+}
+
+// TryPsql is Psql returning psql's failure instead of failing the test. It gives up after a minute.
+func (n *Node) TryPsql(db, sql string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+	defer cancel()
+	return n.c.engine.Psql(ctx, n.PG, db, sql)
+}
+
+// Running reports whether the fixture's Patroni process of n runs.
+func (n *Node) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.patroni != nil && !n.patroni.exited()
+}
+
+// Start starts n's Patroni (as the server's user) and returns at once; Patroni starts or creates its
+// PostgreSQL. Wait for what it should reach with the cluster's waits. A running node is left as it is.
+func (n *Node) Start(t testing.TB) {
+	t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.patroni != nil && !n.patroni.exited() {
+		return
+	}
+	proc, err := startProcess(n.c.patroni, []string{n.configFile()}, n.Dir, n.c.cred, n.c.env, n.PatroniLog())
+	if err != nil {
+		t.Fatalf("starting Patroni on %s: %v", n.Name, err)
+	}
+	n.patroni = proc
+}
+
+// Kill ends n as a machine loss would: SIGKILL to its Patroni (and any program Patroni runs, such as
+// pg_basebackup) and to its postmaster and every process that one started. Both are stopped (SIGSTOP) first,
+// so neither acts in between. It returns once all are gone.
+func (n *Node) Kill(t testing.TB) {
+	t.Helper()
+	if err := n.kill(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (n *Node) kill() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var pids []int
+	if n.patroni != nil && !n.patroni.exited() {
+		pids = n.patroni.freeze()
+	}
+	pgErr := n.c.engine.Kill(n.PG)
+	var errs []error
+	if pgErr != nil {
+		errs = append(errs, fmt.Errorf("killing the PostgreSQL of %s: %w", n.Name, pgErr))
+	}
+	if n.patroni != nil {
+		if err := n.patroni.killFrozen(pids); err != nil {
+			errs = append(errs, fmt.Errorf("killing Patroni on %s: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stop stops n's Patroni gracefully (SIGTERM: Patroni shuts PostgreSQL down, and a leader hands its key back)
+// and waits up to a minute until Patroni has exited and the postmaster is gone.
+func (n *Node) Stop(t testing.TB) {
+	t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.patroni == nil || n.patroni.exited() {
+		return
+	}
+	if err := n.patroni.terminate(stepTimeout); err != nil {
+		t.Fatalf("stopping Patroni on %s: %v\n--- %s\n%s", n.Name, err, n.PatroniLog(), tail(n.PatroniLog(), 20))
+	}
+	err := wait.Until(context.Background(), "the PostgreSQL of "+n.Name+" to stop", stepTimeout, pollInterval, nil,
+		func(context.Context) (bool, error) {
+			pid, ok, err := n.c.engine.Running(n.PG)
+			if err != nil || !ok {
+				return err == nil, err
+			}
+			return false, wait.NotYet(fmt.Errorf("postmaster PID %d still runs", pid))
+		})
+	if err != nil {
+		t.Fatalf("stopping %s: %v\n--- %s\n%s", n.Name, err, n.PG.LogFile(), n.c.engine.LogTail(n.PG, 20))
+	}
+}
+
+// destroy is the cleanup of n: its Patroni killed by PID, then its PostgreSQL destroyed by localnode (immediate
+// stop, SIGKILL by PID when that fails, data directory and log removed).
+func (n *Node) destroy(t testing.TB) {
+	n.mu.Lock()
+	var err error
+	if n.patroni != nil && !n.patroni.exited() {
+		err = n.patroni.kill()
+	}
+	n.mu.Unlock()
+	if err != nil {
+		t.Errorf("killing Patroni on %s: %v", n.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+	defer cancel()
+	if err := n.c.engine.Destroy(ctx, n.PG); err != nil {
+		t.Errorf("destroying the PostgreSQL of %s: %v", n.Name, err)
+	}
+}
+
+// getJSON GETs url (at most 2 s) and decodes a 200 response into v.
+func getJSON(ctx context.Context, url string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	return nil
+}
+
+// tail is the last lines of the file at path, or a note saying why there are none.
+func tail(path string, lines int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
