@@ -40,6 +40,32 @@
 // loopback also trusts its Unix socket; any other node authenticates socket
 // connections with peer.
 //
+// # Patroni
+//
+// A node run by Patroni ([Node.Patroni]) gets no synchronous_standby_names,
+// primary_conninfo or standby.signal from Render: Patroni's quorum mode
+// owns them. Its other parameters reach Patroni through its YAML.
+//
+// # EC2 nodes
+//
+// [RenderEC2] renders the cloud-init user-data of one EC2 node ([EC2Node])
+// of a cluster: a #cloud-config document that writes the node's scripts,
+// systemd units and configuration files and runs the install script once
+// per instance. On every boot, pgnvme-disks.service finds the instance-store
+// NVMe as AWS's EKS AMI does (by-id links, resolved, de-duplicated), makes a
+// RAID0 array of several disks (assembled again when the disks carry it,
+// created when a stop/start has wiped them), XFS, and mounts it by UUID; the
+// data directory is one level below the mount point and the database unit
+// requires the mount. etcd (the first three nodes; data on the root volume)
+// replaces its own member when it comes back with an empty data directory,
+// and never adds a fourth. Patroni 4 runs in quorum mode
+// (synchronous_node_count from the synchronous block, strict for data
+// durability "required", failsafe mode, pg_rewind, slots), with WAL-G or
+// pgBackRest archiving and creating replicas. The passwords are SSM
+// SecureStrings the node reads at boot: the user-data names them and holds
+// no secret. The scripts are the files under ec2/, rendered with
+// text/template.
+//
 // # Purity
 //
 // The package is pure: it imports only the standard library and pgnvme's

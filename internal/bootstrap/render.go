@@ -56,15 +56,18 @@ func Render(c Cluster, n Node) (Rendered, error) {
 		params[strings.ToLower(k)] = v
 	}
 	params["hot_standby"] = "on"
-	ssn, err := synchronousStandbyNames(c, n.Name, c.Synchronous.Number)
-	if err != nil {
-		return Rendered{}, err
+	if !n.Patroni {
+		// Under Patroni, its quorum mode owns synchronous_standby_names.
+		ssn, err := synchronousStandbyNames(c, n.Name, c.Synchronous.Number)
+		if err != nil {
+			return Rendered{}, err
+		}
+		params["synchronous_standby_names"] = ssn
 	}
-	params["synchronous_standby_names"] = ssn
 	params["synchronous_commit"] = c.Synchronous.Commit
 
 	r := Rendered{Parameters: params, HBA: renderHBA(c, n)}
-	if n.Role == RoleStandby {
+	if n.Role == RoleStandby && !n.Patroni {
 		r.StandbySignal = true
 		r.PrimaryConnInfo = "host=" + quoteConnValue(n.PrimaryHost) +
 			" port=" + strconv.Itoa(n.PrimaryPort) +

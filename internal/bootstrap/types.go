@@ -131,7 +131,8 @@ type Cluster struct {
 type Node struct {
 	// Name is one of Cluster.Nodes.
 	Name string
-	// Role is RolePrimary or RoleStandby.
+	// Role is RolePrimary or RoleStandby; under Patroni it may be "", since
+	// Patroni decides which node is the primary.
 	Role Role
 	// Port is the TCP port the node listens on (1 to 65535); pgBackRest's
 	// pg1-port. The platform sets the port itself.
@@ -178,6 +179,13 @@ type Node struct {
 	// needs scram-sha-256. Required when the cluster has more than one node,
 	// because standbys must reach the primary.
 	AllowedCIDRs []string
+
+	// Patroni is true when the node runs under Patroni, which then owns
+	// synchronous_standby_names (its quorum mode), primary_conninfo and
+	// standby.signal: Render leaves all three out, whatever the role, and
+	// a standby needs no PrimaryHost or PrimaryPort. The platform hands the
+	// rendered parameters to Patroni through its YAML (see RenderEC2).
+	Patroni bool
 }
 
 // Rendered is one node's configuration.
@@ -191,7 +199,8 @@ type Rendered struct {
 	// replication) and synchronous_commit; with an archive archive_mode on,
 	// archive_timeout 60s (unless overridden), archive_command and
 	// restore_command. Never the node's identity (port, listen_addresses,
-	// unix_socket_directories) or primary_conninfo.
+	// unix_socket_directories) or primary_conninfo. Under Patroni
+	// (Node.Patroni) there is no synchronous_standby_names either.
 	//
 	// synchronous_standby_names is the configured quorum. With data
 	// durability "preferred" the platform applies
@@ -203,10 +212,10 @@ type Rendered struct {
 	// PrimaryConnInfo is a standby's primary_conninfo (a libpq connection
 	// string: host, port, user and application_name = the node's name,
 	// quoted where libpq needs it; no password, which comes from a password
-	// file or trust). "" on a primary.
+	// file or trust). "" on a primary and under Patroni.
 	PrimaryConnInfo string
 	// StandbySignal is true when the node must have standby.signal in its
-	// data directory (a standby).
+	// data directory (a standby not run by Patroni).
 	StandbySignal bool
 	// PgBackRestConf is pgbackrest.conf with a pgBackRest archive, else "":
 	// [global] with the archive's options and the node's log-path and

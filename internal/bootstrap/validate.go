@@ -305,7 +305,11 @@ func (c Cluster) validateNode(n Node) error {
 	if !slices.Contains(c.Nodes, n.Name) {
 		bad("The node %q is not one of the cluster's nodes (%s); render one of them.", n.Name, strings.Join(c.Nodes, ", "))
 	}
-	if n.Role != RolePrimary && n.Role != RoleStandby {
+	switch {
+	case n.Role == RolePrimary, n.Role == RoleStandby:
+	case n.Role == "" && n.Patroni:
+		// Patroni decides the role.
+	default:
 		bad("Node %s has role %q; use %q or %q.", n.Name, n.Role, RolePrimary, RoleStandby)
 	}
 	if n.Port < 1 || n.Port > 65535 {
@@ -339,7 +343,7 @@ func (c Cluster) validateNode(n Node) error {
 	case n.ReplicationUser != "" && !roleNamePattern.MatchString(n.ReplicationUser):
 		bad("Node %s has replication user %q; use a plain identifier: a letter or '_', then letters, digits or '_', at most 63 bytes.", n.Name, n.ReplicationUser)
 	}
-	if n.Role == RoleStandby {
+	if n.Role == RoleStandby && !n.Patroni {
 		switch {
 		case n.PrimaryHost == "":
 			bad("Standby %s has no primary host; set the address of its primary.", n.Name)

@@ -1,0 +1,79 @@
+#!/bin/bash
+# pgnvme: reads the passwords of node {{.Node}} in cluster {{.Cluster}} from SSM Parameter Store at boot
+# (pgnvme-secrets.service), with the instance role, into the environment file Patroni reads
+# ({{.SecretsFile}}, on tmpfs, root only). The user-data names the parameters, never their values:
+# anyone allowed ec2:DescribeInstanceAttribute can read user-data.
+#
+# Usage: secrets.sh [OUTPUT]   (OUTPUT defaults to {{.SecretsFile}})
+set -euo pipefail
+umask 077
+
+REGION={{sh .Region}}
+OUT=${1:-{{sh .SecretsFile}}}
+SUPERUSER={{sh .Superuser}}
+REPLICATION_USER={{sh .ReplicationUser}}
+RESTAPI_USER={{sh .RESTAPIUser}}
+SUPERUSER_PARAMETER={{sh .SSMSuperuser}}
+REPLICATION_PARAMETER={{sh .SSMReplication}}
+RESTAPI_PARAMETER={{sh .SSMRESTAPI}}
+
+log() { printf 'pgnvme-secrets: %s\n' "$*" >&2; }
+die() {
+  log "$*"
+  exit 1
+}
+
+# get NAME prints the value of the SecureString parameter NAME. The instance role's credentials and
+# the network may take a moment after boot, so it tries for about two minutes.
+get() {
+  local out="" err attempt type value
+  err=$(mktemp)
+  for attempt in 1 2 3 4 5 6 7 8; do
+    if out=$(aws ssm get-parameter --region "$REGION" --name "$1" --with-decryption \
+      --query 'Parameter.[Type,Value]' --output text 2>"$err"); then
+      break
+    fi
+    out=""
+    log "reading $1 failed (attempt $attempt): $(head -c 500 "$err")"
+    sleep $((attempt * 3))
+  done
+  rm -f "$err"
+  [ -n "$out" ] || die "cannot read $1 from SSM in $REGION: give the instance role ssm:GetParameter on it (and kms:Decrypt on its key), and store it as a SecureString"
+  type=${out%%$'\t'*}
+  value=${out#*$'\t'}
+  [ "$type" = SecureString ] || die "$1 is a $type parameter; store the password as a SecureString"
+  if [ "$value" = "$out" ] || [ -z "$value" ]; then
+    die "$1 is empty; store the password in it"
+  fi
+  case $value in *$'\n'* | *$'\r'*) die "$1 holds a line break; use a password on one line" ;; esac
+  printf '%s' "$value"
+}
+
+# quote writes $1 in double quotes for a systemd environment file: backslash, double quote, dollar
+# sign and backquote escaped with a backslash, every other character as it is.
+quote() {
+  local v=$1
+  v=${v//\\/\\\\}
+  v=${v//\"/\\\"}
+  v=${v//\$/\\\$}
+  v=${v//\`/\\\`}
+  printf '"%s"' "$v"
+}
+
+superuser_password=$(get "$SUPERUSER_PARAMETER")
+replication_password=$(get "$REPLICATION_PARAMETER")
+restapi_password=$(get "$RESTAPI_PARAMETER")
+
+mkdir -p "$(dirname "$OUT")"
+tmp=$(mktemp "$OUT.XXXXXX")
+{
+  printf '# Written by pgnvme-secrets.service from SSM Parameter Store; rewritten on every boot.\n'
+  printf 'PATRONI_SUPERUSER_USERNAME=%s\n' "$(quote "$SUPERUSER")"
+  printf 'PATRONI_SUPERUSER_PASSWORD=%s\n' "$(quote "$superuser_password")"
+  printf 'PATRONI_REPLICATION_USERNAME=%s\n' "$(quote "$REPLICATION_USER")"
+  printf 'PATRONI_REPLICATION_PASSWORD=%s\n' "$(quote "$replication_password")"
+  printf 'PATRONI_RESTAPI_USERNAME=%s\n' "$(quote "$RESTAPI_USER")"
+  printf 'PATRONI_RESTAPI_PASSWORD=%s\n' "$(quote "$restapi_password")"
+} >"$tmp"
+mv -f "$tmp" "$OUT"
+log "wrote $OUT from $SUPERUSER_PARAMETER, $REPLICATION_PARAMETER and $RESTAPI_PARAMETER"
