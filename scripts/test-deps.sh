@@ -116,6 +116,8 @@ EOF" install_patroni4
 need cloud-init 'cloud-init schema --help' 'cloud-init --version 2>&1' cloud-init
 need shellcheck 'command -v shellcheck' "shellcheck --version | awk '/^version:/'" shellcheck
 need xfsprogs 'command -v mkfs.xfs && command -v xfs_info' 'mkfs.xfs -V' xfsprogs
+# The EC2 units are checked with systemd-analyze verify and their mount unit names with systemd-escape.
+need systemd-tools 'command -v systemd-analyze && command -v systemd-escape' 'systemd-analyze --version' systemd
 need iproute2 'ip netns list' 'ip -V' iproute2
 need losetup 'command -v losetup' 'losetup --version' mount
 need setsid 'command -v setsid' 'setsid --version' util-linux
