@@ -158,6 +158,13 @@ if [ "$(id -u)" -eq 0 ]; then
 	done
 fi
 
+# The tests only read cloud-init's schema; on a machine that boots with systemd, an installed cloud-init would
+# also run at the next boot and reconfigure the machine. Keep it off there (cloud-init's own switch).
+if [ "$(id -u)" -eq 0 ] && command -v cloud-init >/dev/null && [ -d /etc/cloud ] && [ ! -e /etc/cloud/cloud-init.disabled ]; then
+	echo "disabling cloud-init at boot (/etc/cloud/cloud-init.disabled): the tests only use cloud-init schema"
+	touch /etc/cloud/cloud-init.disabled
+fi
+
 # The Debian package starts a cluster of its own (and starts it again on boot); the tests start their own
 # servers on free ports, so it only takes memory.
 if [ "$(id -u)" -eq 0 ] && command -v pg_lsclusters >/dev/null &&
