@@ -198,6 +198,7 @@ func (p *pgnvmeProvider) DataSources(_ context.Context) []func() datasource.Data
 		NewPlacementDataSource,
 		NewReplicationStatusDataSource,
 		NewPgbenchDataSource,
+		NewNodeBootstrapDataSource,
 	}
 }
 
