@@ -1,0 +1,261 @@
+package nodesim
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// Credentials the simulated instance role hands out: moto takes any.
+const (
+	awsAccessKeyID     = "nodesim"
+	awsSecretAccessKey = "nodesim-secret"
+	// motoPort is moto's plain-http port on the service namespace's loopback; stunnel serves it on 443.
+	motoPort = 5000
+)
+
+// awsService is moto and stunnel in the service namespace.
+type awsService struct {
+	moto, stunnel *proc
+	motoLog       string
+	stunnelLog    string
+}
+
+// startAWS starts moto on the service namespace's loopback and stunnel on ServiceIP:443 in front of it,
+// with a self-signed certificate for AWSHost, and waits until an HTTPS request that checks the
+// certificate gets an answer.
+func (s *Sim) startAWS(ctx context.Context) error {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		return fmt.Errorf("python3 (with moto) is needed for the simulated AWS endpoint: pip install 'moto[server]': %w", err)
+	}
+	stunnel := ""
+	for _, name := range []string{"stunnel4", "stunnel"} {
+		if p, err := exec.LookPath(name); err == nil {
+			stunnel = p
+			break
+		}
+	}
+	if stunnel == "" {
+		return errors.New("stunnel is needed for the simulated AWS endpoint (pgBackRest speaks S3 over TLS only): apt-get install stunnel4")
+	}
+	dir := filepath.Join(s.Dir, "svc")
+	certFile, keyFile := filepath.Join(dir, "aws.crt"), filepath.Join(dir, "aws.key")
+	certPEM, err := writeCert(certFile, keyFile, s.ServiceIP.AsSlice())
+	if err != nil {
+		return fmt.Errorf("making the endpoint's certificate: %w", err)
+	}
+	s.CAFile = certFile
+	s.client.Transport.(*http.Transport).TLSClientConfig.RootCAs.AppendCertsFromPEM(certPEM)
+
+	a := &awsService{motoLog: filepath.Join(dir, "moto.log"), stunnelLog: filepath.Join(dir, "stunnel.log")}
+	s.aws = a
+	// Path-style only: the endpoint's host name is no bucket.
+	env := append(os.Environ(), "MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION=true", "S3_IGNORE_SUBDOMAIN_BUCKETNAME=true")
+	out, err := logFile(a.motoLog)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	a.moto, err = startProc(procSpec{
+		argv:   []string{"nsenter", "--net=" + netnsPath(s.svcNS), "--", python, "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(motoPort)},
+		env:    env,
+		cgroup: s.svcCg,
+		out:    out,
+	})
+	if err != nil {
+		return err
+	}
+	conf := filepath.Join(dir, "stunnel.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("foreground = yes\npid =\nsyslog = no\ndebug = notice\n\n[aws]\naccept = %s:443\nconnect = 127.0.0.1:%d\ncert = %s\nkey = %s\n",
+		s.ServiceIP, motoPort, certFile, keyFile)), 0o600); err != nil {
+		return err
+	}
+	sout, err := logFile(a.stunnelLog)
+	if err != nil {
+		return err
+	}
+	defer sout.Close()
+	a.stunnel, err = startProc(procSpec{
+		argv:   []string{"nsenter", "--net=" + netnsPath(s.svcNS), "--", stunnel, conf},
+		env:    os.Environ(),
+		cgroup: s.svcCg,
+		out:    sout,
+	})
+	if err != nil {
+		return err
+	}
+	err = wait.Until(ctx, "moto to answer at "+AWSEndpoint, stepTimeout, 200*time.Millisecond, nil, func(ctx context.Context) (bool, error) {
+		if a.moto.exited() {
+			return false, fmt.Errorf("moto exited (%s): %s", a.moto.status(), tail(a.motoLog, 10))
+		}
+		if a.stunnel.exited() {
+			return false, fmt.Errorf("stunnel exited (%s): %s", a.stunnel.status(), tail(a.stunnelLog, 10))
+		}
+		status, _, err := s.awsRequest(ctx, http.MethodGet, "", "", "/moto-api/data.json", nil, nil)
+		if err != nil {
+			return false, wait.NotYet(err)
+		}
+		if status != http.StatusOK {
+			return false, wait.NotYet(fmt.Errorf("HTTP %d", status))
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w\nmoto: %s\nstunnel: %s", err, tail(a.motoLog, 10), tail(a.stunnelLog, 10))
+	}
+	return nil
+}
+
+// writeCert writes a self-signed ECDSA certificate for AWSHost and ip (PEM, world-readable) and its key
+// (owner only), and returns the certificate's PEM.
+func writeCert(certFile, keyFile string, ip net.IP) ([]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: AWSHost, Organization: []string{"pgnvme node simulator"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(7 * 24 * time.Hour),
+		// CertSign: OpenSSL (pgBackRest) accepts the certificate as its own trust anchor only with it.
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              []string{AWSHost},
+		IPAddresses:           []net.IP{ip},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
+		return nil, err
+	}
+	return certPEM, os.Chmod(certFile, 0o644)
+}
+
+// InstanceEnv is what the simulated instance role and VPC give every process of a node (the unit
+// runner's environment, as systemd's manager environment): credentials, the AWS endpoint for the AWS CLI
+// (AWS_ENDPOINT_URL, read by AWS CLI >= 1.29 / 2.13) and its CA bundle (the node's system store, as
+// Debian's own awscli uses), and for pgBackRest shared keys in place of the instance metadata service
+// (PGBACKREST_* environment options override pgbackrest.conf's repo1-s3-key-type=auto).
+func (s *Sim) InstanceEnv() []string {
+	return []string{
+		"AWS_ACCESS_KEY_ID=" + awsAccessKeyID,
+		"AWS_SECRET_ACCESS_KEY=" + awsSecretAccessKey,
+		"AWS_ENDPOINT_URL=" + AWSEndpoint,
+		"AWS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"PGBACKREST_REPO1_S3_KEY_TYPE=shared",
+		"PGBACKREST_REPO1_S3_KEY=" + awsAccessKeyID,
+		"PGBACKREST_REPO1_S3_KEY_SECRET=" + awsSecretAccessKey,
+	}
+}
+
+// awsRequest sends one request to moto through the TLS endpoint. service and region name the credential
+// scope of a SigV4 Authorization header (moto routes by it and does not check the signature); "" sends
+// none.
+func (s *Sim) awsRequest(ctx context.Context, method, service, region, path string, header map[string]string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, AWSEndpoint+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if service != "" {
+		req.Header.Set("Authorization", fmt.Sprintf("AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=host, Signature=0",
+			awsAccessKeyID, time.Now().UTC().Format("20060102"), region, service))
+		req.Header.Set("X-Amz-Date", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	return resp.StatusCode, b, err
+}
+
+// CreateBucket creates an S3 bucket in region at the AWS endpoint.
+func (s *Sim) CreateBucket(ctx context.Context, region, bucket string) error {
+	body := fmt.Sprintf(`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>%s</LocationConstraint></CreateBucketConfiguration>`, region)
+	status, out, err := s.awsRequest(ctx, http.MethodPut, "s3", region, "/"+bucket, nil, []byte(body))
+	if err != nil {
+		return fmt.Errorf("creating bucket %s: %w", bucket, err)
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("creating bucket %s: HTTP %d: %s", bucket, status, out)
+	}
+	return nil
+}
+
+// ListObjects lists the keys in bucket under prefix (up to 1000).
+func (s *Sim) ListObjects(ctx context.Context, region, bucket, prefix string) ([]string, error) {
+	status, out, err := s.awsRequest(ctx, http.MethodGet, "s3", region, "/"+bucket+"?list-type=2&prefix="+prefix, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing bucket %s: %w", bucket, err)
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("listing bucket %s: HTTP %d: %s", bucket, status, out)
+	}
+	var keys []string
+	for _, part := range strings.Split(string(out), "<Key>")[1:] {
+		if k, _, ok := strings.Cut(part, "</Key>"); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// PutSecureString stores an SSM SecureString parameter in region at the AWS endpoint (overwriting).
+func (s *Sim) PutSecureString(ctx context.Context, region, name, value string) error {
+	body, _ := json.Marshal(map[string]any{"Name": name, "Value": value, "Type": "SecureString", "Overwrite": true})
+	status, out, err := s.awsRequest(ctx, http.MethodPost, "ssm", region, "/", map[string]string{
+		"X-Amz-Target": "AmazonSSM.PutParameter",
+		"Content-Type": "application/x-amz-json-1.1",
+	}, body)
+	if err != nil {
+		return fmt.Errorf("putting SSM parameter %s: %w", name, err)
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("putting SSM parameter %s: HTTP %d: %s", name, status, out)
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+// Package nodesim boots EC2 nodes of pgnvme from their rendered cloud-init user-data on this machine, for
+// tests and for people without an AWS account (`make nodesim`). A simulated node is as close to an EC2
+// instance as one Linux machine without systemd allows:
+//
+//   - Network: one network namespace per node with its own address in 198.18.0.0/15 (the benchmarking
+//     range, RFC 2544; never any other), on a bridge that lives in the simulator's service namespace, which
+//     also holds the simulated AWS endpoint. Nothing gets an address or a link in the root namespace: the
+//     root namespace reaches the nodes through [Sim.DialContext], which opens its sockets inside the service
+//     namespace (and [Sim.Command] runs client programs there). The namespaces have no default route, so a
+//     node can reach only its peers and the service address.
+//   - Machine: per node a mount, UTS and IPC namespace and a cgroup (v2) that holds every process the node
+//     runs. /etc, /usr and /var are overlays of this machine's with a per-node upper layer (the node's root
+//     volume: it survives a stop/start); /run, /tmp and /dev/shm are fresh tmpfs on every boot. Every path
+//     the user-data uses is thus the real one, and what a node writes stays its own.
+//   - Instance store: a loop device per disk, linked as nvme-Amazon_EC2_NVMe_Instance_Storage_AWS<serial>
+//     in a per-node by-id directory; [DiskGlob] is the only thing of the user-data the simulator changes
+//     (EC2Node.InstanceStoreGlob), and the rendered disk script finds, formats and mounts the disk itself.
+//   - cloud-init: Debian 12's real cloud-init runs the user-data (gzip, as EC2 gets it) from a NoCloud seed,
+//     with the modules pgnvme's user-data uses (write_files, runcmd): write_files and the install script
+//     once per instance, as on EC2, and nothing again on a later boot of the same instance.
+//   - systemd: a small unit runner (manager.go) reads the rendered units and runs them in the node's
+//     namespaces, each unit in a cgroup of its own: Requires=/Wants=/After=/Before=, RequiresMountsFor=
+//     (on the mount units that exist), AssertPathIsMountPoint=, Type=oneshot/simple/notify (with a real
+//     NOTIFY_SOCKET), RemainAfterExit=, ExecStartPre/ExecStart/ExecStartPost, User=/Group=, Environment=,
+//     EnvironmentFile=, Restart= with RestartSec=, KillMode=, TimeoutStartSec=/TimeoutStopSec=, and .mount
+//     units (a file system mounted by hand or gone is seen as such, as systemd follows the mount table;
+//     What=/dev/disk/by-uuid/UUID is mounted as UUID=, there being no udev). /run/systemd/system exists,
+//     so the disk script takes its systemd path (a mount unit for each boot's UUID). The node's
+//     /usr/bin/systemctl talks to the runner (start, stop, restart, kill, enable, disable, mask, unmask,
+//     daemon-reload, is-active, is-failed, is-enabled, status). Enabled units start on every boot; the
+//     simulated image enables none of its own. Timers are enabled but never fire: start their service.
+//   - AWS: moto behind stunnel (TLS, a certificate the nodes' CA store trusts) in the service namespace, as
+//     https://aws.nodesim.test: S3 for pgBackRest, SSM for the passwords. The instance role is the
+//     environment every unit gets ([Sim.InstanceEnv]): test credentials, the endpoint, the CA bundle, and
+//     for pgBackRest repo1-s3-key-type=shared with those credentials (the rendered key type "auto" asks the
+//     instance metadata service, whose address is outside what a test may reach).
+//   - Packages: what the rendered install script installs is satisfied by what this machine has. Two
+//     packages are not installed here as Debian packages: Patroni 4 (scripts/test-deps.sh unpacks it under
+//     /opt) and the AWS CLI (pip; AWS_ENDPOINT_URL needs 1.29 or 2.13 and later, which Debian 12's awscli
+//     is not). The simulator records both in the node's dpkg database and puts their programs at the paths
+//     the packages would, and marks the PostgreSQL apt repository as configured, so that the install
+//     script finds everything installed and never runs apt (bootstrap could offer a check-only install
+//     mode instead; see writeSimulatorFiles).
+//
+// A stop/start of a node ([Node.StopStart]) kills every process of the node (cgroup.kill), replaces its
+// loop devices with empty ones, and boots it again from the same user-data.
+//
+// Everything the simulator creates carries a random per-run suffix and is removed by name or PID by
+// [Sim.Close]: namespaces (and with them the bridge and veths), cgroups, loop devices, the per-run
+// directory. Mounts live in the nodes' mount namespaces and go with them.
+package nodesim
