@@ -40,7 +40,7 @@ func shellWords(ws []string) string {
 
 // ec2Scripts are the scripts' paths on the node.
 type ec2Scripts struct {
-	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup string
+	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, PostBootstrap string
 }
 
 // ec2View is what the templates see.
@@ -69,8 +69,16 @@ type ec2View struct {
 	PgBackRestBin  string
 	PgBackRestConf string
 	Stanza         string
+	// BackupOnCreate is Archive.BackupOnCreate: the post-bootstrap script
+	// takes the first backup.
+	BackupOnCreate bool
+	// PostBootstrap reports whether Patroni runs Scripts.PostBootstrap.
+	PostBootstrap bool
 
-	Packages      []string
+	Packages []string
+	// CheckCommands are the programs install.sh checks for instead of
+	// installing Packages (PGNVME_INSTALL=check).
+	CheckCommands []string
 	PostgresReads []string
 	PostgresDirs  []string
 	EnableUnits   []string
@@ -88,6 +96,7 @@ type ec2View struct {
 	Superuser, ReplicationUser, RESTAPIUser  string
 	SSMSuperuser, SSMReplication, SSMRESTAPI string
 	SecretsFile                              string
+	SSMEndpoint                              string
 	PatroniConfig                            string
 	PrimaryURL                               string
 	BackupSchedule                           string
@@ -195,6 +204,9 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		script(view.Scripts.Disks, "disks.sh"),
 		script(view.Scripts.Secrets, "secrets.sh"),
 		script(view.Scripts.Backup, "backup.sh"))
+	if view.PostBootstrap {
+		errs = append(errs, script(view.Scripts.PostBootstrap, "post-bootstrap.sh"))
+	}
 	if view.WALG {
 		errs = append(errs,
 			script(view.Scripts.WALGRestore, "walg-restore.sh"),
@@ -271,22 +283,28 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		Superuser: n.Patroni.Superuser, ReplicationUser: n.Patroni.ReplicationUser, RESTAPIUser: n.Patroni.RESTAPIUser,
 		SSMSuperuser: n.SSM.SuperuserPassword, SSMReplication: n.SSM.ReplicationPassword, SSMRESTAPI: n.SSM.RESTAPIPassword,
 		SecretsFile:    ec2SecretsFile,
+		SSMEndpoint:    n.SSMEndpoint,
 		PatroniConfig:  ec2PatroniConfig,
 		PrimaryURL:     "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/primary",
 		BackupSchedule: n.BackupSchedule,
 		Scripts: ec2Scripts{
-			Install:     path.Join(ec2ScriptDir, "install.sh"),
-			Disks:       path.Join(ec2ScriptDir, "disks.sh"),
-			Etcd:        path.Join(ec2ScriptDir, "etcd.sh"),
-			Secrets:     path.Join(ec2ScriptDir, "secrets.sh"),
-			WALGRestore: path.Join(ec2ScriptDir, "walg-restore.sh"),
-			WALGReplica: path.Join(ec2ScriptDir, "walg-replica.sh"),
-			Backup:      path.Join(ec2ScriptDir, "backup.sh"),
+			Install:       path.Join(ec2ScriptDir, "install.sh"),
+			Disks:         path.Join(ec2ScriptDir, "disks.sh"),
+			Etcd:          path.Join(ec2ScriptDir, "etcd.sh"),
+			Secrets:       path.Join(ec2ScriptDir, "secrets.sh"),
+			WALGRestore:   path.Join(ec2ScriptDir, "walg-restore.sh"),
+			WALGReplica:   path.Join(ec2ScriptDir, "walg-replica.sh"),
+			Backup:        path.Join(ec2ScriptDir, "backup.sh"),
+			PostBootstrap: path.Join(ec2ScriptDir, "post-bootstrap.sh"),
 		},
 		etcdMembersList: members,
 	}
 	if c.Archive != nil {
 		v.Stanza = c.Archive.stanza(c)
+		v.BackupOnCreate = c.Archive.BackupOnCreate
+		// pgBackRest needs its stanza before the first archive-push; WAL-G
+		// needs nothing before its first backup.
+		v.PostBootstrap = !walg || v.BackupOnCreate
 	}
 	var others []string
 	for _, m := range members {
@@ -310,6 +328,19 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 	}
 	if n.DiskCount > 1 {
 		v.Packages = append(v.Packages, "mdadm")
+	}
+	v.CheckCommands = []string{"patroni", "etcdctl", "aws", "curl", "mkfs.xfs",
+		"/usr/lib/postgresql/" + strconv.Itoa(c.PostgresMajor) + "/bin/postgres"}
+	if v.EtcdMember {
+		v.CheckCommands = append(v.CheckCommands, "etcd")
+	}
+	if n.DiskCount > 1 {
+		v.CheckCommands = append(v.CheckCommands, "mdadm")
+	}
+	if walg {
+		v.CheckCommands = append(v.CheckCommands, ec2WALGBin)
+	} else {
+		v.CheckCommands = append(v.CheckCommands, ec2PgBackRestBin)
 	}
 	v.PostgresReads = []string{ec2PatroniConfig}
 	if walg {

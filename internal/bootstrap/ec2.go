@@ -225,6 +225,10 @@ type EC2Node struct {
 	Patroni Patroni
 	// SSM names the password parameters.
 	SSM SSMParameters
+	// SSMEndpoint is the SSM endpoint URL the secrets script reads the
+	// parameters from (the AWS CLI's --endpoint-url), such as a VPC
+	// interface endpoint's; "" means the AWS CLI's own choice for Region.
+	SSMEndpoint string
 	// WALG is the WAL-G binary (WAL-G archives only).
 	WALG WALGRelease
 	// BackupSchedule is when the primary takes a base backup, as a systemd

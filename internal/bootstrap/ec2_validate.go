@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -104,6 +105,11 @@ func (c Cluster) validateEC2(n EC2Node) error {
 	}
 	if !regionPattern.MatchString(n.Region) {
 		bad("Node %s has region %q; give the AWS region its SSM parameters are in, such as eu-west-1.", n.Name, n.Region)
+	}
+	if e := n.SSMEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(e, " \t\n") {
+			bad("Node %s has SSM endpoint %q; give a URL such as https://ssm.eu-west-1.amazonaws.com, or none.", n.Name, e)
+		}
 	}
 	ips := map[string]string{}
 	checkIP := func(who, ip string) {

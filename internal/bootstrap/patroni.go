@@ -112,6 +112,15 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View) yamlMap {
 			yamlItem{"basebackup", basebackup})
 	}
 
+	boot := yamlMap{
+		{"dcs", dcs},
+		{"initdb", []any{yamlMap{{"encoding", "UTF8"}}, "data-checksums"}},
+	}
+	if view.PostBootstrap {
+		// The stanza and the first backup (see post-bootstrap.sh).
+		boot = append(boot, yamlItem{"post_bootstrap", view.Scripts.PostBootstrap})
+	}
+
 	return yamlMap{
 		{"scope", c.Name},
 		{"name", n.Name},
@@ -123,10 +132,7 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View) yamlMap {
 			{"authentication", yamlMap{{"username", n.Patroni.RESTAPIUser}}},
 		}},
 		{"etcd3", yamlMap{{"hosts", hosts}}},
-		{"bootstrap", yamlMap{
-			{"dcs", dcs},
-			{"initdb", []any{yamlMap{{"encoding", "UTF8"}}, "data-checksums"}},
-		}},
+		{"bootstrap", boot},
 		{"postgresql", pg},
 		{"tags", yamlMap{{"zone", n.Zone}}},
 	}

@@ -91,8 +91,9 @@ type Archive struct {
 	Stanza string
 	// BackupOnCreate asks the platform to take a base backup once the
 	// cluster is created, so that standbys can be seeded from the archive
-	// and point-in-time recovery starts at once. It does not change what is
-	// rendered.
+	// and point-in-time recovery starts at once. Render does not use it;
+	// RenderEC2 renders it as Patroni's post_bootstrap script, which also
+	// creates the pgBackRest stanza either way.
 	BackupOnCreate bool
 }
 

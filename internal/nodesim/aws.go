@@ -169,15 +169,14 @@ func writeCert(certFile, keyFile string, ip net.IP) ([]byte, error) {
 }
 
 // InstanceEnv is what the simulated instance role and VPC give every process of a node (the unit
-// runner's environment, as systemd's manager environment): credentials, the AWS endpoint for the AWS CLI
-// (AWS_ENDPOINT_URL, read by AWS CLI >= 1.29 / 2.13) and its CA bundle (the node's system store, as
-// Debian's own awscli uses), and for pgBackRest shared keys in place of the instance metadata service
+// runner's environment, as systemd's manager environment): credentials, the CA bundle of the AWS CLI
+// (the node's system store, as Debian's own awscli uses; the secrets script reaches the endpoint through
+// EC2Node.SSMEndpoint), and for pgBackRest shared keys in place of the instance metadata service
 // (PGBACKREST_* environment options override pgbackrest.conf's repo1-s3-key-type=auto).
 func (s *Sim) InstanceEnv() []string {
 	return []string{
 		"AWS_ACCESS_KEY_ID=" + awsAccessKeyID,
 		"AWS_SECRET_ACCESS_KEY=" + awsSecretAccessKey,
-		"AWS_ENDPOINT_URL=" + AWSEndpoint,
 		"AWS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
 		"AWS_EC2_METADATA_DISABLED=true",
 		"PGBACKREST_REPO1_S3_KEY_TYPE=shared",

@@ -126,7 +126,8 @@ func (s *Sim) NewCluster(ctx context.Context, opts ClusterOptions) (*Cluster, er
 			Method: quorum.MethodAny, Number: 1, DataDurability: bootstrap.DurabilityRequired, Commit: bootstrap.CommitOn,
 		},
 		Parameters: opts.Parameters,
-		Archive:    &bootstrap.Archive{PgBackRestOptions: c.Archive.PgBackRestOptions()},
+		// The stanza and the first full backup come from Patroni's post_bootstrap on the first leader.
+		Archive: &bootstrap.Archive{PgBackRestOptions: c.Archive.PgBackRestOptions(), BackupOnCreate: true},
 	}
 	if opts.Nodes == 1 {
 		// No standby to wait for.
@@ -148,6 +149,7 @@ func (s *Sim) NewCluster(ctx context.Context, opts ClusterOptions) (*Cluster, er
 			DiskWaitSeconds:   opts.DiskWaitSeconds,
 			Etcd:              bootstrap.Etcd{JoinWaitSeconds: opts.EtcdJoinWaitSeconds},
 			Patroni:           opts.Patroni,
+			SSMEndpoint:       AWSEndpoint,
 		}
 		ud, err := bootstrap.RenderEC2(c.Spec, h)
 		if err != nil {

@@ -186,13 +186,8 @@ func TestCluster_forms(t *testing.T) {
 		t.Logf("%s: %s on %s (%s, device %s), root disk device %s", n.Name, dataDir, source, fstype, loopDev, rootDev)
 	}
 
-	// The platform's first backup: every node runs the backup unit, only the primary backs up (and
-	// creates the stanza); then WAL reaches the bucket.
-	for _, n := range c.Nodes {
-		if code, out, err := n.Systemctl("start", "pgnvme-backup.service"); err != nil || code != 0 {
-			t.Fatalf("backup on %s: %d %s %v\n%s", n.Name, code, out, err, n.Logs(30))
-		}
-	}
+	// The first backup and the stanza come from Patroni's post_bootstrap on the first leader; nothing
+	// runs the backup unit. WAL reaches the bucket.
 	query(t, c, leader, "SELECT pg_switch_wal()::text")
 	err = wait.Until(ctx, "WAL archived by pgBackRest", time.Minute, 500*time.Millisecond, nil, func(ctx context.Context) (bool, error) {
 		n, err := c.Query(ctx, leader, "SELECT archived_count::text FROM pg_stat_archiver")

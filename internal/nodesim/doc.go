@@ -31,16 +31,14 @@
 //     simulated image enables none of its own. Timers are enabled but never fire: start their service.
 //   - AWS: moto behind stunnel (TLS, a certificate the nodes' CA store trusts) in the service namespace, as
 //     https://aws.nodesim.test: S3 for pgBackRest, SSM for the passwords. The instance role is the
-//     environment every unit gets ([Sim.InstanceEnv]): test credentials, the endpoint, the CA bundle, and
-//     for pgBackRest repo1-s3-key-type=shared with those credentials (the rendered key type "auto" asks the
-//     instance metadata service, whose address is outside what a test may reach).
-//   - Packages: what the rendered install script installs is satisfied by what this machine has. Two
-//     packages are not installed here as Debian packages: Patroni 4 (scripts/test-deps.sh unpacks it under
-//     /opt) and the AWS CLI (pip; AWS_ENDPOINT_URL needs 1.29 or 2.13 and later, which Debian 12's awscli
-//     is not). The simulator records both in the node's dpkg database and puts their programs at the paths
-//     the packages would, and marks the PostgreSQL apt repository as configured, so that the install
-//     script finds everything installed and never runs apt (bootstrap could offer a check-only install
-//     mode instead; see writeSimulatorFiles).
+//     environment every unit gets ([Sim.InstanceEnv]): test credentials, the CA bundle, and for pgBackRest
+//     repo1-s3-key-type=shared with those credentials (the rendered key type "auto" asks the instance
+//     metadata service, whose address is outside what a test may reach). The endpoint itself is rendered:
+//     the archive's repo1-s3-endpoint, and EC2Node.SSMEndpoint for the secrets script.
+//   - Packages: cloud-init runs the install script with PGNVME_INSTALL=check, so it installs nothing and
+//     checks that this machine's programs are there. Two are not installed here as Debian packages:
+//     Patroni 4 (scripts/test-deps.sh unpacks it under /opt) and the AWS CLI (pip); the simulator puts
+//     their programs at the paths the packages would (see writeSimulatorFiles).
 //
 // A stop/start of a node ([Node.StopStart]) kills every process of the node (cgroup.kill), replaces its
 // loop devices with empty ones, and boots it again from the same user-data.

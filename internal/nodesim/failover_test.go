@@ -34,7 +34,7 @@ func TestCluster_failover(t *testing.T) {
 	w := startWriter(t, c)
 
 	var failovers []time.Duration
-	for round := 1; round <= 3; round++ {
+	for round := 1; round <= 5; round++ {
 		before := w.count()
 		w.waitAcked(t, before+100)
 		st, err := c.Status(ctx)

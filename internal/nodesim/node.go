@@ -476,7 +476,9 @@ func (n *Node) runCloudInit(ctx context.Context, m *manager) error {
 		return err
 	}
 	logPath := filepath.Join(n.LogDir(), "cloud-init.log")
-	env := append([]string{"PATH=" + defaultPath, "LANG=C.UTF-8"}, n.sim.InstanceEnv()...)
+	// PGNVME_INSTALL=check: the install script checks the programs this machine provides and installs
+	// nothing (no package repository has Patroni 4 for Debian 12 here).
+	env := append([]string{"PATH=" + defaultPath, "LANG=C.UTF-8", "PGNVME_INSTALL=check"}, n.sim.InstanceEnv()...)
 	root := &account{name: "root"}
 	for _, stage := range [][]string{
 		{"cloud-init", "init", "--local"},

@@ -35,17 +35,6 @@ system_info:
   paths: {cloud_dir: /var/lib/cloud/, templates_dir: /etc/cloud/templates/}
 `
 
-// notInstalledHere are the Debian packages the install script wants that this machine has in another
-// form, and the dpkg status stanza that records them as installed in a node.
-var notInstalledHere = map[string]string{
-	"patroni": "Package: patroni\nStatus: install ok installed\nPriority: optional\nSection: database\n" +
-		"Maintainer: pgnvme node simulator <nodesim@invalid>\nArchitecture: all\nVersion: 4-nodesim\n" +
-		"Description: Patroni 4 from " + PatroniToolsDir + " (scripts/test-deps.sh), recorded by the node simulator\n",
-	"awscli": "Package: awscli\nStatus: install ok installed\nPriority: optional\nSection: admin\n" +
-		"Maintainer: pgnvme node simulator <nodesim@invalid>\nArchitecture: all\nVersion: 1-nodesim\n" +
-		"Description: the AWS CLI on this machine's PATH, recorded by the node simulator\n",
-}
-
 // writeSimulatorFiles writes what the simulator provides in place of EC2 and of packages this machine
 // does not have as packages, on every boot (each write is idempotent):
 //
@@ -53,12 +42,11 @@ var notInstalledHere = map[string]string{
 //   - cloud-init's configuration and the NoCloud seed (instance ID, user-data);
 //   - the endpoint's certificate in the system CA bundle;
 //   - /usr/bin/systemctl, which talks to the unit runner;
-//   - Patroni 4 and the AWS CLI at the paths their packages use, recorded as installed in dpkg's status;
-//   - the PostgreSQL apt repository marked as configured.
+//   - Patroni 4 and the AWS CLI on the PATH, at the paths their packages use.
 //
-// The install script then finds every package installed and never runs apt: this machine reaches no
-// package repository but Debian's, which has no Patroni 4. bootstrap could offer this directly (a
-// check-only install mode); see the report of issue 9.
+// cloud-init runs the install script with PGNVME_INSTALL=check (see runCloudInit): it checks that these
+// and this machine's other programs are there and installs nothing, for this machine reaches no package
+// repository but Debian's, which has no Patroni 4.
 func (n *Node) writeSimulatorFiles(boot int) error {
 	write := func(p string, mode os.FileMode, content []byte) error {
 		hp := n.hostPath(p)
@@ -146,39 +134,7 @@ func (n *Node) writeSimulatorFiles(boot int) error {
 			}
 		}
 	}
-	status, err := os.ReadFile(n.hostPath("/var/lib/dpkg/status"))
-	if err != nil {
-		return err
-	}
-	add := status
-	for _, pkg := range []string{"patroni", "awscli"} {
-		if bytes.Contains(status, []byte("\nPackage: "+pkg+"\n")) || installedHere(pkg) {
-			continue
-		}
-		add = append(append(bytes.TrimRight(add, "\n"), "\n\n"...), notInstalledHere[pkg]...)
-	}
-	if len(add) != len(status) {
-		if err := write("/var/lib/dpkg/status", 0o644, add); err != nil {
-			return err
-		}
-	}
-	if _, err1 := os.Stat(n.hostPath("/etc/apt/sources.list.d/pgdg.sources")); err1 != nil {
-		if _, err2 := os.Stat(n.hostPath("/etc/apt/sources.list.d/pgdg.list")); err2 != nil {
-			if err := write("/etc/apt/sources.list.d/pgdg.sources", 0o644,
-				[]byte("# pgnvme node simulator: the PostgreSQL packages come from this machine; no repository.\n")); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
-}
-
-// installedHere reports whether this machine has the Debian package pkg installed.
-func installedHere(pkg string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Status}", pkg).Output()
-	return err == nil && string(out) == "install ok installed"
 }
 
 // awsCLI is the AWS CLI program of this machine (through a pyenv shim, the program it runs).

@@ -5,8 +5,13 @@
 # PostgreSQL {{.Major}} and Patroni 4 or later come from the PostgreSQL project's repository
 # (apt.postgresql.org, set up with the script and key Debian's postgresql-common ships); etcd and
 # the AWS CLI from Debian.{{if .WALG}} WAL-G {{.WALGVersion}} is downloaded and checked against its pinned SHA-256.{{end}}
+#
+# PGNVME_INSTALL=check in the environment cloud-init runs with (never in user-data) installs nothing:
+# the script checks that the programs are there, says which are missing, and does the rest as usual.
+# It is for images that carry everything already, such as pgnvme's node simulator.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+INSTALL_MODE=${PGNVME_INSTALL:-install}
 
 POSTGRES_MAJOR={{.Major}}
 APT_ARCH={{sh .AptArch}}
@@ -33,61 +38,80 @@ die() {
   exit 1
 }
 
-# Keep package scripts from starting daemons while they install.
-policy_created=
-if [ ! -e /usr/sbin/policy-rc.d ]; then
-  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-  chmod 0755 /usr/sbin/policy-rc.d
-  policy_created=1
-fi
-cleanup() {
-  if [ -n "$policy_created" ]; then
-    rm -f /usr/sbin/policy-rc.d
-  fi
-}
-trap cleanup EXIT
+case $INSTALL_MODE in
+  install | check) ;;
+  *) die "PGNVME_INSTALL=$INSTALL_MODE: use install (the default) or check" ;;
+esac
 
 arch=$(dpkg --print-architecture)
 [ "$arch" = "$APT_ARCH" ] || die "node {{.Node}} was rendered for $APT_ARCH, but this machine is $arch: render it with the instance type's architecture"
 
-# missing prints those of its arguments that are not installed packages.
-missing() {
-  local p
-  for p in "$@"; do
-    # shellcheck disable=SC2016 # ${Status} is dpkg-query's, not the shell's
-    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]; then
-      printf '%s\n' "$p"
+if [ "$INSTALL_MODE" = check ]; then
+  # The programs the units and scripts run, from the packages the install mode would install.
+  absent=()
+  for cmd in {{words .CheckCommands}}; do
+    if [ "${cmd#/}" = "$cmd" ]; then
+      command -v "$cmd" >/dev/null 2>&1 || absent+=("$cmd")
+    else
+      [ -x "$cmd" ] || absent+=("$cmd")
     fi
   done
-}
-
-# apt_install installs those of its arguments that are missing, keeping configuration files that exist.
-apt_install() {
-  local todo
-  mapfile -t todo < <(missing "$@")
-  if [ "${#todo[@]}" -eq 0 ]; then
-    log "installed already: $*"
-    return
+  [ "${#absent[@]}" -eq 0 ] || die "PGNVME_INSTALL=check, and this image lacks ${absent[*]}: install them in the image, or unset PGNVME_INSTALL"
+  log "PGNVME_INSTALL=check: installing nothing; found {{words .CheckCommands}}"
+else
+  # Keep package scripts from starting daemons while they install.
+  policy_created=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 0755 /usr/sbin/policy-rc.d
+    policy_created=1
   fi
-  log "installing ${todo[*]}"
-  apt-get -o Acquire::Retries=5 update
-  apt-get -o Acquire::Retries=5 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-    install -y --no-install-recommends "${todo[@]}"
-}
+  cleanup() {
+    if [ -n "$policy_created" ]; then
+      rm -f /usr/sbin/policy-rc.d
+    fi
+  }
+  trap cleanup EXIT
 
-# The PostgreSQL project's repository, with the key postgresql-common ships.
-apt_install postgresql-common ca-certificates curl
-if [ ! -e /etc/apt/sources.list.d/pgdg.sources ] && [ ! -e /etc/apt/sources.list.d/pgdg.list ]; then
-  /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh -y
+  # missing prints those of its arguments that are not installed packages.
+  missing() {
+    local p
+    for p in "$@"; do
+      # shellcheck disable=SC2016 # ${Status} is dpkg-query's, not the shell's
+      if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]; then
+        printf '%s\n' "$p"
+      fi
+    done
+  }
+
+  # apt_install installs those of its arguments that are missing, keeping configuration files that exist.
+  apt_install() {
+    local todo
+    mapfile -t todo < <(missing "$@")
+    if [ "${#todo[@]}" -eq 0 ]; then
+      log "installed already: $*"
+      return
+    fi
+    log "installing ${todo[*]}"
+    apt-get -o Acquire::Retries=5 update
+    apt-get -o Acquire::Retries=5 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+      install -y --no-install-recommends "${todo[@]}"
+  }
+
+  # The PostgreSQL project's repository, with the key postgresql-common ships.
+  apt_install postgresql-common ca-certificates curl
+  if [ ! -e /etc/apt/sources.list.d/pgdg.sources ] && [ ! -e /etc/apt/sources.list.d/pgdg.list ]; then
+    /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh -y
+  fi
+
+  # No "main" cluster when postgresql-$POSTGRES_MAJOR installs: Patroni makes the node's only cluster,
+  # on the instance store.
+  conf=/etc/postgresql-common/createcluster.conf
+  sed -i -E 's/^[#[:space:]]*create_main_cluster[[:space:]]*=.*/create_main_cluster = false/' "$conf"
+  grep -qx 'create_main_cluster = false' "$conf" || echo 'create_main_cluster = false' >>"$conf"
+
+  apt_install "${PACKAGES[@]}"
 fi
-
-# No "main" cluster when postgresql-$POSTGRES_MAJOR installs: Patroni makes the node's only cluster,
-# on the instance store.
-conf=/etc/postgresql-common/createcluster.conf
-sed -i -E 's/^[#[:space:]]*create_main_cluster[[:space:]]*=.*/create_main_cluster = false/' "$conf"
-grep -qx 'create_main_cluster = false' "$conf" || echo 'create_main_cluster = false' >>"$conf"
-
-apt_install "${PACKAGES[@]}"
 
 # Patroni before 4 reads synchronous_mode: quorum as off, silently.
 patroni_version=$(patroni --version 2>&1 | awk '{ print $NF }')
@@ -98,7 +122,9 @@ esac
 {{- if .WALG}}
 
 # WAL-G: the pinned binary, or nothing.
-if [ -x "$WALG_BIN" ] && echo "$WALG_SHA256  $WALG_BIN" | sha256sum --check --status -; then
+if [ "$INSTALL_MODE" = check ]; then
+  log "WAL-G at $WALG_BIN, as the image has it"
+elif [ -x "$WALG_BIN" ] && echo "$WALG_SHA256  $WALG_BIN" | sha256sum --check --status -; then
   log "WAL-G $WALG_VERSION installed already"
 else
   log "downloading WAL-G $WALG_VERSION from $WALG_URL"

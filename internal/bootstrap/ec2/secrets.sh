@@ -9,6 +9,9 @@ set -euo pipefail
 umask 077
 
 REGION={{sh .Region}}
+{{- if .SSMEndpoint}}
+SSM_ENDPOINT=(--endpoint-url {{sh .SSMEndpoint}})
+{{- end}}
 OUT=${1:-{{sh .SecretsFile}}}
 SUPERUSER={{sh .Superuser}}
 REPLICATION_USER={{sh .ReplicationUser}}
@@ -29,7 +32,7 @@ get() {
   local out="" err attempt type value
   err=$(mktemp)
   for attempt in 1 2 3 4 5 6 7 8; do
-    if out=$(aws ssm get-parameter --region "$REGION" --name "$1" --with-decryption \
+    if out=$(aws ssm get-parameter --region "$REGION"{{if .SSMEndpoint}} "${SSM_ENDPOINT[@]}"{{end}} --name "$1" --with-decryption \
       --query 'Parameter.[Type,Value]' --output text 2>"$err"); then
       break
     fi
