@@ -56,6 +56,7 @@ provider "pgnvme" {
 }
 
 func benchCatalog(env *terraformEnv, runs int) (*CatalogBench, error) {
+	progress("catalog against moto: starting moto")
 	moto, err := acctest.LaunchMoto()
 	if err != nil {
 		return nil, err
@@ -88,6 +89,7 @@ func benchCatalog(env *terraformEnv, runs int) (*CatalogBench, error) {
 	}
 	var embedded, live, liveTwo []float64
 	for i := 0; i < runs; i++ {
+		progress("catalog against moto: run %d/%d", i+1, runs)
 		r, err := env.plan(dirs["embedded"], creds...)
 		if err != nil {
 			return nil, err

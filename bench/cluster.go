@@ -30,11 +30,12 @@ type ClusterBench struct {
 	DefaultP95Ms          Stat   `json:"default_p95_ms"`
 	TunedParameters       string `json:"tuned_parameters"`
 	TuningNote            string `json:"tuning_note"`
+	// TunedWins counts the pairs in which the tuned parameters had the higher TPS.
+	TunedWins int `json:"tuned_wins"`
 }
 
 const (
 	tuningScale    = 100 // 1.46 GiB of tables and indexes: about 3x the tuned shared_buffers, 12x the default
-	tuningSeconds  = 10
 	quorumSeconds  = 5
 	tuningMemoryGB = 2
 )
@@ -67,7 +68,7 @@ output "tuned" { value = jsonencode(data.pgnvme_tuning.small.postgres_parameters
 `, tuningMemoryGB, nodes, number, params, dataDir, base)
 }
 
-func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, error) {
+func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSeconds int) (*ClusterBench, error) {
 	b := &ClusterBench{}
 	ctx := context.Background()
 	scratch, err := os.MkdirTemp("", "pgnvme-bench-k-")
@@ -82,6 +83,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 	// 1. Create time, paired: terraform apply of a 3-node pgnvme_cluster against the shell script.
 	var prov, script, ratio []float64
 	for i := 0; i < runs; i++ {
+		progress("cluster create: run %d/%d, terraform apply of 3 nodes, then the shell script", i+1, runs)
 		base, err := acctest.FindFreePortBase(3)
 		if err != nil {
 			return nil, err
@@ -132,6 +134,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 		}
 		return env.run(qws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
 	}
+	progress("quorum vs async: creating 3 nodes")
 	if err := setNumber(1); err != nil {
 		return nil, err
 	}
@@ -146,6 +149,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 			order = []int{0, 1}
 		}
 		got := map[int]float64{}
+		progress("quorum vs async: pair %d/%d (%d s each)", i+1, runs, quorumSeconds)
 		for _, n := range order {
 			if err := setNumber(n); err != nil {
 				return nil, err
@@ -184,6 +188,7 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 		}
 		return env.run(tws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
 	}
+	progress("tuned vs defaults: creating 1 node, pgbench -i -s %d", tuningScale)
 	if err := setTuned(false); err != nil {
 		return nil, err
 	}
@@ -195,11 +200,12 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 		return nil, err
 	}
 	var tt, dt, tr, tp, dp []float64
-	for i := 0; i < runs; i++ {
+	for i := 0; i < decideRuns; i++ {
 		order := []bool{true, false}
 		if i%2 == 1 {
 			order = []bool{false, true}
 		}
+		progress("tuned vs defaults: pair %d/%d (%d s each)", i+1, decideRuns, tuningSeconds)
 		for _, tuned := range order {
 			if err := setTuned(tuned); err != nil {
 				return nil, err
@@ -215,6 +221,10 @@ func benchCluster(env *terraformEnv, root string, runs int) (*ClusterBench, erro
 			}
 		}
 		tr = append(tr, tt[len(tt)-1]/dt[len(dt)-1])
+		if tr[len(tr)-1] > 1 {
+			b.TunedWins++
+		}
+		progress("tuned vs defaults: pair %d/%d: tuned %.0f tps, defaults %.0f tps", i+1, decideRuns, tt[len(tt)-1], dt[len(dt)-1])
 	}
 	b.TunedTPS, b.DefaultTPS, b.TunedOverDefault = newStat(tt), newStat(dt), newStat(tr)
 	b.TunedP95Ms, b.DefaultP95Ms = newStat(tp), newStat(dp)

@@ -1,6 +1,8 @@
 // Command bench measures pgnvme against its baselines in one run and prints ratios side by side. It writes
-// JSON under -out (git-ignored) and a short table to stdout. These machines are noisy: every figure is the
-// median of -runs repetitions, and comparisons are made within the same run.
+// JSON under -out (git-ignored) and a short table to stdout, and a progress line to stderr before every step.
+// These machines are noisy (2 shared CPUs): every figure is the median of -runs repetitions (the figures that
+// decide something, the paired ratios under limits and tuned against defaults, of -decide-runs longer runs),
+// printed with its spread (min-max), and comparisons are paired within the same run.
 package main
 
 import (
@@ -8,10 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,7 +30,16 @@ func run() error {
 	providerBin := flag.String("provider", "bin/terraform-provider-pgnvme", "provider binary to measure")
 	outDir := flag.String("out", "bench/results", "directory for the JSON results")
 	runs := flag.Int("runs", 5, "repetitions per measurement (the median is reported)")
+	decideRuns := flag.Int("decide-runs", 5, "paired repetitions of the figures that decide something (tuned vs defaults, NVMe-like vs gp3-like); at least 3")
+	seconds := flag.Int("decide-seconds", 30, "length of each pgbench run behind those figures")
+	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage); empty runs all")
 	flag.Parse()
+	if *decideRuns < 3 {
+		return fmt.Errorf("-decide-runs %d: medians need at least 3 paired runs", *decideRuns)
+	}
+	want := func(section string) bool {
+		return *only == "" || strings.Contains(","+*only+",", ","+section+",")
+	}
 
 	bin, err := filepath.Abs(*providerBin)
 	if err != nil {
@@ -46,22 +59,38 @@ func run() error {
 	defer cleanup()
 
 	report := &Report{
-		Started:   time.Now().UTC().Format(time.RFC3339),
-		GoVersion: runtime.Version(),
-		CPUs:      runtime.NumCPU(),
-		Runs:      *runs,
+		Started:       time.Now().UTC().Format(time.RFC3339),
+		GoVersion:     runtime.Version(),
+		CPUs:          runtime.NumCPU(),
+		Runs:          *runs,
+		DecideRuns:    *decideRuns,
+		DecideSeconds: *seconds,
 	}
-	if report.Plan, err = benchPlanOverhead(env, root, *runs); err != nil {
-		return fmt.Errorf("plan overhead: %w", err)
+	progress("bench: %d runs per figure, %d paired runs of %d s where a figure decides something", *runs, *decideRuns, *seconds)
+	if want("plan") {
+		if report.Plan, err = benchPlanOverhead(env, root, *runs); err != nil {
+			return fmt.Errorf("plan overhead: %w", err)
+		}
 	}
-	if report.Catalog, err = benchCatalog(env, *runs); err != nil {
-		return fmt.Errorf("catalog against moto: %w", err)
+	if want("catalog") {
+		if report.Catalog, err = benchCatalog(env, *runs); err != nil {
+			return fmt.Errorf("catalog against moto: %w", err)
+		}
 	}
-	if report.Pgbench, err = benchPgbench(env, *runs); err != nil {
-		return fmt.Errorf("pgbench: %w", err)
+	if want("pgbench") {
+		if report.Pgbench, err = benchPgbench(env, *runs); err != nil {
+			return fmt.Errorf("pgbench: %w", err)
+		}
 	}
-	if report.Cluster, err = benchCluster(env, root, *runs); err != nil {
-		return fmt.Errorf("cluster: %w", err)
+	if want("cluster") {
+		if report.Cluster, err = benchCluster(env, root, *runs, *decideRuns, *seconds); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	if want("storage") {
+		if report.Storage, err = benchStorage(env, *decideRuns, *seconds); err != nil {
+			return fmt.Errorf("storage under limits: %w", err)
+		}
 	}
 
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
@@ -82,68 +111,113 @@ func run() error {
 
 // Report is the JSON written for one run of the benchmarks.
 type Report struct {
-	Started   string        `json:"started"`
-	GoVersion string        `json:"go_version"`
-	CPUs      int           `json:"cpus"`
-	Runs      int           `json:"runs"`
-	Plan      *PlanBench    `json:"plan"`
-	Catalog   *CatalogBench `json:"catalog"`
-	Pgbench   *PgbenchBench `json:"pgbench"`
-	Cluster   *ClusterBench `json:"cluster"`
+	Started       string        `json:"started"`
+	GoVersion     string        `json:"go_version"`
+	CPUs          int           `json:"cpus"`
+	Runs          int           `json:"runs"`
+	DecideRuns    int           `json:"decide_runs"`
+	DecideSeconds int           `json:"decide_seconds"`
+	Plan          *PlanBench    `json:"plan,omitempty"`
+	Catalog       *CatalogBench `json:"catalog,omitempty"`
+	Pgbench       *PgbenchBench `json:"pgbench,omitempty"`
+	Cluster       *ClusterBench `json:"cluster,omitempty"`
+	Storage       *StorageBench `json:"storage,omitempty"`
+}
+
+// started is when the command started, for the progress lines.
+var started = time.Now()
+
+// progress prints one line to stderr with the time since the start, so a long run shows where it is.
+func progress(format string, args ...any) {
+	d := time.Since(started).Round(time.Second)
+	fmt.Fprintf(os.Stderr, "[%3dm%02ds] %s\n", int(d.Minutes()), int(d.Seconds())%60, fmt.Sprintf(format, args...))
 }
 
 func (r *Report) print(w *os.File) {
-	fmt.Fprintf(w, "pgnvme bench, %d runs each, medians (%s, %d CPUs)\n\n", r.Runs, r.GoVersion, r.CPUs)
-	p := r.Plan
-	fmt.Fprintln(w, "terraform plan: examples/quickstart vs an empty configuration")
-	fmt.Fprintf(w, "  %-40s %8.3f s\n", "empty plan (no provider)", p.EmptySeconds.Median)
-	fmt.Fprintf(w, "  %-40s %8.3f s\n", "quickstart plan (embedded catalog)", p.QuickstartSeconds.Median)
-	fmt.Fprintf(w, "  %-40s %8.3f s   (ratio %.2fx)\n", "provider overhead", p.OverheadSeconds, p.Ratio)
-	fmt.Fprintf(w, "  %-40s %8.1f MiB\n", "provider peak RSS (VmHWM)", p.ProviderPeakRSSMiB.Median)
-	c := r.Catalog
-	fmt.Fprintln(w, "\npgnvme_instance_types source = \"ec2\" against moto (>= 900 GiB, x86_64, 3 zones of us-east-1)")
-	fmt.Fprintf(w, "  %-40s %8.3f s\n", "plan, embedded source", c.EmbeddedSeconds.Median)
-	fmt.Fprintf(w, "  %-40s %8.3f s\n", "plan, ec2 source (1 data source)", c.LiveSeconds.Median)
-	fmt.Fprintf(w, "  %-40s %8.3f s\n", "plan, ec2 source (2 identical)", c.LiveTwiceSeconds.Median)
-	fmt.Fprintf(w, "  %-40s %8d     (floor %d: %s)\n", "API calls, 1 data source", c.CallsOne.Total, c.FloorCalls, c.FloorDescription)
-	fmt.Fprintf(w, "  %-40s %8d     (second data source served from cache: %d extra)\n", "API calls, 2 identical data sources", c.CallsTwo.Total, c.CallsTwo.Total-c.CallsOne.Total)
-	fmt.Fprintf(w, "  %-40s %s\n", "calls by action (1 data source)", c.CallsOne.String())
-	pb := r.Pgbench
-	fmt.Fprintf(w, "\nlocal nodes and pgbench (%s)\n", pb.Note)
-	fmt.Fprintf(w, "  %-40s %8.3f s\n", "primary + 2 standbys streaming", pb.ClusterReadySeconds.Median)
-	fmt.Fprintf(w, "  %-40s %8.1f tps\n", "pgbench CLI by hand", pb.HandTPS.Median)
-	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "pgnvme_pgbench, same arguments", pb.ProviderTPS.Median, pb.ProviderOverHand.Median)
-	fmt.Fprintf(w, "  %-40s %8.1f tps\n", "pgnvme_pgbench, sampler off", pb.SamplerOffTPS.Median)
-	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "pgnvme_pgbench, sampler on", pb.SamplerOnTPS.Median, pb.SamplerOnOverOff.Median)
-	c3 := r.Cluster
-	fmt.Fprintln(w, "\npgnvme_cluster, local platform (talk's random UPDATE, 8 clients)")
-	fmt.Fprintf(w, "  %-40s %8.3f s\n", "3 nodes by shell script", c3.ScriptCreateSeconds.Median)
-	fmt.Fprintf(w, "  %-40s %8.3f s   (paired ratio %.2f)\n", "3 nodes by terraform apply", c3.ProviderCreateSeconds.Median, c3.CreateRatio.Median)
-	fmt.Fprintf(w, "  %-40s %8.1f tps\n", "asynchronous replication", c3.AsyncTPS.Median)
-	fmt.Fprintf(w, "  %-40s %8.1f tps   (paired ratio %.3f)\n", "ANY 1 (node-2, node-3)", c3.QuorumTPS.Median, c3.QuorumOverAsync.Median)
-	fmt.Fprintf(w, "  %s\n", c3.TuningNote)
-	fmt.Fprintf(w, "  %-40s %8.1f tps   p95 %.3f ms\n", "PostgreSQL defaults", c3.DefaultTPS.Median, c3.DefaultP95Ms.Median)
-	fmt.Fprintf(w, "  %-40s %8.1f tps   p95 %.3f ms   (paired ratio %.3f)\n", "pgnvme_tuning parameters", c3.TunedTPS.Median, c3.TunedP95Ms.Median, c3.TunedOverDefault.Median)
+	fmt.Fprintf(w, "pgnvme bench (%s, %d CPUs): medians of %d runs, [min-max] beside each; paired figures that decide something: %d runs of %d s\n",
+		r.GoVersion, r.CPUs, r.Runs, r.DecideRuns, r.DecideSeconds)
+	line := func(label string, s Stat, unit string, extra string) {
+		fmt.Fprintf(w, "  %-40s %s%s\n", label, s.Format(unit), extra)
+	}
+	if p := r.Plan; p != nil {
+		fmt.Fprintln(w, "\nterraform plan: examples/quickstart vs an empty configuration")
+		line("empty plan (no provider)", p.EmptySeconds, "s", "")
+		line("quickstart plan (embedded catalog)", p.QuickstartSeconds, "s", "")
+		fmt.Fprintf(w, "  %-40s %8.3f s   (ratio %.2fx, of the medians)\n", "provider overhead", p.OverheadSeconds, p.Ratio)
+		line("provider peak RSS (VmHWM)", p.ProviderPeakRSSMiB, "MiB", "")
+	}
+	if c := r.Catalog; c != nil {
+		fmt.Fprintln(w, "\npgnvme_instance_types source = \"ec2\" against moto (>= 900 GiB, x86_64, 3 zones of us-east-1)")
+		line("plan, embedded source", c.EmbeddedSeconds, "s", "")
+		line("plan, ec2 source (1 data source)", c.LiveSeconds, "s", "")
+		line("plan, ec2 source (2 identical)", c.LiveTwiceSeconds, "s", "")
+		fmt.Fprintf(w, "  %-40s %8d     (floor %d: %s)\n", "API calls, 1 data source", c.CallsOne.Total, c.FloorCalls, c.FloorDescription)
+		fmt.Fprintf(w, "  %-40s %8d     (second data source served from cache: %d extra)\n", "API calls, 2 identical data sources", c.CallsTwo.Total, c.CallsTwo.Total-c.CallsOne.Total)
+		fmt.Fprintf(w, "  %-40s %s\n", "calls by action (1 data source)", c.CallsOne.String())
+	}
+	if pb := r.Pgbench; pb != nil {
+		fmt.Fprintf(w, "\nlocal nodes and pgbench (%s)\n", pb.Note)
+		line("primary + 2 standbys streaming", pb.ClusterReadySeconds, "s", "")
+		line("pgbench CLI by hand", pb.HandTPS, "tps", "")
+		line("pgnvme_pgbench, same arguments", pb.ProviderTPS, "tps", "   paired ratio "+pb.ProviderOverHand.Format(""))
+		line("pgnvme_pgbench, sampler off", pb.SamplerOffTPS, "tps", "")
+		line("pgnvme_pgbench, sampler on", pb.SamplerOnTPS, "tps", "   paired ratio "+pb.SamplerOnOverOff.Format(""))
+	}
+	if c3 := r.Cluster; c3 != nil {
+		fmt.Fprintln(w, "\npgnvme_cluster, local platform (talk's random UPDATE, 8 clients)")
+		line("3 nodes by shell script", c3.ScriptCreateSeconds, "s", "")
+		line("3 nodes by terraform apply", c3.ProviderCreateSeconds, "s", "   paired ratio "+c3.CreateRatio.Format(""))
+		line("asynchronous replication", c3.AsyncTPS, "tps", "")
+		line("ANY 1 (node-2, node-3)", c3.QuorumTPS, "tps", "   paired ratio "+c3.QuorumOverAsync.Format(""))
+		fmt.Fprintf(w, "  %s\n", c3.TuningNote)
+		line("PostgreSQL defaults", c3.DefaultTPS, "tps", "   p95 "+c3.DefaultP95Ms.Format("ms"))
+		line("pgnvme_tuning parameters", c3.TunedTPS, "tps", "   p95 "+c3.TunedP95Ms.Format("ms"))
+		line("tuned / defaults, paired", c3.TunedOverDefault, "", fmt.Sprintf("   tuned won %d of %d pairs", c3.TunedWins, len(c3.TunedOverDefault.Samples)))
+	}
+	if st := r.Storage; st != nil {
+		st.print(w, line)
+	}
 }
 
-// Stat is a set of timings or sizes with their median.
+// Stat is a set of timings, sizes or ratios with their median and spread.
 type Stat struct {
 	Samples []float64 `json:"samples"`
 	Median  float64   `json:"median"`
+	Min     float64   `json:"min"`
+	Max     float64   `json:"max"`
 }
 
 func newStat(samples []float64) Stat {
 	s := append([]float64(nil), samples...)
 	sort.Float64s(s)
-	m := 0.0
+	out := Stat{Samples: samples}
 	if n := len(s); n > 0 {
+		out.Min, out.Max = s[0], s[n-1]
 		if n%2 == 1 {
-			m = s[n/2]
+			out.Median = s[n/2]
 		} else {
-			m = (s[n/2-1] + s[n/2]) / 2
+			out.Median = (s[n/2-1] + s[n/2]) / 2
 		}
 	}
-	return Stat{Samples: samples, Median: m}
+	return out
+}
+
+// Format is the median with its unit and the spread beside it: "1734.2 tps [1650.1-1790.3]".
+func (s Stat) Format(unit string) string {
+	digits := 3
+	switch m := math.Abs(s.Median); {
+	case m >= 1000:
+		digits = 0
+	case m >= 100:
+		digits = 1
+	case m >= 10:
+		digits = 2
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', digits, 64) }
+	if unit != "" {
+		unit = " " + unit
+	}
+	return fmt.Sprintf("%8s%-4s [%s-%s]", f(s.Median), unit, f(s.Min), f(s.Max))
 }
 
 // CallCount counts AWS API calls by action.

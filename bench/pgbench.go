@@ -101,6 +101,7 @@ func benchPgbench(env *terraformEnv, runs int) (*PgbenchBench, error) {
 	// Ready time: nothing to a primary and two streaming standbys, five times.
 	var ready []float64
 	for i := 0; i < runs; i++ {
+		progress("local nodes: primary + 2 standbys, run %d/%d", i+1, runs)
 		dir, err := os.MkdirTemp("", "pgnvme-bench-c-")
 		if err != nil {
 			return nil, err
@@ -218,6 +219,7 @@ output "tps" { value = data.pgnvme_pgbench.talk.tps }
 
 	var handTPS, provTPS, ratio, onTPS, offTPS, samplerRatio []float64
 	for i := 0; i < runs; i++ {
+		progress("pgbench by hand vs pgnvme_pgbench, sampler on vs off: round %d/%d (4 runs of %d s)", i+1, runs, benchDuration)
 		// Alternate which goes first, so drift on the machine hits both alike.
 		var h, p float64
 		if i%2 == 0 {

@@ -37,6 +37,7 @@ func benchPlanOverhead(env *terraformEnv, root string, runs int) (*PlanBench, er
 	}
 	var empty, qs, rss []float64
 	for i := 0; i < runs; i++ {
+		progress("terraform plan overhead: run %d/%d", i+1, runs)
 		// Alternate the two so drift on the machine hits both alike.
 		e, err := env.plan(emptyDir)
 		if err != nil {

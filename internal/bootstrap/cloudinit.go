@@ -240,7 +240,7 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		EtcdMember:  view.EtcdMember,
 	}
 	if size := len(u.Gzip()); size > MaxUserDataBytes {
-		return UserData{}, fmt.Errorf("The user-data of node %s is %d bytes even with gzip, more than the %d bytes EC2 accepts; shorten the parameters or the archive's settings.", n.Name, size, MaxUserDataBytes)
+		return UserData{}, problemf("The user-data of node %s is %d bytes even with gzip, more than the %d bytes EC2 accepts; shorten the parameters or the archive's settings.", n.Name, size, MaxUserDataBytes)
 	}
 	return u, nil
 }
@@ -486,3 +486,7 @@ func literalBlockSafe(s string) bool {
 		return strings.TrimRight(l, " \t") != l
 	})
 }
+
+// problemf is a problem as bootstrap reports them: a sentence for the user, capitalised and ending in a
+// full stop, like the rest of Validate's.
+func problemf(format string, args ...any) error { return fmt.Errorf(format, args...) }

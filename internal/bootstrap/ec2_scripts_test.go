@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,7 +160,7 @@ esac
 				t.Fatal(err)
 			}
 			cmd := exec.Command("/bin/bash", filepath.Join(dir, "etcd.sh"))
-			cmd.Env = append(env, "PATH="+filepath.Join(dir, "bin")+":/usr/bin:/bin", "LIST="+list, "LOG="+log)
+			cmd.Env = append(slices.Clip(env), "PATH="+filepath.Join(dir, "bin")+":/usr/bin:/bin", "LIST="+list, "LOG="+log)
 			out, err := cmd.CombinedOutput()
 			if tc.fail != "" {
 				if err == nil || !strings.Contains(string(out), tc.fail) {

@@ -171,7 +171,11 @@ func TestRenderEC2_patroniOwnsReplication(t *testing.T) {
 			}
 		}
 		dcs := y[strings.Index(y, "  dcs:"):strings.Index(y, "  initdb:")]
-		local := y[strings.Index(y, "\npostgresql:"):]
+		i := strings.Index(y, "\npostgresql:")
+		if i < 0 {
+			t.Fatalf("no postgresql section in the Patroni YAML:\n%s", y)
+		}
+		local := y[i:]
 		for _, k := range []string{"max_connections", "wal_level", "max_wal_senders", "hot_standby", "wal_log_hints"} {
 			if !strings.Contains(dcs, "      "+k+":") || strings.Contains(local, "    "+k+":") {
 				t.Errorf("%s is not in bootstrap.dcs.postgresql.parameters alone", k)

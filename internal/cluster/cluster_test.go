@@ -70,6 +70,27 @@ func TestValidate(t *testing.T) {
 		{"relative data dir", func(in *cluster.Input) { in.Local.DataDir = "data" }, "local.data_dir", "absolute path"},
 		{"ports past 65535", func(in *cluster.Input) { in.Local.PortBase = 65534 }, "local.port_base", "at most 65535"},
 		{"major", func(in *cluster.Input) { in.PostgresMajor = 9 }, "postgres_major", "not supported"},
+		{"limits", func(in *cluster.Input) {
+			in.Local.Limits = &cluster.Limits{MemoryMiB: 512, ReadIOPS: 3000, WriteIOPS: 3000, ReadMiBPerSecond: 125, WriteMiBPerSecond: 125, DiskGiB: 20}
+		}, "", ""},
+		{"negative memory", func(in *cluster.Input) { in.Local.Limits = &cluster.Limits{MemoryMiB: -1} }, "local.limits.memory_mib", "positive number of MiB"},
+		{"negative read iops", func(in *cluster.Input) { in.Local.Limits = &cluster.Limits{ReadIOPS: -3000} }, "local.limits.read_iops", "positive number"},
+		{"negative write throughput", func(in *cluster.Input) { in.Local.Limits = &cluster.Limits{WriteMiBPerSecond: -5} }, "local.limits.write_mib_per_second", "positive number"},
+		{"negative disk", func(in *cluster.Input) { in.Local.Limits = &cluster.Limits{DiskGiB: -1} }, "local.limits.disk_gib", "positive number of GiB"},
+		{"iops past the bound", func(in *cluster.Input) { in.Local.Limits = &cluster.Limits{WriteIOPS: 20_000_000} }, "local.limits.write_iops", "check the unit"},
+		{"memory below the default shared_buffers", func(in *cluster.Input) { in.Local.Limits = &cluster.Limits{MemoryMiB: 160} }, "local.limits.memory_mib", "at least 192"},
+		{"memory below shared_buffers", func(in *cluster.Input) {
+			in.Parameters = map[string]string{"shared_buffers": "1GB"}
+			in.Local.Limits = &cluster.Limits{MemoryMiB: 1024}
+		}, "local.limits.memory_mib", "shared_buffers is 1024 MiB"},
+		{"memory below shared_buffers in pages", func(in *cluster.Input) {
+			in.Parameters = map[string]string{"shared_buffers": "65536"} // 512 MiB of 8 kB pages
+			in.Local.Limits = &cluster.Limits{MemoryMiB: 520}
+		}, "local.limits.memory_mib", "at least 576"},
+		{"memory fits tuned shared_buffers", func(in *cluster.Input) {
+			in.Parameters = map[string]string{"shared_buffers": "128MB"}
+			in.Local.Limits = &cluster.Limits{MemoryMiB: 192}
+		}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +137,54 @@ func TestFieldErrors(t *testing.T) {
 	fields, others := cluster.FieldErrors(joinErrs(a, b, errPlain))
 	if len(fields) != 2 || fields[0] != a || fields[1] != b || len(others) != 1 {
 		t.Fatalf("FieldErrors = %v, %v", fields, others)
+	}
+}
+
+func TestLimitsDefaults(t *testing.T) {
+	in := func(l *cluster.Limits) *cluster.Limits {
+		return cluster.FromInput(cluster.Input{Name: "d", Local: &cluster.Local{DataDir: "/d", Limits: l}}).Local.Limits
+	}
+	if got := in(&cluster.Limits{}); got != nil {
+		t.Errorf("limits that set nothing are none: %+v", got)
+	}
+	if got := in(&cluster.Limits{MemoryMiB: 512}); got.Device() || got.DiskGiB != 0 {
+		t.Errorf("a memory limit alone needs no device: %+v", got)
+	}
+	if got := in(&cluster.Limits{ReadIOPS: 3000}); !got.Device() || got.DiskGiB != cluster.DefaultDiskGiB {
+		t.Errorf("an I/O limit gets a device of the default size: %+v", got)
+	}
+	if got := in(&cluster.Limits{DiskGiB: 4}); !got.Device() || got.IO() {
+		t.Errorf("disk_gib alone gives a device without I/O limits: %+v", got)
+	}
+}
+
+func TestReplacementReason(t *testing.T) {
+	mem := &cluster.Limits{MemoryMiB: 512}
+	dev := &cluster.Limits{MemoryMiB: 512, ReadIOPS: 3000, DiskGiB: 16}
+	tests := []struct {
+		old, new *cluster.Limits
+		want     string
+	}{
+		{nil, mem, ""},
+		{mem, &cluster.Limits{MemoryMiB: 1024}, ""},
+		{dev, &cluster.Limits{MemoryMiB: 256, ReadIOPS: 100, WriteMiBPerSecond: 10, DiskGiB: 16}, ""},
+		{mem, dev, "moves to its own block device"},
+		{dev, nil, "leaves its own block device"},
+		{dev, &cluster.Limits{ReadIOPS: 3000, DiskGiB: 20}, "16 GiB -> 20 GiB"},
+	}
+	for _, tt := range tests {
+		got := cluster.ReplacementReason(tt.old, tt.new)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("ReplacementReason(%+v, %+v) = %q, want %q", tt.old, tt.new, got, tt.want)
+		}
+	}
+}
+
+func TestAssignLocalDevice(t *testing.T) {
+	s := cluster.FromInput(cluster.Input{Name: "d", NodeCount: intp(2), Local: &cluster.Local{DataDir: "/d", PortBase: 5000, Limits: &cluster.Limits{ReadIOPS: 100}}})
+	got := cluster.AssignLocal(s, nil)
+	if got[0].DataDir != "/d/node-1/data" || got[1].DataDir != "/d/node-2/data" {
+		t.Errorf("a node with its own device keeps its data below the mount point: %+v", got)
 	}
 }
 

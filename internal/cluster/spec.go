@@ -54,6 +54,8 @@ type Local struct {
 	PortBase int
 	// RunAsUser is the OS user the servers run as; "" is the platform's default.
 	RunAsUser string
+	// Limits are each node's resource limits; nil means none.
+	Limits *Limits
 }
 
 // Spec is the cluster the configuration asks for, defaults filled in.
@@ -119,7 +121,8 @@ type ArchiveInput struct {
 
 // FromInput fills in the defaults: node-1..node-N (DefaultNodeCount) when no node list is given, zone
 // DefaultZone, synchronous any / 1 standby (0 for a single node) / required / on, backup on create,
-// port base DefaultPortBase.
+// port base DefaultPortBase, limits that set nothing as none and a device of DefaultDiskGiB when an I/O
+// limit asks for one.
 func FromInput(in Input) Spec {
 	s := Spec{Name: in.Name, PostgresMajor: in.PostgresMajor, Parameters: maps.Clone(in.Parameters)}
 	if in.Nodes != nil {
@@ -163,6 +166,7 @@ func FromInput(in Input) Spec {
 		if l.PortBase == 0 {
 			l.PortBase = DefaultPortBase
 		}
+		l.Limits = l.Limits.withDefaults()
 		s.Local = &l
 	}
 	return s

@@ -35,6 +35,10 @@ type Member struct {
 	Port int
 	// DataDir is the node's data directory on the local platform ("" elsewhere).
 	DataDir string
+	// Cgroup is the cgroup the node's server processes run in, relative to each controller's root, and
+	// BlockDevice the device its data lives on (local platform with limits; "" otherwise or when unknown).
+	Cgroup      string
+	BlockDevice string
 }
 
 // Status is a cluster as its platform observed it.

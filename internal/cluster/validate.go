@@ -128,6 +128,9 @@ func validateLocal(s Spec, l *Local) []*FieldError {
 		out = append(out, Errorf([]string{"local", "port_base"}, "Invalid Port Base", "local.port_base %d with %d nodes needs ports %d to %d; choose a base from %d so every port is at most %d.",
 			l.PortBase, len(s.Nodes), l.PortBase, l.PortBase+len(s.Nodes)-1, MinPortBase, MaxPort))
 	}
+	if l.Limits != nil {
+		out = append(out, validateLimits(s, l.Limits)...)
+	}
 	if a := s.Archive; a != nil {
 		switch {
 		case len(a.WALGEnv) > 0:

@@ -19,6 +19,9 @@
 //	ROOT/pgnvme-durability.*   data_durability "preferred": the durability
 //	                           watcher's script, PID file and log (watcher.go)
 //
+// With limits that give each member a device, ROOT/NAME is that device's
+// mount point and the data directory is ROOT/NAME/data (see limits.go).
+//
 // Local platform only: every member listens on 127.0.0.1 and trusts
 // loopback connections (see internal/localnode). Failover is explicit: the
 // next Observe, Plan and Reconcile promote the furthest standby; automatic
@@ -38,6 +41,8 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -68,6 +73,10 @@ type Spec struct {
 	Archive *bootstrap.Archive `json:"archive,omitempty"`
 	// RunAsUser is the user the servers run as; "" = localnode's default.
 	RunAsUser string `json:"run_as_user,omitempty"`
+	// Limits are each member's resource limits (see limits.go); nil means
+	// none. With a device per member, every member's data directory is
+	// ROOT/NAME/data.
+	Limits *cluster.Limits `json:"limits,omitempty"`
 }
 
 // Node states as Status.State holds them.
@@ -118,6 +127,18 @@ type Manager struct {
 	// afterRestart, when set (tests), runs after ApplySettings restarted a
 	// member and saw it back.
 	afterRestart func(ctx context.Context, name string)
+	// limiter and disks apply Spec.Limits (internal/cgroup).
+	limiter Limiter
+	disks   Disks
+}
+
+// Options configure a Manager. The zero value is the usual choice.
+type Options struct {
+	// RunAsUser is the user the servers run as; "" = localnode's default.
+	RunAsUser string
+	// CgroupRoot is where the cgroup file systems are mounted; "" is
+	// cgroup.DefaultRoot.
+	CgroupRoot string
 }
 
 // DefaultStreamTimeout bounds each wait for standbys to stream.
@@ -125,11 +146,16 @@ const DefaultStreamTimeout = 2 * time.Minute
 
 // NewManager resolves the PostgreSQL binaries and the user servers run as.
 func NewManager(runAsUser string) (*Manager, error) {
-	e, err := localnode.New(localnode.Options{RunAsUser: runAsUser})
+	return NewManagerWithOptions(Options{RunAsUser: runAsUser})
+}
+
+// NewManagerWithOptions is NewManager with every option.
+func NewManagerWithOptions(o Options) (*Manager, error) {
+	e, err := localnode.New(localnode.Options{RunAsUser: o.RunAsUser})
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout, clock: wait.Real}
+	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout, clock: wait.Real, limiter: cgroup.Open(o.CgroupRoot), disks: loopDisks{}}
 	if p, err := exec.LookPath("pgbackrest"); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
 			m.pgbackrest = abs
@@ -180,7 +206,8 @@ func (s Spec) names() []string {
 }
 
 // DataDirRoot is the deepest directory that holds every member's data
-// directory: the resource's local.data_dir when the members live under it.
+// directory (with a device per member: every member's mount point): the
+// resource's local.data_dir when the members live under it.
 func DataDirRoot(s Spec) (string, error) {
 	if len(s.Members) == 0 {
 		return "", errors.New("the cluster has no members")
@@ -191,6 +218,9 @@ func DataDirRoot(s Spec) (string, error) {
 			return "", fmt.Errorf("member %s: data directory %q is not an absolute path", m.Name, m.DataDir)
 		}
 		parent := filepath.Dir(filepath.Clean(m.DataDir))
+		if s.Limits.Device() {
+			parent = filepath.Dir(parent)
+		}
 		if i == 0 {
 			root = parent
 			continue

@@ -23,6 +23,12 @@ import (
 // user, no manifest is in the way, and the binaries (pgbackrest with an
 // archive, setsid for the durability watcher) are installed. The error lists every problem with what to do.
 func (m *Manager) Preflight(ctx context.Context, s Spec) error {
+	return m.preflight(ctx, s, nil)
+}
+
+// preflight is Preflight; with replacing (the cluster a replacement destroys before it creates s), the
+// ports, data directories and manifest that cluster holds now do not count as taken.
+func (m *Manager) preflight(ctx context.Context, s Spec, replacing *Spec) error {
 	var errs []error
 	if err := s.check(); err != nil {
 		return err
@@ -42,6 +48,9 @@ func (m *Manager) Preflight(ctx context.Context, s Spec) error {
 	if s.hasPgBackRest() && m.pgbackrest == "" {
 		errs = append(errs, errors.New("pgBackRest is not installed and the archive needs it: install the pgbackrest package (apt-get install pgbackrest)"))
 	}
+	if err := m.CheckLimits(s); err != nil {
+		errs = append(errs, fmt.Errorf("local.limits: %w", err))
+	}
 	if major > 0 {
 		primary := s.Members[0]
 		var rerr error
@@ -58,9 +67,21 @@ func (m *Manager) Preflight(ctx context.Context, s Spec) error {
 			errs = append(errs, rerr)
 		}
 	}
+	taken := map[int]bool{}
+	if replacing != nil {
+		for _, mb := range replacing.Members {
+			taken[mb.Port] = true
+		}
+	}
 	for _, mb := range s.Members {
-		if err := m.engine.Preflight(Node(mb, localnode.RoleStandby)); err != nil {
-			errs = append(errs, err)
+		check := m.engine.Preflight
+		if taken[mb.Port] {
+			check = m.engine.PreflightData
+		}
+		if err := check(Node(mb, localnode.RoleStandby)); err != nil {
+			if replacing == nil || !isOldDataDir(*replacing, mb) {
+				errs = append(errs, err)
+			}
 		}
 		if s.hasPgBackRest() {
 			if err := emptyOrAbsent(pgBackRestDir(mb)); err != nil {
@@ -68,7 +89,7 @@ func (m *Manager) Preflight(ctx context.Context, s Spec) error {
 			}
 		}
 	}
-	if root, err := DataDirRoot(s); err == nil {
+	if root, err := DataDirRoot(s); err == nil && replacing == nil {
 		if _, err := os.Stat(ManifestPath(root)); err == nil {
 			errs = append(errs, fmt.Errorf("a cluster manifest already exists at %s: another cluster lives under %s; "+
 				"import it, destroy it, or choose another data directory", ManifestPath(root), root))
@@ -78,6 +99,17 @@ func (m *Manager) Preflight(ctx context.Context, s Spec) error {
 		return fmt.Errorf("the cluster %s cannot be created: %w", s.Name, err)
 	}
 	return nil
+}
+
+// isOldDataDir reports whether mb's data directory is that of a member of old (destroyed before mb is
+// made).
+func isOldDataDir(old Spec, mb Member) bool {
+	for _, o := range old.Members {
+		if filepath.Clean(o.DataDir) == filepath.Clean(mb.DataDir) {
+			return true
+		}
+	}
+	return false
 }
 
 // check validates the members' identities on this machine (ports and data
@@ -165,6 +197,8 @@ func (m *Manager) Create(ctx context.Context, s Spec) (created []string, err err
 			// Nothing to keep in state: leave nothing behind either.
 			for _, mb := range s.Members {
 				_ = os.RemoveAll(pgBackRestDir(mb))
+				_ = os.Remove(Node(mb, localnode.RoleStandby).LogFile())
+				_ = m.removeLimits(context.WithoutCancel(ctx), s, mb)
 			}
 			_ = os.Remove(ManifestPath(root))
 			removeIfEmpty(root)
@@ -175,6 +209,9 @@ func (m *Manager) Create(ctx context.Context, s Spec) (created []string, err err
 	async := "" // no standby streams yet: quorum applies once they do
 	r, err := m.render(s, major, primary, localnode.RolePrimary, primary, &async)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.prepareMember(ctx, s, primary); err != nil {
 		return nil, err
 	}
 	if s.hasPgBackRest() {
@@ -191,7 +228,7 @@ func (m *Manager) Create(ctx context.Context, s Spec) (created []string, err err
 	if err != nil {
 		return created, err
 	}
-	if err := m.engine.Start(ctx, pn); err != nil {
+	if err := m.start(ctx, s, primary, pn); err != nil {
 		return created, err
 	}
 	if s.hasPgBackRest() {
@@ -240,6 +277,9 @@ func (m *Manager) createStandby(ctx context.Context, s Spec, major int, mb, sour
 	if err != nil {
 		return err
 	}
+	if err := m.prepareMember(ctx, s, mb); err != nil {
+		return err
+	}
 	fromArchive := false
 	if s.hasPgBackRest() {
 		if err := m.writePgBackRest(mb, r); err != nil {
@@ -272,8 +312,5 @@ func (m *Manager) createStandby(ctx context.Context, s Spec, major int, mb, sour
 			return err
 		}
 	}
-	if err := m.engine.Start(ctx, n); err != nil {
-		return err
-	}
-	return nil
+	return m.start(ctx, s, mb, n)
 }

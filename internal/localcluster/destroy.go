@@ -15,8 +15,8 @@ import (
 // Destroy stops the durability watcher and removes its files, then stops
 // every member at once (immediate shutdown, SIGKILL when that
 // fails) and removes its data directory, log, socket directory and
-// pgBackRest directory, then the manifest, and the data directory root when
-// that is left empty. What is already gone is success. The archive's
+// pgBackRest directory, its cgroup and its own disk (limits), then the
+// manifest, and the data directory root when that is left empty. What is already gone is success. The archive's
 // repository is not touched: it is the user's.
 func (m *Manager) Destroy(ctx context.Context, s Spec) error {
 	var errs []error
@@ -31,6 +31,9 @@ func (m *Manager) Destroy(ctx context.Context, s Spec) error {
 		}
 		if err := os.RemoveAll(pgBackRestDir(mb)); err != nil {
 			errs = append(errs, err)
+		}
+		if err := m.removeLimits(ctx, s, mb); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: removing its limits: %w", mb.Name, err))
 		}
 	}
 	if root, err := DataDirRoot(s); err == nil {

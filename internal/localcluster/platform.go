@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -21,12 +22,19 @@ import (
 // this machine. One Platform lives for the provider process; it keeps one Manager per server user, so
 // what a Manager caches (the installed major version) is read once.
 type Platform struct {
-	mu       sync.Mutex
-	managers map[string]*Manager
+	mu         sync.Mutex
+	managers   map[string]*Manager
+	cgroupRoot string
 }
 
 // NewPlatform is the local platform.
-func NewPlatform() *Platform { return &Platform{managers: map[string]*Manager{}} }
+func NewPlatform() *Platform { return NewPlatformWithOptions(Options{}) }
+
+// NewPlatformWithOptions is the local platform with the Manager options it uses for every server user
+// (o.RunAsUser is ignored: it comes from each cluster's spec). Tests give another CgroupRoot.
+func NewPlatformWithOptions(o Options) *Platform {
+	return &Platform{managers: map[string]*Manager{}, cgroupRoot: o.CgroupRoot}
+}
 
 // manager is the Manager for s's server user.
 func (p *Platform) manager(s cluster.Spec) (*Manager, error) {
@@ -39,7 +47,7 @@ func (p *Platform) manager(s cluster.Spec) (*Manager, error) {
 	if m, ok := p.managers[user]; ok {
 		return m, nil
 	}
-	m, err := NewManager(user)
+	m, err := NewManagerWithOptions(Options{RunAsUser: user, CgroupRoot: p.cgroupRoot})
 	if err != nil {
 		return nil, &cluster.FieldError{Path: []string{"local"}, Summary: "PostgreSQL Not Available",
 			Detail: "The local platform runs the installed PostgreSQL binaries, and none could be used. Install them " +
@@ -55,37 +63,57 @@ func specOf(s cluster.Spec, prior []cluster.Member) (Spec, error) {
 	if s.Local == nil {
 		return Spec{}, errors.New("the cluster has no local block: this is a bug in the provider, please report it")
 	}
-	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: s.Local.RunAsUser}
+	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: s.Local.RunAsUser, Limits: s.Local.Limits}
 	for _, m := range cluster.AssignLocal(s, prior) {
 		out.Members = append(out.Members, Member{Name: m.Name, Zone: m.Zone, Port: m.Port, DataDir: m.DataDir})
 	}
 	return out, nil
 }
 
-// open is the Manager for s and s as the adapter's Spec.
-func (p *Platform) open(s cluster.Spec, prior []cluster.Member) (*Manager, Spec, error) {
+// open is the Manager for s and s as the adapter's Spec. For a cluster that exists (prior members), the
+// members' own disks are attached again when a restart of the machine detached them, so their data is
+// where it is looked for.
+func (p *Platform) open(ctx context.Context, s cluster.Spec, prior []cluster.Member) (*Manager, Spec, error) {
 	m, err := p.manager(s)
 	if err != nil {
 		return nil, Spec{}, err
 	}
 	ls, err := specOf(s, prior)
-	return m, ls, err
+	if err != nil {
+		return m, ls, err
+	}
+	if len(prior) > 0 {
+		if err := m.AttachDisks(ctx, ls); err != nil {
+			return m, ls, err
+		}
+	}
+	return m, ls, nil
 }
 
 // wanted are ls's members as the neutral model, no role or state yet.
-func wanted(ls Spec) []cluster.Member {
+func (m *Manager) wanted(ls Spec) []cluster.Member {
 	out := make([]cluster.Member, 0, len(ls.Members))
 	for _, mb := range ls.Members {
-		out = append(out, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
+		out = append(out, m.neutral(ls, mb, "", ""))
+	}
+	return out
+}
+
+// neutral is member mb of ls as the neutral model, with its limits' cgroup and device.
+func (m *Manager) neutral(ls Spec, mb Member, role, state string) cluster.Member {
+	out := cluster.Member{Name: mb.Name, Zone: mb.Zone, Role: role, State: state, Host: Host, Port: mb.Port, DataDir: mb.DataDir}
+	if ls.Limits != nil {
+		out.Cgroup = CgroupName(ls, mb)
+		out.BlockDevice = m.memberDevice(ls, mb)
 	}
 	return out
 }
 
 // members converts statuses to the neutral members.
-func members(st []Status) []cluster.Member {
+func (m *Manager) members(ls Spec, st []Status) []cluster.Member {
 	out := make([]cluster.Member, 0, len(st))
 	for _, x := range st {
-		out = append(out, cluster.Member{Name: x.Name, Zone: x.Zone, Role: x.Role, State: x.State, Host: Host, Port: x.Port, DataDir: x.DataDir})
+		out = append(out, m.neutral(ls, x.Member, x.Role, x.State))
 	}
 	return out
 }
@@ -108,13 +136,18 @@ func (p *Platform) major(ctx context.Context, m *Manager, s cluster.Spec) (int, 
 // Plan says what the apply will do: for a new cluster, after checking that it can be created here (or
 // resumed: see Create); for an existing one, the repairs topology plans from the live nodes.
 func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
-	m, ls, err := p.open(s, prior)
+	m, ls, err := p.open(ctx, s, prior)
 	if err != nil {
 		return cluster.Plan{}, err
 	}
 	major, err := p.major(ctx, m, s)
 	if err != nil {
 		return cluster.Plan{}, err
+	}
+	if err := m.CheckLimits(ls); err != nil {
+		return cluster.Plan{}, &cluster.FieldError{Path: []string{"local", "limits"}, Summary: "Limits Not Available Here",
+			Detail: "The local platform limits each node with Linux cgroups (and, for I/O limits, a loop device per node), and this machine cannot: " +
+				"fix what follows, or remove local.limits.\n\n" + err.Error()}
 	}
 	out := cluster.Plan{PostgresMajor: major, Local: &cluster.LocalStatus{DurabilityWatcherRunning: WatcherWanted(ls)}}
 	desired := topology.Desired{Nodes: ls.names()}
@@ -133,6 +166,17 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			for _, x := range st {
 				known[x.Name] = x.Role
 			}
+		} else if old, ok := replaced(ls); ok {
+			// Terraform plans a replacement as a create while the old cluster still runs: its ports and
+			// manifest are in the way now, but not after the apply destroyed it first.
+			if err := m.preflight(ctx, ls, &old); err != nil {
+				return out, &cluster.FieldError{Path: []string{"local"}, Summary: "Cannot Create Cluster Here",
+					Detail: "Nothing was changed. Fix what follows, or choose another local.data_dir or local.port_base.\n\n" + err.Error()}
+			}
+			out.Actions = fmt.Sprintf("replace the cluster %s: destroy every node (data included) and create it again", s.Name)
+			if why := cluster.ReplacementReason(old.Limits, ls.Limits); why != "" {
+				out.Actions += " (" + why + ")"
+			}
 		} else if err := m.Preflight(ctx, ls); err != nil {
 			return out, &cluster.FieldError{Path: []string{"local"}, Summary: "Cannot Create Cluster Here",
 				Detail: "Nothing was created. Fix what follows, or choose another local.data_dir or local.port_base.\n\n" + err.Error()}
@@ -146,7 +190,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			// Nothing is left to lose: the apply creates the cluster again (a refresh removes it from
 			// state first; a plan without refresh lands here).
 			out.Actions = "every node of " + s.Name + " is gone: create the cluster again"
-			out.Members, _ = cluster.Planned(wanted(ls), nil, nil, true)
+			out.Members, _ = cluster.Planned(m.wanted(ls), nil, nil, true)
 			return out, nil
 		}
 		if actions, err = topology.Plan(desired, Observed(st)); err != nil {
@@ -159,8 +203,22 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			known[x.Name] = x.Role
 		}
 	}
-	out.Members, out.Promoting = cluster.Planned(wanted(ls), known, actions, len(prior) == 0 && len(actions) == 0)
+	out.Members, out.Promoting = cluster.Planned(m.wanted(ls), known, actions, len(prior) == 0 && len(actions) == 0)
 	return out, nil
+}
+
+// replaced is the cluster of the same name whose manifest lies under s's data directory root while s is
+// planned as new and is not an unfinished create of it: the cluster a replacement destroys first.
+func replaced(s Spec) (Spec, bool) {
+	root, err := DataDirRoot(s)
+	if err != nil {
+		return Spec{}, false
+	}
+	old, err := ReadManifest(root)
+	if err != nil || old.Name != s.Name {
+		return Spec{}, false
+	}
+	return old, true
 }
 
 func unrepairable(err error) error {
@@ -193,7 +251,7 @@ func resumable(s Spec) bool {
 // Create builds the cluster, or finishes an unfinished create of the same cluster (see resumable), and
 // reports it as observed. On error the status holds whatever exists (nothing when Members is empty).
 func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, error) {
-	m, ls, err := p.open(s, nil)
+	m, ls, err := p.open(ctx, s, nil)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -257,7 +315,7 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 		out.Warnings = append(out.Warnings, "The cluster could not be read: "+err.Error())
 		return out
 	}
-	out.Members = members(st)
+	out.Members = m.members(ls, st)
 	if major, err := m.PostgresMajor(ctx); err == nil {
 		out.PostgresMajor = major
 	}
@@ -278,7 +336,7 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 
 // Read observes the cluster and changes nothing.
 func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
-	m, ls, err := p.open(s, prior)
+	m, ls, err := p.open(ctx, s, prior)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -291,7 +349,7 @@ func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 // Update repairs what is lost (topology's plan), then applies settings (reload, or a rolling restart
 // standbys first), then enforces durability.
 func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
-	m, ls, err := p.open(s, prior)
+	m, ls, err := p.open(ctx, s, prior)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -312,12 +370,19 @@ func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.M
 	if len(restarted) > 0 {
 		tflog.Info(ctx, "restarted nodes one at a time", map[string]any{"order": strings.Join(restarted, ", ")})
 	}
+	if err := m.ApplyLimits(ctx, ls); err != nil {
+		return p.status(ctx, m, ls, true), fmt.Errorf("applying limits: %w", err)
+	}
 	return p.status(ctx, m, ls, true), nil
 }
 
 // Delete stops and removes every member and what the platform made for them; never the archive.
 func (p *Platform) Delete(ctx context.Context, s cluster.Spec, prior []cluster.Member) error {
-	m, ls, err := p.open(s, prior)
+	m, err := p.manager(s)
+	if err != nil {
+		return err
+	}
+	ls, err := specOf(s, prior)
 	if err != nil {
 		return err
 	}
@@ -344,7 +409,7 @@ func (p *Platform) Import(_ context.Context, id string) (cluster.Spec, []cluster
 		return cluster.Spec{}, nil, err
 	}
 	s := cluster.Spec{Name: ls.Name, Synchronous: ls.Synchronous, Parameters: maps.Clone(ls.Parameters), Archive: ls.Archive,
-		Local: &cluster.Local{DataDir: root, RunAsUser: ls.RunAsUser}}
+		Local: &cluster.Local{DataDir: root, RunAsUser: ls.RunAsUser, Limits: ls.Limits}}
 	prior := make([]cluster.Member, 0, len(ls.Members))
 	for _, mb := range ls.Members {
 		s.Nodes = append(s.Nodes, cluster.Node{Name: mb.Name, Zone: mb.Zone})
@@ -365,6 +430,14 @@ func (p *Platform) Exists(s cluster.Spec, prior []cluster.Member) (bool, error) 
 	}
 	for _, mb := range ls.Members {
 		if hasData(mb) {
+			return true, nil
+		}
+		if ls.Limits.Device() {
+			if _, err := os.Stat(DiskImage(mb)); err == nil {
+				return true, nil
+			}
+		}
+		if cgroup.Open(p.cgroupRoot).Exists(CgroupName(ls, mb)) {
 			return true, nil
 		}
 	}

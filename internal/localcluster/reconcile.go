@@ -93,7 +93,7 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 		if err := m.engine.Repoint(ctx, n, Node(source, localnode.RolePrimary)); err != nil {
 			return err
 		}
-		if err := m.restart(ctx, mb); err != nil {
+		if err := m.restart(ctx, s, mb); err != nil {
 			return err
 		}
 		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
@@ -112,7 +112,7 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 				return err
 			}
 			n.Role = role
-			if err := m.engine.Start(ctx, n); err != nil {
+			if err := m.start(ctx, s, mb, n); err != nil {
 				return err
 			}
 			if role == localnode.RolePrimary {
@@ -123,7 +123,7 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 		if err := m.engine.Repoint(ctx, n, Node(source, localnode.RolePrimary)); err != nil {
 			return err
 		}
-		if err := m.engine.Start(ctx, n); err != nil {
+		if err := m.start(ctx, s, mb, n); err != nil {
 			return err
 		}
 		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
@@ -139,7 +139,10 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 		if err := m.engine.Destroy(ctx, n); err != nil {
 			return err
 		}
-		return os.RemoveAll(pgBackRestDir(mb))
+		if err := os.RemoveAll(pgBackRestDir(mb)); err != nil {
+			return err
+		}
+		return m.removeLimits(ctx, s, mb)
 	default:
 		return fmt.Errorf("provider bug: unknown action %q", a.Kind)
 	}
@@ -158,11 +161,14 @@ func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Membe
 			return err
 		}
 	}
+	if err := m.prepareMember(ctx, s, mb); err != nil {
+		return err
+	}
 	n := Node(mb, localnode.RolePrimary)
 	if err := m.engine.InitPrimary(ctx, n, r.Parameters); err != nil {
 		return err
 	}
-	if err := m.engine.Start(ctx, n); err != nil {
+	if err := m.start(ctx, s, mb, n); err != nil {
 		return err
 	}
 	if s.hasPgBackRest() {
@@ -171,13 +177,13 @@ func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Membe
 	return nil
 }
 
-// restart stops mb (fast) and starts it again.
-func (m *Manager) restart(ctx context.Context, mb Member) error {
+// restart stops mb (fast) and starts it again (in its cgroup, with limits).
+func (m *Manager) restart(ctx context.Context, s Spec, mb Member) error {
 	n := Node(mb, localnode.RoleStandby)
 	if err := m.engine.Stop(ctx, n, "fast"); err != nil {
 		return err
 	}
-	return m.engine.Start(ctx, n)
+	return m.start(ctx, s, mb, n)
 }
 
 // runningPrimary is the one member that runs as a primary.

@@ -155,7 +155,7 @@ func (m *Manager) ApplySettings(ctx context.Context, s Spec) (restarted []string
 			continue
 		}
 		tflog.Info(ctx, fmt.Sprintf("cluster %s: restarting standby %s for %v", s.Name, mb.Name, restart))
-		if err := m.restart(ctx, mb); err != nil {
+		if err := m.restart(ctx, s, mb); err != nil {
 			return restarted, err
 		}
 		restarted = append(restarted, mb.Name)
@@ -171,7 +171,7 @@ func (m *Manager) ApplySettings(ctx context.Context, s Spec) (restarted []string
 		}
 	}
 	tflog.Info(ctx, fmt.Sprintf("cluster %s: restarting primary %s for %v", s.Name, primary.Name, restart))
-	if err := m.restart(ctx, primary); err != nil {
+	if err := m.restart(ctx, s, primary); err != nil {
 		return restarted, err
 	}
 	restarted = append(restarted, primary.Name)

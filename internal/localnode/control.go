@@ -1,11 +1,14 @@
 package localnode
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,6 +39,21 @@ const (
 // exits after an apply). A node that is already running is left as it is. A
 // stale postmaster.pid (from a killed server) is removed first.
 func (e *Engine) Start(ctx context.Context, n Node) error {
+	return e.StartPlaced(ctx, n, nil)
+}
+
+// Placement puts the process with the given PID somewhere before it starts
+// the server, such as into a cgroup: whatever it does, the server and every
+// process it starts inherit.
+type Placement func(pid int) error
+
+// StartPlaced is Start with place run on the process that becomes pg_ctl
+// (and so the server's ancestor) before that process runs anything: a small
+// shell, started as the run user, that waits on its standard input, is
+// placed, and then replaces itself with pg_ctl. When place fails, nothing
+// starts. A nil place is Start. A node that is already running is left as it
+// is (and where it is).
+func (e *Engine) StartPlaced(ctx context.Context, n Node, place Placement) error {
 	if err := n.Validate(); err != nil {
 		return err
 	}
@@ -64,13 +82,72 @@ func (e *Engine) Start(ctx context.Context, n Node) error {
 		return fmt.Errorf("starting %s %s: log file %s: %w", n.Role, n.Name, n.LogFile(), err)
 	}
 	cmd := e.serverCmd(ctx, filepath.Dir(dir), "pg_ctl", "start", "-w", "-t", pgCtlTimeout, "-D", dir, "-l", n.LogFile())
-	if _, _, err := run(cmd); err != nil {
+	if place != nil {
+		cmd = placedCmd(cmd)
+	}
+	if _, _, err := runPlaced(cmd, place); err != nil {
 		return fmt.Errorf("starting %s %s on %s:%d: %w\nlast lines of %s:\n%s", n.Role, n.Name, n.Host, n.Port, err, n.LogFile(), e.LogTail(n, 20))
 	}
 	if err := e.waitAccepting(ctx, n); err != nil {
 		return fmt.Errorf("started %s %s, but %w\nlast lines of %s:\n%s", n.Role, n.Name, err, n.LogFile(), e.LogTail(n, 20))
 	}
 	return nil
+}
+
+// placedCmd turns cmd (not started) into a shell that first waits for a
+// line on its standard input (runPlaced sends it once the shell is placed)
+// and then replaces itself with cmd's program, keeping its PID, user,
+// environment and directory.
+func placedCmd(cmd *exec.Cmd) *exec.Cmd {
+	cmd.Args = append([]string{"sh", "-c", `read -r _ && exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+	return cmd
+}
+
+// runPlaced is run with place applied to the process after it started and
+// before it reads the line that lets it continue (see placedCmd); nil place
+// is run.
+func runPlaced(cmd *exec.Cmd, place Placement) (stdout, stderr string, err error) {
+	if place == nil {
+		return run(cmd)
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return "", "", err
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return "", "", fmt.Errorf("%s: %w", filepath.Base(cmd.Args[3]), err)
+	}
+	if err := place(cmd.Process.Pid); err != nil {
+		_ = in.Close() // read fails, the shell exits without running anything
+		_ = cmd.Wait()
+		return "", "", fmt.Errorf("placing %s before it starts: %w", filepath.Base(cmd.Args[3]), err)
+	}
+	_, werr := io.WriteString(in, "\n")
+	_ = in.Close()
+	err = cmd.Wait()
+	stdout, stderr = out.String(), errb.String()
+	if err = errors.Join(werr, err); err != nil {
+		msg := strings.TrimSpace(stderr)
+		if msg == "" {
+			msg = strings.TrimSpace(stdout)
+		}
+		return stdout, stderr, fmt.Errorf("%s: %w: %s", filepath.Base(cmd.Args[3]), err, msg)
+	}
+	return stdout, stderr, nil
+}
+
+// ServerPIDs are n's postmaster and the processes it started (backends,
+// checkpointer, WAL writer, ...), postmaster first; none when n is not
+// running.
+func (e *Engine) ServerPIDs(n Node) ([]int, error) {
+	pid, ok, err := e.Running(n)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return append([]int{pid}, childPIDs(pid)...), nil
 }
 
 // removeStaleSocketLock removes the socket lock file (and socket) a killed

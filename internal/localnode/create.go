@@ -25,6 +25,16 @@ func (e *Engine) Preflight(n Node) error {
 	if err := PortFree(n.Host, n.Port); err != nil {
 		errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
 	}
+	return errors.Join(append(errs, e.PreflightData(n))...)
+}
+
+// PreflightData is Preflight without the port check: for a node that will
+// take over a port another node (being replaced) holds now.
+func (e *Engine) PreflightData(n Node) error {
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	var errs []error
 	if err := checkEmptyOrAbsent(n.dataDir()); err != nil {
 		errs = append(errs, fmt.Errorf("node %s: %w", n.Name, err))
 	}

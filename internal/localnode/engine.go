@@ -91,6 +91,9 @@ func (e *Engine) BinDir() string { return e.binDir }
 // RunAsUser is the user the server programs run as.
 func (e *Engine) RunAsUser() string { return e.user }
 
+// RunAsIDs are the user and group IDs of the run user.
+func (e *Engine) RunAsIDs() (uid, gid int) { return int(e.uid), int(e.gid) }
+
 // Superuser is the bootstrap superuser's name.
 func (e *Engine) Superuser() string { return e.superuser }
 

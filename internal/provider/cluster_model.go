@@ -58,8 +58,73 @@ type localModel struct {
 	DataDir        types.String `tfsdk:"data_dir"`
 	PortBase       types.Int64  `tfsdk:"port_base"`
 	RunAsUser      types.String `tfsdk:"run_as_user"`
+	Limits         types.Object `tfsdk:"limits"`
 	DataDirs       types.Map    `tfsdk:"data_dirs"`
 	WatcherRunning types.Bool   `tfsdk:"durability_watcher_running"`
+	Cgroups        types.Map    `tfsdk:"cgroups"`
+	BlockDevices   types.Map    `tfsdk:"block_devices"`
+}
+
+type limitsModel struct {
+	MemoryMiB         types.Int64 `tfsdk:"memory_mib"`
+	ReadIOPS          types.Int64 `tfsdk:"read_iops"`
+	WriteIOPS         types.Int64 `tfsdk:"write_iops"`
+	ReadMiBPerSecond  types.Int64 `tfsdk:"read_mib_per_second"`
+	WriteMiBPerSecond types.Int64 `tfsdk:"write_mib_per_second"`
+	DiskGiB           types.Int64 `tfsdk:"disk_gib"`
+}
+
+// fields are m's values with their limit in the neutral model.
+func (m limitsModel) fields(l *cluster.Limits) []struct {
+	v   types.Int64
+	dst *int64
+} {
+	return []struct {
+		v   types.Int64
+		dst *int64
+	}{
+		{m.MemoryMiB, &l.MemoryMiB}, {m.ReadIOPS, &l.ReadIOPS}, {m.WriteIOPS, &l.WriteIOPS},
+		{m.ReadMiBPerSecond, &l.ReadMiBPerSecond}, {m.WriteMiBPerSecond, &l.WriteMiBPerSecond}, {m.DiskGiB, &l.DiskGiB},
+	}
+}
+
+// limitsInput is local.limits as the neutral input (nil when unset); ok is false while a value is unknown.
+func limitsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cluster.Limits, bool) {
+	if v.IsUnknown() {
+		return nil, false
+	}
+	if v.IsNull() {
+		return nil, true
+	}
+	var lm limitsModel
+	diags.Append(v.As(ctx, &lm, basetypes.ObjectAsOptions{})...)
+	out := &cluster.Limits{}
+	for _, f := range lm.fields(out) {
+		if f.v.IsUnknown() {
+			return nil, false
+		}
+		*f.dst = f.v.ValueInt64()
+	}
+	return out, true
+}
+
+// limitsObject is l as local.limits: zero values null (as a configuration that leaves them out).
+func limitsObject(l *cluster.Limits, diags *diag.Diagnostics) types.Object {
+	if l == nil {
+		return types.ObjectNull(clusterLimitsAttrTypes)
+	}
+	v := func(n int64) types.Int64 {
+		if n == 0 {
+			return types.Int64Null()
+		}
+		return types.Int64Value(n)
+	}
+	out, d := types.ObjectValue(clusterLimitsAttrTypes, map[string]attr.Value{
+		"memory_mib": v(l.MemoryMiB), "read_iops": v(l.ReadIOPS), "write_iops": v(l.WriteIOPS),
+		"read_mib_per_second": v(l.ReadMiBPerSecond), "write_mib_per_second": v(l.WriteMiBPerSecond), "disk_gib": v(l.DiskGiB),
+	})
+	diags.Append(d...)
+	return out
 }
 
 type clusterNodeOutput struct {
@@ -138,7 +203,11 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 		if l.DataDir.IsUnknown() || l.PortBase.IsUnknown() || l.RunAsUser.IsUnknown() {
 			return cluster.Spec{}, false
 		}
-		in.Local = &cluster.Local{DataDir: l.DataDir.ValueString(), PortBase: int(l.PortBase.ValueInt64()), RunAsUser: l.RunAsUser.ValueString()}
+		limits, ok := limitsInput(ctx, l.Limits, diags)
+		if !ok {
+			return cluster.Spec{}, false
+		}
+		in.Local = &cluster.Local{DataDir: l.DataDir.ValueString(), PortBase: int(l.PortBase.ValueInt64()), RunAsUser: l.RunAsUser.ValueString(), Limits: limits}
 	}
 	return cluster.FromInput(in), !diags.HasError()
 }
@@ -180,11 +249,17 @@ func priorMembers(ctx context.Context, m clusterModel, diags *diag.Diagnostics) 
 func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, local *cluster.LocalStatus, primaryUnknown bool, diags *diag.Diagnostics) {
 	nodeType := types.ObjectType{AttrTypes: clusterNodeAttrTypes}
 	out := make([]clusterNodeOutput, 0, len(members))
-	dirs := map[string]string{}
+	dirs, cgroups, devices := map[string]string{}, map[string]string{}, map[string]string{}
 	for _, mb := range members {
 		out = append(out, clusterNodeOutput{Name: mb.Name, Zone: mb.Zone, Role: mb.Role, Host: mb.Host, Port: int64(mb.Port), State: mb.State})
 		if mb.DataDir != "" {
 			dirs[mb.Name] = mb.DataDir
+		}
+		if mb.Cgroup != "" {
+			cgroups[mb.Name] = mb.Cgroup
+		}
+		if mb.BlockDevice != "" {
+			devices[mb.Name] = mb.BlockDevice
 		}
 	}
 	var d diag.Diagnostics
@@ -207,6 +282,7 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 		attrs["data_dirs"], d = types.MapValueFrom(ctx, types.StringType, dirs)
 		diags.Append(d...)
 		attrs["durability_watcher_running"] = types.BoolValue(local.DurabilityWatcherRunning)
+		attrs["cgroups"], attrs["block_devices"] = mapOrNull(ctx, cgroups, diags), mapOrNull(ctx, devices, diags)
 		m.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
 		diags.Append(d...)
 	}
@@ -266,7 +342,8 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		}
 		m.Local, d = types.ObjectValue(clusterLocalAttrTypes, map[string]attr.Value{
 			"data_dir": types.StringValue(l.DataDir), "port_base": types.Int64Value(int64(l.PortBase)), "run_as_user": runAs,
-			"data_dirs": types.MapNull(types.StringType), "durability_watcher_running": types.BoolNull(),
+			"limits": limitsObject(l.Limits, diags), "data_dirs": types.MapNull(types.StringType), "durability_watcher_running": types.BoolNull(),
+			"cgroups": types.MapNull(types.StringType), "block_devices": types.MapNull(types.StringType),
 		})
 		diags.Append(d...)
 	}

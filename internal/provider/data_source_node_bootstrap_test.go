@@ -84,7 +84,7 @@ func TestAccNodeBootstrapDataSource_basic(t *testing.T) {
 				}
 				plain, err := io.ReadAll(r)
 				if err != nil || string(plain) != ud {
-					return fmt.Errorf("user_data_base64gzip is not user_data compressed (%v)", err)
+					return fmt.Errorf("user_data_base64gzip is not user_data compressed (%w)", err)
 				}
 				return nil
 			},
@@ -93,7 +93,7 @@ func TestAccNodeBootstrapDataSource_basic(t *testing.T) {
 }
 
 func TestAccNodeBootstrapDataSource_badInputs(t *testing.T) {
-	c := func(body string) string { return nodeBootstrapConfig(body) }
+	c := nodeBootstrapConfig
 	ok := "  node = \"node-1\"\n  instance_type = \"m6id.4xlarge\"\n"
 	runBadInputs(t, []badInput{
 		{"unknown major", c(ok + "  postgres_major = 12\n"), `(?s)postgres_major.*between 13 and 18`},

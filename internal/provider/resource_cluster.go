@@ -128,6 +128,9 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	prior := priorMembers(ctx, state, &resp.Diagnostics)
+	if len(prior) > 0 && replaceForLimits(ctx, state, s, &plan, resp) {
+		return
+	}
 	planned, err := p.Plan(ctx, s, prior)
 	if err != nil {
 		addClusterError(&resp.Diagnostics, "Cluster Cannot Be Planned",
@@ -142,6 +145,19 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	plan.ID = plan.Name
 	setMembers(ctx, &plan, planned.Members, planned.Local, planned.Promoting, &resp.Diagnostics)
+	if s.Local != nil && s.Local.Limits.Device() && known(plan.Local) {
+		// A node whose device is made by this apply (every node of a new cluster) has no device number yet.
+		for _, mb := range planned.Members {
+			if mb.BlockDevice == "" || len(prior) == 0 {
+				attrs := plan.Local.Attributes()
+				attrs["block_devices"] = types.MapUnknown(types.StringType)
+				var d diag.Diagnostics
+				plan.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
+				resp.Diagnostics.Append(d...)
+				break
+			}
+		}
+	}
 	// The synchronous value and whether it is degraded depend on health: known after the apply, unless
 	// nothing that decides them changes.
 	plan.SynchronousStandbyNames, plan.SynchronousDegraded = types.StringUnknown(), types.BoolUnknown()
@@ -149,6 +165,39 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.SynchronousStandbyNames, plan.SynchronousDegraded = state.SynchronousStandbyNames, state.SynchronousDegraded
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// replaceForLimits marks the plan as a replacement when the limits' change needs new nodes
+// (cluster.ReplacementReason): every computed value unknown, and the reason in a warning. Terraform then
+// plans the new cluster as a create (where the platform checks it) and the apply destroys the old one first.
+func replaceForLimits(ctx context.Context, state clusterModel, s cluster.Spec, plan *clusterModel, resp *resource.ModifyPlanResponse) bool {
+	var d diag.Diagnostics
+	old, ok := clusterSpec(ctx, state, &d)
+	if !ok || old.Local == nil || s.Local == nil {
+		return false
+	}
+	why := cluster.ReplacementReason(old.Local.Limits, s.Local.Limits)
+	if why == "" {
+		return false
+	}
+	resp.RequiresReplace = append(resp.RequiresReplace, path.Root("local").AtName("limits"))
+	resp.Diagnostics.AddAttributeWarning(path.Root("local").AtName("limits"), "Cluster Will Be Replaced",
+		"This change to local.limits needs new nodes: "+why+". The apply destroys every node of the cluster, data included, and creates it again.")
+	plan.ID = plan.Name
+	plan.Nodes = types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes})
+	plan.Primary, plan.ConnectionURI = types.ObjectUnknown(clusterPrimaryAttrTypes), types.StringUnknown()
+	plan.SynchronousStandbyNames, plan.SynchronousDegraded = types.StringUnknown(), types.BoolUnknown()
+	if known(plan.Local) {
+		attrs := plan.Local.Attributes()
+		for _, k := range []string{"data_dirs", "cgroups", "block_devices"} {
+			attrs[k] = types.MapUnknown(types.StringType)
+		}
+		attrs["durability_watcher_running"] = types.BoolUnknown()
+		plan.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
+		resp.Diagnostics.Append(d...)
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
+	return true
 }
 
 func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -38,12 +39,57 @@ var clusterArchiveAttrTypes = map[string]attr.Type{
 	"pgbackrest_options": types.MapType{ElemType: types.StringType}, "walg_env": types.MapType{ElemType: types.StringType}, "backup_on_create": types.BoolType,
 }
 
+var clusterLimitsAttrTypes = map[string]attr.Type{
+	"memory_mib": types.Int64Type, "read_iops": types.Int64Type, "write_iops": types.Int64Type,
+	"read_mib_per_second": types.Int64Type, "write_mib_per_second": types.Int64Type, "disk_gib": types.Int64Type,
+}
+
 var clusterLocalAttrTypes = map[string]attr.Type{
 	"data_dir": types.StringType, "port_base": types.Int64Type, "run_as_user": types.StringType,
+	"limits":    types.ObjectType{AttrTypes: clusterLimitsAttrTypes},
 	"data_dirs": types.MapType{ElemType: types.StringType}, "durability_watcher_running": types.BoolType,
+	"cgroups": types.MapType{ElemType: types.StringType}, "block_devices": types.MapType{ElemType: types.StringType},
 }
 
 var clusterPrimaryAttrTypes = map[string]attr.Type{"host": types.StringType, "port": types.Int64Type}
+
+// clusterLimitsSchema is local.limits.
+func clusterLimitsSchema() schema.SingleNestedAttribute {
+	limit := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{Optional: true, MarkdownDescription: desc + " Unset or `0`: no limit. Changed in place (the cgroup's files are rewritten, nothing restarts)."}
+	}
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		MarkdownDescription: "Per-node resource limits, so \"dataset much larger than memory\" and \"a volume with gp3's baseline\" are real " +
+			"on one machine. Each node's server processes (the postmaster and everything it starts) run in a cgroup of their own " +
+			"(cgroup v1 `memory` and `blkio` controllers, or v2 `memory` and `io`); with any I/O limit or `disk_gib`, each node's " +
+			"data lives on a block device of its own (a loop device on a sparse file next to the data directory, XFS), so " +
+			"throttling applies to that node alone. Needs root and the controllers: a machine without them is refused at plan. " +
+			"Memory and I/O limits change in place; adding or removing the per-node device, or changing `disk_gib`, replaces " +
+			"the cluster (the plan says so). Everything is removed on destroy. On cgroup v1, buffered writes are throttled " +
+			"only when a server process writes them back itself (commits' and checkpoints' fsyncs); the kernel's flusher " +
+			"threads are not limited.",
+		Attributes: map[string]schema.Attribute{
+			"memory_mib": limit(fmt.Sprintf("Memory of each node's server processes in MiB, page cache included (cgroup v1 "+
+				"`memory.limit_in_bytes`, v2 `memory.max`). It must exceed `shared_buffers` (PostgreSQL's default 128MB when "+
+				"`parameters` do not set it) by at least %d MiB; `pgnvme_tuning` with `memory_gib = memory_mib / 1024` sizes the "+
+				"parameters for it.", cluster.MemoryHeadroomMiB)),
+			"read_iops":  limit("Read operations per second on each node's own device (cgroup v1 `blkio.throttle.read_iops_device`, v2 `io.max riops`). gp3's baseline is `3000`."),
+			"write_iops": limit("Write operations per second on each node's own device (`write_iops_device`, v2 `wiops`). gp3's baseline is `3000`."),
+			"read_mib_per_second": limit("Read throughput on each node's own device in MiB/s (`read_bps_device`, v2 `rbps`). " +
+				"gp3's baseline is `125`."),
+			"write_mib_per_second": limit("Write throughput on each node's own device in MiB/s (`write_bps_device`, v2 `wbps`). " +
+				"gp3's baseline is `125`."),
+			"disk_gib": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("Size of each node's own device in GiB (a sparse file: it takes only what the node "+
+					"writes, but the file system holding `data_dir` must have this much free per node). Setting it gives each node a "+
+					"device even without I/O limits. Defaults to `%d` when an I/O limit is set. Changing it replaces the cluster.",
+					cluster.DefaultDiskGiB),
+			},
+		},
+	}
+}
 
 func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	nodeName := pureStringValidator("Invalid Node Name", cluster.CheckNodeName)
@@ -176,10 +222,27 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 						MarkdownDescription: "OS user that runs PostgreSQL (it refuses to run as root). Defaults to `postgres` when Terraform runs as root, else the current user. Changing it replaces the cluster.",
 						PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
+					"limits": clusterLimitsSchema(),
 					"data_dirs": schema.MapAttribute{
-						ElementType:         types.StringType,
-						Computed:            true,
-						MarkdownDescription: "Each node's data directory, by node name (`<data_dir>/<node>`; a node keeps its directory for life).",
+						ElementType: types.StringType,
+						Computed:    true,
+						MarkdownDescription: "Each node's data directory, by node name (`<data_dir>/<node>`, or `<data_dir>/<node>/data` on a node's own " +
+							"device; a node keeps its directory for life).",
+					},
+					"cgroups": schema.MapAttribute{
+						ElementType: types.StringType,
+						Computed:    true,
+						MarkdownDescription: "With `limits`: each node's cgroup, by node name, relative to each controller's root " +
+							"(`pgnvme/<name>-<8 hex digits>/<node>`; on cgroup v1 under `/sys/fs/cgroup/memory` and `/sys/fs/cgroup/blkio`, " +
+							"on v2 under `/sys/fs/cgroup`). Its counters show what the node uses, such as `memory.max_usage_in_bytes` " +
+							"and `blkio.throttle.io_serviced`. Null without `limits`.",
+					},
+					"block_devices": schema.MapAttribute{
+						ElementType: types.StringType,
+						Computed:    true,
+						MarkdownDescription: "With I/O limits or `limits.disk_gib`: each node's own block device, by node name (a loop device " +
+							"such as `/dev/loop3`, on the sparse file `<data_dir>/<node>.img`, XFS, mounted at `<data_dir>/<node>`). " +
+							"The number can change after a restart of the machine. Null without a device per node.",
 					},
 					"durability_watcher_running": schema.BoolAttribute{
 						Computed: true,

@@ -1,0 +1,523 @@
+// Package cgroup is the adapter for Linux resource limits on a tree of processes: control groups (v1 with
+// the memory and blkio controllers mounted at <root>/memory and <root>/blkio; v2 when <root> itself is a
+// cgroup2 file system) and, in disk.go, loop-device disks, so an I/O limit applies to one tree's own
+// device. It does I/O only: which limits a node gets is the caller's decision. Writing cgroup files, loop
+// devices and mounts need root.
+//
+// A group is named by its path relative to each controller's root, such as "pgnvme/demo-1a2b3c4d/node-1";
+// on v1 it exists once per controller (memory, blkio), on v2 once.
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// DefaultRoot is where cgroup file systems are mounted.
+const DefaultRoot = "/sys/fs/cgroup"
+
+// cgroup2Magic is CGROUP2_SUPER_MAGIC, the f_type of a cgroup2 file system.
+const cgroup2Magic = 0x63677270
+
+// v1Controllers are the v1 controllers a group is made in.
+var v1Controllers = []string{"memory", "blkio"}
+
+// Hierarchy is the cgroup file systems under one root.
+type Hierarchy struct {
+	root string
+	v2   bool
+}
+
+// Open looks at root (DefaultRoot when "") and says which cgroup version it holds: v2 when root is a
+// cgroup2 mount, else v1. Whether the controllers are there is Check's question.
+func Open(root string) *Hierarchy {
+	if root == "" {
+		root = DefaultRoot
+	}
+	h := &Hierarchy{root: filepath.Clean(root)}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(h.root, &st); err == nil && st.Type == cgroup2Magic {
+		h.v2 = true
+	}
+	return h
+}
+
+// Version is 1 or 2.
+func (h *Hierarchy) Version() int {
+	if h.v2 {
+		return 2
+	}
+	return 1
+}
+
+// Check says, changing nothing, whether this machine can limit memory and I/O here: the controllers are
+// available and the caller may create groups (root). The error says what is missing and what to do.
+func (h *Hierarchy) Check() error {
+	var errs []error
+	if os.Geteuid() != 0 {
+		errs = append(errs, errors.New("limits need root: cgroups, loop devices and mounts are root's; run Terraform as root or remove local.limits"))
+	}
+	if h.v2 {
+		b, err := os.ReadFile(filepath.Join(h.root, "cgroup.controllers"))
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("%s is a cgroup v2 file system, but its controllers cannot be read: %w", h.root, err))...)
+		}
+		have := strings.Fields(string(b))
+		for _, c := range []string{"memory", "io"} {
+			if !slices.Contains(have, c) {
+				errs = append(errs, fmt.Errorf("the cgroup v2 controller %q is not available in %s (cgroup.controllers: %q): enable it in the kernel "+
+					"(or on the kernel command line), or remove local.limits", c, h.root, strings.TrimSpace(string(b))))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, f := range []string{"memory/memory.limit_in_bytes", "blkio/blkio.throttle.read_iops_device"} {
+		if _, err := os.Stat(filepath.Join(h.root, f)); err != nil {
+			c := strings.Split(f, "/")[0]
+			errs = append(errs, fmt.Errorf("no cgroup %s controller at %s (cgroup v1: %s missing; v2: %s is not a cgroup2 mount): "+
+				"mount it (mount -t cgroup -o %s cgroup %s) or remove local.limits",
+				c, filepath.Join(h.root, c), filepath.Join(h.root, f), h.root, c, filepath.Join(h.root, c)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// dirs are group's directories, one per controller (one on v2).
+func (h *Hierarchy) dirs(group string) ([]string, error) {
+	clean := filepath.Clean("/" + group)
+	if clean == "/" || strings.Contains(group, "..") {
+		return nil, fmt.Errorf("cgroup %q: give a relative path below the root, such as pgnvme/demo/node-1", group)
+	}
+	if h.v2 {
+		return []string{filepath.Join(h.root, clean)}, nil
+	}
+	out := make([]string, 0, len(v1Controllers))
+	for _, c := range v1Controllers {
+		out = append(out, filepath.Join(h.root, c, clean))
+	}
+	return out, nil
+}
+
+// controllerRoots are the roots groups are made under.
+func (h *Hierarchy) controllerRoots() []string {
+	if h.v2 {
+		return []string{h.root}
+	}
+	out := make([]string, 0, len(v1Controllers))
+	for _, c := range v1Controllers {
+		out = append(out, filepath.Join(h.root, c))
+	}
+	return out
+}
+
+// Path is group's directory in the memory controller (v1) or the unified hierarchy (v2), for messages.
+func (h *Hierarchy) Path(group string) string {
+	d, err := h.dirs(group)
+	if err != nil {
+		return group
+	}
+	return d[0]
+}
+
+// Exists reports whether group exists in any controller.
+func (h *Hierarchy) Exists(group string) bool {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return false
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Ensure makes group (and its parents) in every controller; on v2 it enables the memory and io controllers
+// for the children of every ancestor on the way. An existing group is left as it is.
+func (h *Hierarchy) Ensure(group string) error {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return err
+	}
+	for i, d := range dirs {
+		root := h.controllerRoots()[i]
+		rel, _ := filepath.Rel(root, d)
+		cur := root
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			if h.v2 {
+				if err := enableV2(cur); err != nil {
+					return err
+				}
+			}
+			cur = filepath.Join(cur, part)
+			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("creating cgroup %s: %w", cur, err)
+			}
+		}
+	}
+	return nil
+}
+
+// enableV2 lets dir's children use the memory and io controllers.
+func enableV2(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", dir, err)
+	}
+	have := strings.Fields(string(b))
+	if slices.Contains(have, "memory") && slices.Contains(have, "io") {
+		return nil
+	}
+	return write(filepath.Join(dir, "cgroup.subtree_control"), "+memory +io")
+}
+
+// Device is a block device's number.
+type Device struct{ Major, Minor uint32 }
+
+func (d Device) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+
+// IsZero reports whether d names no device.
+func (d Device) IsZero() bool { return d == Device{} }
+
+// Limits are what Set writes. Zero means no limit.
+type Limits struct {
+	// MemoryBytes caps the group's memory, page cache included.
+	MemoryBytes int64
+	// Device is the block device the I/O limits apply to; the zero Device means no I/O limits.
+	Device Device
+	// ReadIOPS, WriteIOPS, ReadBPS and WriteBPS cap I/O on Device (BPS: bytes per second).
+	ReadIOPS, WriteIOPS, ReadBPS, WriteBPS int64
+}
+
+// Set writes l into group (which must exist): every value, so a limit that is now zero is removed. On v1
+// lowering memory below what the group uses makes the kernel reclaim; it fails when it cannot.
+func (h *Hierarchy) Set(group string, l Limits) error {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return err
+	}
+	if h.v2 {
+		d := dirs[0]
+		mem := "max"
+		if l.MemoryBytes > 0 {
+			mem = strconv.FormatInt(l.MemoryBytes, 10)
+		}
+		if err := write(filepath.Join(d, "memory.max"), mem); err != nil {
+			return err
+		}
+		if l.Device.IsZero() {
+			return nil
+		}
+		v := func(n int64) string {
+			if n <= 0 {
+				return "max"
+			}
+			return strconv.FormatInt(n, 10)
+		}
+		return write(filepath.Join(d, "io.max"), fmt.Sprintf("%s riops=%s wiops=%s rbps=%s wbps=%s", l.Device, v(l.ReadIOPS), v(l.WriteIOPS), v(l.ReadBPS), v(l.WriteBPS)))
+	}
+	mem := "-1"
+	if l.MemoryBytes > 0 {
+		mem = strconv.FormatInt(l.MemoryBytes, 10)
+	}
+	if err := write(filepath.Join(dirs[0], "memory.limit_in_bytes"), mem); err != nil {
+		return fmt.Errorf("%w (a limit below what the node uses now cannot always be reclaimed: stop the load or raise the limit)", err)
+	}
+	if l.Device.IsZero() {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"blkio.throttle.read_iops_device", l.ReadIOPS}, {"blkio.throttle.write_iops_device", l.WriteIOPS},
+		{"blkio.throttle.read_bps_device", l.ReadBPS}, {"blkio.throttle.write_bps_device", l.WriteBPS},
+	} {
+		// "MAJ:MIN 0" removes the device's rule.
+		if err := write(filepath.Join(dirs[1], f.name), fmt.Sprintf("%s %d", l.Device, max(f.v, 0))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get reads back the limits in force in group for dev (the zero Device: memory only).
+func (h *Hierarchy) Get(group string, dev Device) (Limits, error) {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return Limits{}, err
+	}
+	out := Limits{Device: dev}
+	if h.v2 {
+		s, err := readTrim(filepath.Join(dirs[0], "memory.max"))
+		if err != nil {
+			return out, err
+		}
+		if s != "max" {
+			if out.MemoryBytes, err = strconv.ParseInt(s, 10, 64); err != nil {
+				return out, fmt.Errorf("memory.max %q: %w", s, err)
+			}
+		}
+		if dev.IsZero() {
+			return out, nil
+		}
+		lines, err := readLines(filepath.Join(dirs[0], "io.max"))
+		if err != nil {
+			return out, err
+		}
+		for _, line := range lines {
+			f := strings.Fields(line)
+			if len(f) == 0 || f[0] != dev.String() {
+				continue
+			}
+			kv := keyValues(f[1:])
+			out.ReadIOPS, out.WriteIOPS, out.ReadBPS, out.WriteBPS = kv["riops"], kv["wiops"], kv["rbps"], kv["wbps"]
+		}
+		return out, nil
+	}
+	s, err := readTrim(filepath.Join(dirs[0], "memory.limit_in_bytes"))
+	if err != nil {
+		return out, err
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n < 1<<62 {
+		out.MemoryBytes = n
+	}
+	if dev.IsZero() {
+		return out, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{
+		{"blkio.throttle.read_iops_device", &out.ReadIOPS}, {"blkio.throttle.write_iops_device", &out.WriteIOPS},
+		{"blkio.throttle.read_bps_device", &out.ReadBPS}, {"blkio.throttle.write_bps_device", &out.WriteBPS},
+	} {
+		lines, err := readLines(filepath.Join(dirs[1], f.name))
+		if err != nil {
+			return out, err
+		}
+		for _, line := range lines {
+			p := strings.Fields(line)
+			if len(p) == 2 && p[0] == dev.String() {
+				*f.v, _ = strconv.ParseInt(p[1], 10, 64)
+			}
+		}
+	}
+	return out, nil
+}
+
+// keyValues reads "riops=3000 wiops=max" into numbers; "max" is 0 (no limit).
+func keyValues(fields []string) map[string]int64 {
+	out := map[string]int64{}
+	for _, f := range fields {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || v == "max" {
+			continue
+		}
+		out[k], _ = strconv.ParseInt(v, 10, 64)
+	}
+	return out
+}
+
+// Join moves process pid (all its threads) into group in every controller. Its children started from now
+// on are born there; children it has already are not moved (move them one by one).
+func (h *Hierarchy) Join(group string, pid int) error {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if err := write(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("moving PID %d into cgroup %s: %w", pid, d, err)
+		}
+	}
+	return nil
+}
+
+// Procs are the processes in group (in its memory controller on v1), sorted; none when it does not exist.
+func (h *Hierarchy) Procs(group string) ([]int, error) {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int]bool{}
+	for _, d := range dirs {
+		lines, err := readLines(filepath.Join(d, "cgroup.procs"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
+			if pid, err := strconv.Atoi(l); err == nil {
+				seen[pid] = true
+			}
+		}
+	}
+	var out []int
+	for pid := range seen {
+		out = append(out, pid)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Remove removes group from every controller: the processes still in it are moved to the root group
+// first, then its directory, then every parent that is left empty, up to (not including) the controller
+// root. A group that does not exist is success; a parent that other groups still use stays.
+func (h *Hierarchy) Remove(group string) error {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, d := range dirs {
+		root := h.controllerRoots()[i]
+		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		lines, err := readLines(filepath.Join(d, "cgroup.procs"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		for _, l := range lines {
+			// A process that ended meanwhile is fine (ESRCH).
+			if err := write(filepath.Join(root, "cgroup.procs"), l); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, fmt.Errorf("moving PID %s out of cgroup %s: %w", l, d, err))
+			}
+		}
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+			continue
+		}
+		for p := filepath.Dir(d); p != root && strings.HasPrefix(p, root+"/"); p = filepath.Dir(p) {
+			if os.Remove(p) != nil { // not empty (EBUSY): another group lives there
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stats are a group's counters.
+type Stats struct {
+	// MemoryBytes is the memory charged to the group now, page cache included; MaxMemoryBytes the most it
+	// was charged since it was made (v1 memory.max_usage_in_bytes, v2 memory.peak).
+	MemoryBytes, MaxMemoryBytes int64
+	// ReadIOs, WriteIOs, ReadBytes and WriteBytes count I/O the group issued to the device (v1
+	// blkio.throttle.io_serviced and io_service_bytes, v2 io.stat).
+	ReadIOs, WriteIOs, ReadBytes, WriteBytes int64
+}
+
+// Stats reads group's counters, the I/O ones for dev.
+func (h *Hierarchy) Stats(group string, dev Device) (Stats, error) {
+	dirs, err := h.dirs(group)
+	if err != nil {
+		return Stats{}, err
+	}
+	var out Stats
+	num := func(path string) (int64, error) {
+		s, err := readTrim(path)
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseInt(s, 10, 64)
+	}
+	if h.v2 {
+		if out.MemoryBytes, err = num(filepath.Join(dirs[0], "memory.current")); err != nil {
+			return out, err
+		}
+		if out.MaxMemoryBytes, err = num(filepath.Join(dirs[0], "memory.peak")); err != nil {
+			return out, fmt.Errorf("%w (memory.peak needs Linux 5.19)", err)
+		}
+		lines, err := readLines(filepath.Join(dirs[0], "io.stat"))
+		if err != nil {
+			return out, err
+		}
+		for _, line := range lines {
+			f := strings.Fields(line)
+			if len(f) > 0 && f[0] == dev.String() {
+				kv := keyValues(f[1:])
+				out.ReadIOs, out.WriteIOs, out.ReadBytes, out.WriteBytes = kv["rios"], kv["wios"], kv["rbytes"], kv["wbytes"]
+			}
+		}
+		return out, nil
+	}
+	if out.MemoryBytes, err = num(filepath.Join(dirs[0], "memory.usage_in_bytes")); err != nil {
+		return out, err
+	}
+	if out.MaxMemoryBytes, err = num(filepath.Join(dirs[0], "memory.max_usage_in_bytes")); err != nil {
+		return out, err
+	}
+	for _, f := range []struct {
+		name        string
+		read, write *int64
+	}{
+		{"blkio.throttle.io_serviced", &out.ReadIOs, &out.WriteIOs},
+		{"blkio.throttle.io_service_bytes", &out.ReadBytes, &out.WriteBytes},
+	} {
+		lines, err := readLines(filepath.Join(dirs[1], f.name))
+		if err != nil {
+			return out, err
+		}
+		for _, line := range lines {
+			p := strings.Fields(line)
+			if len(p) != 3 || p[0] != dev.String() {
+				continue
+			}
+			n, _ := strconv.ParseInt(p[2], 10, 64)
+			switch p[1] {
+			case "Read":
+				*f.read = n
+			case "Write":
+				*f.write = n
+			}
+		}
+	}
+	return out, nil
+}
+
+// write writes s to a cgroup file (no truncation games: cgroup files take one value per write).
+func write(path, s string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(s)
+	cerr := f.Close()
+	if werr != nil {
+		return fmt.Errorf("writing %q to %s: %w", s, path, werr)
+	}
+	return cerr
+}
+
+func readTrim(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return strings.TrimSpace(string(b)), err
+}
+
+func readLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if t := strings.TrimSpace(s.Text()); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out, s.Err()
+}

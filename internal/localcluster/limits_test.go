@@ -1,0 +1,241 @@
+package localcluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
+)
+
+// Limits apply to a node for real: its server processes are born in its cgroup and its data lives on its
+// own loop device; reading a table twice the memory limit keeps the node's memory (page cache included)
+// under the limit; an IOPS limit added in place (no restart) holds random reads at the limit, measured
+// from the cgroup's own counters; destroy leaves no cgroup, disk image, mount or loop device.
+func TestLimits_memoryAndReadIOPS(t *testing.T) {
+	const memoryMiB, readIOPS = 160, 150
+	m, err := localcluster.NewManager("")
+	if err != nil {
+		t.Fatalf("the local cluster needs PostgreSQL: %v", err)
+	}
+	root, err := os.MkdirTemp("", "pgnvme-lim-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	s := localcluster.Spec{
+		Name:        "tf-acc-limits",
+		Members:     []localcluster.Member{{Name: "n1", Port: acctest.FreePorts(t, 1)[0], DataDir: filepath.Join(root, "n1", cluster.LocalDeviceDataDir)}},
+		Synchronous: bootstrap.Synchronous{Method: quorum.MethodAny, Number: 0, DataDurability: bootstrap.DurabilityRequired, Commit: bootstrap.CommitOn},
+		Parameters:  map[string]string{"shared_buffers": "16MB"},
+		Limits:      &cluster.Limits{MemoryMiB: memoryMiB, DiskGiB: 2},
+	}
+	mb := s.Members[0]
+	h := cgroup.Open("")
+	group := localcluster.CgroupName(s, mb)
+	destroyed := false
+	destroy := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+		defer cancel()
+		if err := m.Destroy(ctx, s); err != nil {
+			t.Errorf("Destroy: %v", err)
+		}
+		destroyed = true
+	}
+	defer func() {
+		if !destroyed {
+			destroy()
+		}
+	}()
+	ctx := ctxT(t)
+	start := time.Now()
+	if created, err := m.Create(ctx, s); err != nil {
+		t.Fatalf("Create (created %v): %v", created, err)
+	}
+	t.Logf("created a node with its own disk in %s", time.Since(start).Round(time.Millisecond))
+
+	// The data directory is on the node's own device, and every server process is in its cgroup.
+	d, err := cgroup.FindDisk(localcluster.DiskImage(mb), localcluster.DiskMount(mb))
+	if err != nil || !d.Mounted {
+		t.Fatalf("the node's disk: %+v, %v", d, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(mb.DataDir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := (cgroup.Device{Major: uint32(st.Dev >> 8 & 0xfff), Minor: uint32(st.Dev&0xff | st.Dev>>12&0xfff00)}); got != d.Number {
+		t.Errorf("the data directory is on device %s, want the node's own %s", got, d.Number)
+	}
+	pids, err := m.Engine().ServerPIDs(localcluster.Node(mb, localnode.RolePrimary))
+	if err != nil || len(pids) < 3 {
+		t.Fatalf("ServerPIDs = %v, %v", pids, err)
+	}
+	in, err := h.Procs(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if !slices.Contains(in, pid) {
+			t.Errorf("server process %d is not in the node's cgroup %s (it holds %v)", pid, group, in)
+		}
+	}
+
+	// A table about twice the memory limit, read in full twice: the node's memory stays under the limit.
+	e := m.Engine()
+	n := localcluster.Node(mb, localnode.RolePrimary)
+	psql := func(sql string) string {
+		t.Helper()
+		out, err := e.Psql(ctx, n, "postgres", sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	psql("CREATE TABLE t (g int, pad text); INSERT INTO t SELECT g, repeat('x', 250) FROM generate_series(1, 1000000) g; CREATE INDEX ON t (g)")
+	var size int64
+	if _, err := fmt.Sscan(psql("SELECT pg_total_relation_size('t')"), &size); err != nil || size < 2*memoryMiB<<20*9/10 {
+		t.Fatalf("the dataset is %d bytes (%v); want about twice the %d MiB limit", size, err, memoryMiB)
+	}
+	psql("SELECT count(*), sum(length(pad)) FROM t; SELECT count(*), sum(length(pad)) FROM t")
+	stats, err := h.Stats(group, d.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dataset %d MiB, memory limit %d MiB: peak use %d MiB, now %d MiB", size>>20, memoryMiB, stats.MaxMemoryBytes>>20, stats.MemoryBytes>>20)
+	if stats.MaxMemoryBytes > memoryMiB<<20 {
+		t.Errorf("the node used %d bytes, over its %d MiB limit", stats.MaxMemoryBytes, memoryMiB)
+	}
+	if stats.MaxMemoryBytes < memoryMiB<<20/2 {
+		t.Errorf("the node peaked at %d MiB: the page cache should have filled the limit", stats.MaxMemoryBytes>>20)
+	}
+
+	// A read IOPS limit added in place: the cgroup's files rewritten, the server not restarted.
+	started := psql("SELECT pg_postmaster_start_time()")
+	s.Limits = &cluster.Limits{MemoryMiB: memoryMiB, ReadIOPS: readIOPS, DiskGiB: 2}
+	if err := m.ApplyLimits(ctx, s); err != nil {
+		t.Fatalf("ApplyLimits: %v", err)
+	}
+	if got, err := h.Get(group, d.Number); err != nil || got.ReadIOPS != readIOPS || got.MemoryBytes != memoryMiB<<20 {
+		t.Fatalf("limits in force: %+v, %v", got, err)
+	}
+	if got := psql("SELECT pg_postmaster_start_time()"); got != started {
+		t.Errorf("changing a limit restarted the server (%s -> %s)", started, got)
+	}
+	// Random index lookups from 4 sessions for 5 s: most miss the limited memory and go to the device.
+	before, err := h.Stats(group, d.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = e.Psql(ctx, n, "postgres", `DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+				WHILE clock_timestamp() < t0 + interval '5 s' LOOP PERFORM pad FROM t WHERE g = 1 + (random() * 999999)::int; END LOOP; END $$`)
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(begin).Seconds()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	after, err := h.Stats(group, d.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := float64(after.ReadIOs-before.ReadIOs) / elapsed
+	t.Logf("random reads under a %d IOPS limit: %.0f IOPS (%d reads in %.1f s, from the cgroup's counters)", readIOPS, rate, after.ReadIOs-before.ReadIOs, elapsed)
+	if rate > readIOPS*1.1 || rate < readIOPS*0.7 {
+		t.Errorf("read IOPS %.0f; want them held at the limit %d", rate, readIOPS)
+	}
+
+	// Destroy removes the cgroup, the mount, the loop device and the image.
+	destroy()
+	if h.Exists(group) {
+		t.Errorf("cgroup %s is left after Destroy", group)
+	}
+	if _, err := os.Stat(localcluster.DiskImage(mb)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("disk image %s is left after Destroy (%v)", localcluster.DiskImage(mb), err)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/block", filepath.Base(d.Device), "loop", "backing_file")); err == nil {
+		b, _ := os.ReadFile(filepath.Join("/sys/block", filepath.Base(d.Device), "loop", "backing_file"))
+		if string(b) == localcluster.DiskImage(mb)+"\n" {
+			t.Errorf("loop device %s is still attached to the image", d.Device)
+		}
+	}
+	if entries, _ := os.ReadDir(root); len(entries) > 0 {
+		t.Errorf("Destroy left %v under %s", entries, root)
+	}
+}
+
+// A memory limit added to a running cluster moves every server process into its cgroup without a restart;
+// removing the limits moves them out again and removes the cgroup, the servers still running.
+func TestLimits_addedAndRemovedInPlace(t *testing.T) {
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	s.Members = s.Members[:1]
+	s.Synchronous.Number = 0
+	ctx := ctxT(t)
+	if created, err := m.Create(ctx, s); err != nil {
+		t.Fatalf("Create (created %v): %v", created, err)
+	}
+	mb := s.Members[0]
+	n := localcluster.Node(mb, localnode.RolePrimary)
+	started, err := m.Engine().Psql(ctx, n, "", "SELECT pg_postmaster_start_time()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cgroup.Open("")
+	group := localcluster.CgroupName(s, mb)
+	s.Limits = &cluster.Limits{MemoryMiB: 256}
+	if err := m.ApplyLimits(ctx, s); err != nil {
+		t.Fatalf("ApplyLimits: %v", err)
+	}
+	pids, err := m.Engine().ServerPIDs(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := h.Procs(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if !slices.Contains(in, pid) {
+			t.Errorf("server process %d was not moved into %s (%v)", pid, group, in)
+		}
+	}
+	if got, err := h.Get(group, cgroup.Device{}); err != nil || got.MemoryBytes != 256<<20 {
+		t.Errorf("memory limit in force: %+v, %v", got, err)
+	}
+	// A backend started now is born in the group.
+	if _, err := m.Engine().Psql(ctx, n, "", "SELECT pg_sleep(0)"); err != nil {
+		t.Fatal(err)
+	}
+	s.Limits = nil
+	if err := m.ApplyLimits(ctx, s); err != nil {
+		t.Fatalf("ApplyLimits without limits: %v", err)
+	}
+	if h.Exists(group) {
+		t.Errorf("cgroup %s is left after the limits were removed", group)
+	}
+	if got, err := m.Engine().Psql(ctx, n, "", "SELECT pg_postmaster_start_time()"); err != nil || got != started {
+		t.Errorf("the server restarted or stopped (%q, %v; was %q)", got, err, started)
+	}
+}
