@@ -21,6 +21,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 )
 
@@ -217,56 +218,18 @@ func (c *Cluster) Node(name string) *Node {
 
 // Roles and states of members in Patroni 4's REST /cluster.
 const (
-	RoleLeader        = "leader"
-	RoleQuorumStandby = "quorum_standby"
-	RoleReplica       = "replica"
-	StateRunning      = "running"
-	StateStreaming    = "streaming"
+	RoleLeader        = patroniapi.RoleLeader
+	RoleQuorumStandby = patroniapi.RoleQuorumStandby
+	RoleReplica       = patroniapi.RoleReplica
+	StateRunning      = patroniapi.StateRunning
+	StateStreaming    = patroniapi.StateStreaming
 )
 
-// Member is one member in Patroni's REST /cluster.
-type Member struct {
-	Name     string          `json:"name"`
-	Role     string          `json:"role"`
-	State    string          `json:"state"`
-	Host     string          `json:"host"`
-	Port     int             `json:"port"`
-	Timeline int             `json:"timeline"`
-	Lag      json.RawMessage `json:"lag,omitempty"`
-}
-
-// Status is Patroni's REST /cluster.
-type Status struct {
-	Members []Member `json:"members"`
-}
-
-// Leader is the member whose role is leader.
-func (s Status) Leader() (Member, bool) {
-	for _, m := range s.Members {
-		if m.Role == RoleLeader {
-			return m, true
-		}
-	}
-	return Member{}, false
-}
-
-// Member is the member named name.
-func (s Status) Member(name string) (Member, bool) {
-	for _, m := range s.Members {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return Member{}, false
-}
-
-func (s Status) String() string {
-	parts := make([]string, 0, len(s.Members))
-	for _, m := range s.Members {
-		parts = append(parts, fmt.Sprintf("%s %s/%s tl%d", m.Name, m.Role, m.State, m.Timeline))
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
+// Member and Status are Patroni's GET /cluster, as internal/patroniapi reads it.
+type (
+	Member = patroniapi.Member
+	Status = patroniapi.Status
+)
 
 // patroniURL is node n's Patroni REST API.
 func (c *Cluster) patroniURL(n *Node) string {

@@ -2,14 +2,9 @@ package provider
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
@@ -358,57 +353,4 @@ func mapOrNull(ctx context.Context, v map[string]string, diags *diag.Diagnostics
 	out, d := types.MapValueFrom(ctx, types.StringType, v)
 	diags.Append(d...)
 	return out
-}
-
-// attrPath turns a cluster attribute path into the framework's.
-func attrPath(p []string) path.Path {
-	if len(p) == 0 {
-		return path.Empty()
-	}
-	out := path.Root(p[0])
-	for _, name := range p[1:] {
-		out = out.AtName(name)
-	}
-	return out
-}
-
-// addClusterError reports err: each cluster.FieldError at its attribute with its own summary, anything
-// else under summary with what (what happened and what to do) before the error.
-func addClusterError(diags *diag.Diagnostics, summary, what string, err error) {
-	fields, others := cluster.FieldErrors(err)
-	for _, fe := range fields {
-		if len(fe.Path) == 0 {
-			diags.AddError(fe.Summary, fe.Detail)
-		} else {
-			diags.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
-		}
-	}
-	if len(others) > 0 {
-		diags.AddError(summary, what+"\n\n"+errors.Join(others...).Error())
-	}
-}
-
-// pureStringValidator checks a string with a rule of a pure package, such as cluster.CheckNodeName.
-// summary is the diagnostic's title, such as "Invalid Node Name".
-func pureStringValidator(summary string, check func(string) error) validator.String {
-	return pureStringCheck{summary: summary, check: check}
-}
-
-type pureStringCheck struct {
-	summary string
-	check   func(string) error
-}
-
-func (v pureStringCheck) Description(context.Context) string { return "must pass: " + v.summary }
-
-func (v pureStringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (v pureStringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if !known(req.ConfigValue) {
-		return
-	}
-	if err := v.check(req.ConfigValue.ValueString()); err != nil {
-		msg := err.Error()
-		resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%s%s.", strings.ToUpper(msg[:1]), msg[1:]))
-	}
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -290,4 +291,32 @@ func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportSt
 	}
 	m := modelFromSpec(ctx, s, prior, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// attrPath turns a cluster attribute path into the framework's.
+func attrPath(p []string) path.Path {
+	if len(p) == 0 {
+		return path.Empty()
+	}
+	out := path.Root(p[0])
+	for _, name := range p[1:] {
+		out = out.AtName(name)
+	}
+	return out
+}
+
+// addClusterError reports err: each cluster.FieldError at its attribute with its own summary, anything
+// else under summary with what (what happened and what to do) before the error.
+func addClusterError(diags *diag.Diagnostics, summary, what string, err error) {
+	fields, others := cluster.FieldErrors(err)
+	for _, fe := range fields {
+		if len(fe.Path) == 0 {
+			diags.AddError(fe.Summary, fe.Detail)
+		} else {
+			diags.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
+		}
+	}
+	if len(others) > 0 {
+		diags.AddError(summary, what+"\n\n"+errors.Join(others...).Error())
+	}
 }

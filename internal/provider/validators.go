@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -77,4 +78,29 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// pureStringValidator checks a string with a rule of a pure package, such as cluster.CheckNodeName.
+// summary is the diagnostic's title, such as "Invalid Node Name".
+func pureStringValidator(summary string, check func(string) error) validator.String {
+	return pureStringCheck{summary: summary, check: check}
+}
+
+type pureStringCheck struct {
+	summary string
+	check   func(string) error
+}
+
+func (v pureStringCheck) Description(context.Context) string { return "must pass: " + v.summary }
+
+func (v pureStringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v pureStringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !known(req.ConfigValue) {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		msg := err.Error()
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%s%s.", strings.ToUpper(msg[:1]), msg[1:]))
+	}
 }

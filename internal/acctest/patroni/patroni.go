@@ -38,6 +38,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/internal/ports"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -49,16 +50,14 @@ const ToolsDir = "/opt/pgnvme-tools/patroni4"
 // installHint is the command that installs every part the fixture needs.
 const installHint = "run `sudo bash scripts/test-deps.sh` (as root: `bash scripts/test-deps.sh`) from the repository root"
 
-// Roles and states of members in Patroni 4's REST /cluster.
+// Roles and states of members in Patroni 4's REST /cluster. RoleQuorumStandby is a standby the leader
+// names in `ANY n (...)` (synchronous_mode: quorum); Patroni 4 reports `sync_standby` for synchronous_mode: on.
 const (
-	RoleLeader = "leader"
-	// RoleQuorumStandby is a standby the leader names in `ANY n (...)` (synchronous_mode: quorum);
-	// Patroni 4 reports `sync_standby` for synchronous_mode: on instead.
-	RoleQuorumStandby = "quorum_standby"
-	RoleReplica       = "replica"
-
-	StateRunning   = "running"
-	StateStreaming = "streaming"
+	RoleLeader        = patroniapi.RoleLeader
+	RoleQuorumStandby = patroniapi.RoleQuorumStandby
+	RoleReplica       = patroniapi.RoleReplica
+	StateRunning      = patroniapi.StateRunning
+	StateStreaming    = patroniapi.StateStreaming
 )
 
 const (
@@ -455,55 +454,11 @@ func (c *Cluster) Node(t testing.TB, name string) *Node {
 	return nil
 }
 
-// Member is one member in Patroni's REST /cluster.
-type Member struct {
-	Name string `json:"name"`
-	// Role is RoleLeader, RoleQuorumStandby, "sync_standby", RoleReplica or "standby_leader".
-	Role string `json:"role"`
-	// State is the leader's PostgreSQL state (StateRunning, ...) or a standby's replication state
-	// (StateStreaming, "in archive recovery", ...).
-	State    string `json:"state"`
-	APIURL   string `json:"api_url"`
-	Host     string `json:"host"`
-	Port     int    `json:"port"`
-	Timeline int    `json:"timeline"`
-	// Lag is the standby's lag in bytes, or "unknown".
-	Lag json.RawMessage `json:"lag,omitempty"`
-}
-
-// Status is Patroni's REST /cluster: the members as the DCS knows them.
-type Status struct {
-	Members []Member `json:"members"`
-	Pause   bool     `json:"pause"`
-}
-
-// Leader is the member whose role is leader, if any.
-func (s Status) Leader() (Member, bool) {
-	for _, m := range s.Members {
-		if m.Role == RoleLeader {
-			return m, true
-		}
-	}
-	return Member{}, false
-}
-
-// Member is the member named name, if it is there.
-func (s Status) Member(name string) (Member, bool) {
-	for _, m := range s.Members {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return Member{}, false
-}
-
-func (s Status) String() string {
-	parts := make([]string, 0, len(s.Members))
-	for _, m := range s.Members {
-		parts = append(parts, fmt.Sprintf("%s %s/%s tl%d", m.Name, m.Role, m.State, m.Timeline))
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
+// Member and Status are Patroni's GET /cluster, as internal/patroniapi reads it.
+type (
+	Member = patroniapi.Member
+	Status = patroniapi.Status
+)
 
 // Status is GET /cluster from the first node whose REST API answers.
 func (c *Cluster) Status(ctx context.Context) (Status, error) {
