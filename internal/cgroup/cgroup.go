@@ -10,6 +10,7 @@ package cgroup
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,6 +20,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // DefaultRoot is where cgroup file systems are mounted.
@@ -372,6 +376,12 @@ func (h *Hierarchy) Procs(group string) ([]int, error) {
 	return out, nil
 }
 
+// How long Remove keeps moving processes out of a group that is still busy.
+const (
+	removeTimeout  = 10 * time.Second
+	removeInterval = 20 * time.Millisecond
+)
+
 // Remove removes group from every controller: the processes still in it are moved to the root group
 // first, then its directory, then every parent that is left empty, up to (not including) the controller
 // root. A group that does not exist is success; a parent that other groups still use stays.
@@ -386,18 +396,30 @@ func (h *Hierarchy) Remove(group string) error {
 		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		lines, err := readLines(filepath.Join(d, "cgroup.procs"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-		for _, l := range lines {
-			// A process that ended meanwhile is fine (ESRCH).
-			if err := write(filepath.Join(root, "cgroup.procs"), l); err != nil && !errors.Is(err, syscall.ESRCH) {
-				errs = append(errs, fmt.Errorf("moving PID %s out of cgroup %s: %w", l, d, err))
+		// A server may fork a backend while its processes move out, and that child lands in the group: move
+		// again until the group is empty and goes (rmdir fails with EBUSY while anything is in it).
+		err := wait.Until(context.Background(), "cgroup "+d+" to be empty and removed", removeTimeout, removeInterval, nil, func(context.Context) (bool, error) {
+			lines, err := readLines(filepath.Join(d, "cgroup.procs"))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return false, err
 			}
-		}
-		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+			for _, l := range lines {
+				// A process that ended meanwhile is fine (ESRCH).
+				if err := write(filepath.Join(root, "cgroup.procs"), l); err != nil && !errors.Is(err, syscall.ESRCH) {
+					return false, fmt.Errorf("moving PID %s out of cgroup %s: %w", l, d, err)
+				}
+			}
+			switch err := os.Remove(d); {
+			case err == nil, errors.Is(err, fs.ErrNotExist):
+				return true, nil
+			case errors.Is(err, syscall.EBUSY):
+				return false, wait.NotYet(fmt.Errorf("removing cgroup %s: %w", d, err))
+			default:
+				return false, fmt.Errorf("removing cgroup %s: %w", d, err)
+			}
+		})
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		for p := filepath.Dir(d); p != root && strings.HasPrefix(p, root+"/"); p = filepath.Dir(p) {
