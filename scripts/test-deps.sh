@@ -121,6 +121,11 @@ need systemd-tools 'command -v systemd-analyze && command -v systemd-escape' 'sy
 need iproute2 'ip netns list' 'ip -V' iproute2
 need losetup 'command -v losetup' 'losetup --version' mount
 need setsid 'command -v setsid' 'setsid --version' util-linux
+# The node simulator (internal/nodesim) enters namespaces and drops privileges with util-linux's tools, reaches
+# the nodes with curl, and gives the nodes this machine's AWS CLI (their secrets script reads SSM with it).
+need nsenter 'command -v nsenter && command -v unshare && command -v setpriv && command -v mountpoint && command -v blkid' 'nsenter --version' 'util-linux mount'
+need curl 'command -v curl' 'curl --version' curl
+need aws-cli 'command -v aws' 'aws --version 2>&1' awscli
 
 # has I: whether need I is there.
 has() { eval "${checks[$1]}" >/dev/null 2>&1; }
