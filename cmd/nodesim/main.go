@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -136,7 +137,7 @@ func waitFormed(ctx context.Context, c *nodesim.Cluster, n int) (nodesim.Status,
 			return false, wait.NotYet(fmt.Errorf("%d members: %s", len(s.Members), s))
 		}
 		for _, m := range s.Members {
-			if m.Role == nodesim.RoleLeader && m.State == nodesim.StateRunning || m.Role != nodesim.RoleLeader && m.State == nodesim.StateStreaming {
+			if m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning || m.Role != patroniapi.RoleLeader && m.State == patroniapi.StateStreaming {
 				continue
 			}
 			return false, wait.NotYet(fmt.Errorf("%s", s))

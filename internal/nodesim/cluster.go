@@ -216,15 +216,6 @@ func (c *Cluster) Node(name string) *Node {
 	return nil
 }
 
-// Roles and states of members in Patroni 4's REST /cluster.
-const (
-	RoleLeader        = patroniapi.RoleLeader
-	RoleQuorumStandby = patroniapi.RoleQuorumStandby
-	RoleReplica       = patroniapi.RoleReplica
-	StateRunning      = patroniapi.StateRunning
-	StateStreaming    = patroniapi.StateStreaming
-)
-
 // Member and Status are Patroni's GET /cluster, as internal/patroniapi reads it.
 type (
 	Member = patroniapi.Member

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -88,8 +89,8 @@ func quorumOf(n int) func(nodesim.Status) error {
 		}
 		for _, m := range s.Members {
 			switch {
-			case m.Role == nodesim.RoleLeader && m.State == nodesim.StateRunning:
-			case m.Role == nodesim.RoleQuorumStandby && m.State == nodesim.StateStreaming:
+			case m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning:
+			case m.Role == patroniapi.RoleQuorumStandby && m.State == patroniapi.StateStreaming:
 			default:
 				return fmt.Errorf("%s is %s/%s", m.Name, m.Role, m.State)
 			}
@@ -257,7 +258,7 @@ func waitRejoined(t *testing.T, c *nodesim.Cluster, leader, n *nodesim.Node, sin
 		if err != nil {
 			return false, wait.NotYet(err)
 		}
-		if p.Role != "replica" || p.ReplicationState != nodesim.StateStreaming {
+		if p.Role != "replica" || p.ReplicationState != patroniapi.StateStreaming {
 			return false, wait.NotYet(fmt.Errorf("%s: %s, %s, %s", n.Name, p.Role, p.State, p.ReplicationState))
 		}
 		sync, err := c.Query(ctx, leader, fmt.Sprintf("SELECT coalesce(max(sync_state) FILTER (WHERE backend_start > to_timestamp(%f)), 'none') FROM pg_stat_replication WHERE application_name = '%s'",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -117,7 +118,7 @@ func waitLeader(t *testing.T, c *nodesim.Cluster) {
 		if err != nil {
 			return false, wait.NotYet(err)
 		}
-		if p.Role != "primary" || p.State != nodesim.StateRunning {
+		if p.Role != "primary" || p.State != patroniapi.StateRunning {
 			return false, wait.NotYet(fmt.Errorf("%s is %s/%s", n.Name, p.Role, p.State))
 		}
 		return true, nil

@@ -50,16 +50,6 @@ const ToolsDir = "/opt/pgnvme-tools/patroni4"
 // installHint is the command that installs every part the fixture needs.
 const installHint = "run `sudo bash scripts/test-deps.sh` (as root: `bash scripts/test-deps.sh`) from the repository root"
 
-// Roles and states of members in Patroni 4's REST /cluster. RoleQuorumStandby is a standby the leader
-// names in `ANY n (...)` (synchronous_mode: quorum); Patroni 4 reports `sync_standby` for synchronous_mode: on.
-const (
-	RoleLeader        = patroniapi.RoleLeader
-	RoleQuorumStandby = patroniapi.RoleQuorumStandby
-	RoleReplica       = patroniapi.RoleReplica
-	StateRunning      = patroniapi.StateRunning
-	StateStreaming    = patroniapi.StateStreaming
-)
-
 const (
 	// stepTimeout bounds one step: a psql command, a process's exit, etcd's start.
 	stepTimeout = time.Minute
@@ -516,7 +506,7 @@ func (c *Cluster) WaitLeader(t testing.TB, timeout time.Duration, not ...string)
 			return errors.New("no leader")
 		case slices.Contains(not, m.Name):
 			return fmt.Errorf("%s is still the leader", m.Name)
-		case m.State != StateRunning:
+		case m.State != patroniapi.StateRunning:
 			return fmt.Errorf("leader %s is %s", m.Name, m.State)
 		}
 		n := c.Node(t, m.Name)
@@ -549,9 +539,9 @@ func (c *Cluster) WaitStreaming(t testing.TB, timeout time.Duration) Status {
 			switch {
 			case !ok:
 				return fmt.Errorf("%s is not a member", n.Name)
-			case m.Role == RoleLeader && m.State != StateRunning:
+			case m.Role == patroniapi.RoleLeader && m.State != patroniapi.StateRunning:
 				return fmt.Errorf("leader %s is %s", m.Name, m.State)
-			case m.Role != RoleLeader && m.State != StateStreaming:
+			case m.Role != patroniapi.RoleLeader && m.State != patroniapi.StateStreaming:
 				return fmt.Errorf("%s is %s", m.Name, m.State)
 			}
 		}

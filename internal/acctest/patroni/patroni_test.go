@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/patroni"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -89,7 +90,7 @@ func TestQuorumFailover(t *testing.T) {
 			if n == leader || n == next {
 				continue
 			}
-			if m, ok := s.Member(n.Name); !ok || m.Role != patroni.RoleQuorumStandby || m.State != patroni.StateStreaming {
+			if m, ok := s.Member(n.Name); !ok || m.Role != patroniapi.RoleQuorumStandby || m.State != patroniapi.StateStreaming {
 				return fmt.Errorf("%s is %s/%s", n.Name, m.Role, m.State)
 			}
 		}
@@ -143,8 +144,8 @@ func quorumOf(n int) func(patroni.Status) error {
 		}
 		for _, m := range s.Members {
 			switch {
-			case m.Role == patroni.RoleLeader && m.State == patroni.StateRunning:
-			case m.Role == patroni.RoleQuorumStandby && m.State == patroni.StateStreaming:
+			case m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning:
+			case m.Role == patroniapi.RoleQuorumStandby && m.State == patroniapi.StateStreaming:
 			default:
 				return fmt.Errorf("%s is %s/%s", m.Name, m.Role, m.State)
 			}
