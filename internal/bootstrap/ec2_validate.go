@@ -310,6 +310,12 @@ func validateSSM(s SSMParameters) []error {
 	return errs
 }
 
+// ArchiveSecretProblems are what RenderEC2 refuses in a's settings, each a
+// sentence: secrets and AWS access key IDs (user-data is readable; nodes
+// reach S3 with their instance role) and WAL-G variables the EC2 platform
+// sets itself. They let a caller report each at the setting it is about.
+func ArchiveSecretProblems(a *Archive) []error { return validateArchiveSecrets(a) }
+
 // validateArchiveSecrets refuses secrets in the archive's settings, which
 // would end up in user-data.
 func validateArchiveSecrets(a *Archive) []error {

@@ -69,14 +69,19 @@ type Spec struct {
 	Parameters  map[string]string
 	// Archive is continuous archiving; nil means none.
 	Archive *bootstrap.Archive
-	// Local is set when the cluster runs on the local platform (exactly one platform block is set).
+	// Local is set when the cluster runs on the local platform, AWS when it runs on EC2 (exactly one
+	// platform block is set).
 	Local *Local
+	AWS   *AWS
 }
 
-// Platform is the platform s runs on, "" when no platform block is set.
+// Platform is the platform s runs on, "" when no platform block (or more than one) is set.
 func (s Spec) Platform() Platform {
-	if s.Local != nil {
+	switch {
+	case s.Local != nil && s.AWS == nil:
 		return PlatformLocal
+	case s.AWS != nil && s.Local == nil:
+		return PlatformAWS
 	}
 	return ""
 }
@@ -101,6 +106,7 @@ type Input struct {
 	Parameters  map[string]string
 	Archive     *ArchiveInput
 	Local       *Local
+	AWS         *AWSInput
 }
 
 // SynchronousInput is the synchronous block as given; "" and nil are unset.
@@ -137,7 +143,7 @@ func FromInput(in Input) Spec {
 		}
 	}
 	for i := range s.Nodes {
-		if s.Nodes[i].Zone == "" {
+		if s.Nodes[i].Zone == "" && in.AWS == nil { // on EC2 a zone is the user's choice: none is an error
 			s.Nodes[i].Zone = DefaultZone
 		}
 	}
@@ -169,6 +175,7 @@ func FromInput(in Input) Spec {
 		l.Limits = l.Limits.withDefaults()
 		s.Local = &l
 	}
+	s.AWS = fromAWSInput(in.AWS)
 	return s
 }
 

@@ -52,8 +52,13 @@ type Status struct {
 	SynchronousStandbyNames string
 	// Degraded is true when fewer named standbys stream than the synchronous number.
 	Degraded bool
-	// Local is the local platform's own status.
+	// Local is the local platform's own status, AWS the aws platform's.
 	Local *LocalStatus
+	AWS   *AWSStatus
+	// Leftovers is true when objects the platform made for the cluster still exist although no member
+	// does (the aws platform's network interfaces, security group, parameters): the cluster stays in state
+	// so that an apply can rebuild it or a destroy remove them.
+	Leftovers bool
 	// Warnings are things the platform could not read or check, each a sentence.
 	Warnings []string
 }
@@ -66,6 +71,9 @@ type LocalStatus struct {
 
 // Gone reports whether every member is missing: the cluster no longer exists.
 func (s Status) Gone() bool {
+	if s.Leftovers {
+		return false
+	}
 	for _, m := range s.Members {
 		if m.State != StateMissing {
 			return false
@@ -108,12 +116,15 @@ type Plan struct {
 	// Members as they will be: every desired node running.
 	Members []Member
 	// Promoting is true when the apply promotes a standby: which one wins is decided again at apply from
-	// the live WAL positions, so the roles (and the primary's endpoint) are not known in advance.
+	// the live WAL positions, so the roles (and the primary's endpoint) are not known in advance. A platform
+	// also sets it when the members' addresses are not known before the apply (a new cluster on EC2).
 	Promoting bool
 	// Actions are the repair and replacement steps the apply takes, in order ("" when none): one line each.
 	Actions string
-	// Local is the local platform's planned status.
+	// Local is the local platform's planned status, AWS the aws platform's (values it cannot know yet are
+	// empty and planned as unknown).
 	Local *LocalStatus
+	AWS   *AWSStatus
 }
 
 // Planned is what members will look like after actions run: every member running, roles carried over

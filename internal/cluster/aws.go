@@ -1,0 +1,133 @@
+package cluster
+
+import (
+	"maps"
+	"slices"
+)
+
+// PlatformAWS runs each node on an EC2 instance with instance-store NVMe.
+const PlatformAWS Platform = "aws"
+
+// Defaults of the aws platform block.
+const (
+	// DefaultAMIParameterAMD64 and DefaultAMIParameterARM64 are the SSM public parameters Debian publishes for
+	// its latest Debian 12 AMI of each architecture.
+	DefaultAMIParameterAMD64 = "/aws/service/debian/release/12/latest/amd64"
+	DefaultAMIParameterARM64 = "/aws/service/debian/release/12/latest/arm64"
+	// DefaultRootVolumeGiB is the root volume's size (gp3, encrypted): the system, etcd's data and logs.
+	DefaultRootVolumeGiB = 20
+	// MinRootVolumeGiB and MaxRootVolumeGiB bound it (Debian's AMI needs 8; gp3 allows 16 TiB).
+	MinRootVolumeGiB = 8
+	MaxRootVolumeGiB = 16384
+	// APIAddressPrivate and APIAddressPublic say which address of a node the provider reaches Patroni's REST
+	// API at.
+	APIAddressPrivate = "private_ip"
+	APIAddressPublic  = "public_ip"
+	// TagCluster and TagNode are the tags every object the platform creates carries; TagConfig is an
+	// instance's configuration fingerprint (instance type, AMI, user-data).
+	TagCluster = "pgnvme:cluster"
+	TagNode    = "pgnvme:node"
+	TagConfig  = "pgnvme:config"
+	// MaxCreatedRoleClusterName is the longest cluster name whose role the platform can create: IAM role and
+	// profile names (pgnvme-<name>) have at most 64 characters.
+	MaxCreatedRoleClusterName = 64 - len("pgnvme-")
+)
+
+// AWS is the aws platform's configuration.
+type AWS struct {
+	// Region is the AWS region; "" means the provider's.
+	Region string
+	// InstanceType is every node's instance type; it must have instance-store NVMe.
+	InstanceType string
+	// AMIID is the image; "" resolves AMIParameter.
+	AMIID string
+	// AMIParameter is the SSM parameter holding the AMI ID when AMIID is unset; "" means Debian 12's for the
+	// type's architecture.
+	AMIParameter string
+	// SubnetIDs are the subnets by availability zone: one for every node's zone.
+	SubnetIDs map[string]string
+	// SecurityGroupIDs are the nodes' security groups; none means the platform creates one.
+	SecurityGroupIDs []string
+	// AllowedCIDRs are the networks PostgreSQL and Patroni's REST API accept clients from (the members
+	// always reach each other); none means the VPC's CIDR.
+	AllowedCIDRs []string
+	// IAMInstanceProfile is the nodes' instance profile name; "" means the platform creates a role and
+	// profile from NodePolicyJSON plus reading the cluster's SSM parameters.
+	IAMInstanceProfile string
+	// NodePolicyJSON is an extra IAM policy for the created role, typically the archive bucket's
+	// node_policy_json.
+	NodePolicyJSON string
+	// KeyName is the EC2 key pair for SSH; "" means none.
+	KeyName string
+	// RootVolumeGiB is the gp3 root volume's size; 0 means DefaultRootVolumeGiB.
+	RootVolumeGiB int
+	// Patroni are Patroni's timings; zero values are Patroni's defaults.
+	Patroni AWSPatroni
+	// APIAddress is APIAddressPrivate (default) or APIAddressPublic.
+	APIAddress string
+	// Tags are added to every object the platform creates, over the provider's default tags.
+	Tags map[string]string
+	// DeletionProtection refuses destroy while true (the default).
+	DeletionProtection bool
+}
+
+// AWSPatroni are Patroni's timings in seconds, and the lag limit in bytes; 0 means Patroni's default.
+type AWSPatroni struct {
+	TTL                  int
+	LoopWait             int
+	RetryTimeout         int
+	MaximumLagOnFailover int64
+}
+
+// AWSInput is the aws block as given; nil pointers are unset.
+type AWSInput struct {
+	AWS
+	// DeletionProtection defaults to true.
+	DeletionProtection *bool
+}
+
+// fromAWSInput fills in the aws block's defaults.
+func fromAWSInput(in *AWSInput) *AWS {
+	if in == nil {
+		return nil
+	}
+	a := in.AWS
+	a.SubnetIDs = maps.Clone(in.SubnetIDs)
+	a.SecurityGroupIDs = slices.Clone(in.SecurityGroupIDs)
+	a.AllowedCIDRs = slices.Clone(in.AllowedCIDRs)
+	a.Tags = maps.Clone(in.Tags)
+	if a.RootVolumeGiB == 0 {
+		a.RootVolumeGiB = DefaultRootVolumeGiB
+	}
+	if a.APIAddress == "" {
+		a.APIAddress = APIAddressPrivate
+	}
+	a.DeletionProtection = in.DeletionProtection == nil || *in.DeletionProtection
+	return &a
+}
+
+// AMIParameterFor is the SSM parameter that holds the AMI for arch: a's own, else Debian 12's.
+func (a AWS) AMIParameterFor(arch string) string {
+	if a.AMIParameter != "" {
+		return a.AMIParameter
+	}
+	if arch == "arm64" {
+		return DefaultAMIParameterARM64
+	}
+	return DefaultAMIParameterAMD64
+}
+
+// AWSStatus is what only the aws platform reports, by node name where it is per node.
+type AWSStatus struct {
+	Region string
+	// AMIID is the image the nodes run (resolved from the SSM parameter at creation when not given).
+	AMIID              string
+	InstanceIDs        map[string]string
+	NetworkInterfaceID map[string]string
+	PrivateIPs         map[string]string
+	// SecurityGroupID and InstanceProfile are what the platform created ("" when the user gave them).
+	SecurityGroupID string
+	InstanceProfile string
+	// SSMPath holds the cluster's password parameters.
+	SSMPath string
+}

@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+)
+
+// AWSFacts are the instance type's facts the nodes' bootstrap needs.
+type AWSFacts struct {
+	// Architecture is bootstrap.ArchX86_64 or bootstrap.ArchARM64.
+	Architecture string
+	// DiskCount is the type's number of instance-store NVMe disks.
+	DiskCount int
+}
+
+// AWSBootstrap is the bootstrap of every node of s on EC2: the cluster as bootstrap sees it and each
+// node's EC2Node (before defaults), in s's node order. addrs are the nodes' private IPs by name (their
+// ENIs'); region is the region the nodes read SSM in; allowed are the client networks (aws.allowed_cidrs,
+// or the VPC's CIDR when unset): every node's /32 is added so that members always reach each other.
+//
+// Nothing in either holds a secret: the nodes read their passwords from the SSM parameters bootstrap's
+// defaults name (SSMParameterNames).
+func AWSBootstrap(s Spec, region string, addrs map[string]string, allowed []string, facts AWSFacts) (bootstrap.Cluster, []bootstrap.EC2Node) {
+	c := bootstrap.Cluster{
+		Name:          s.Name,
+		PostgresMajor: postgresMajor(s),
+		Nodes:         s.NodeNames(),
+		Synchronous:   s.Synchronous,
+		Parameters:    s.Parameters,
+		Archive:       s.Archive,
+	}
+	var a AWS
+	if s.AWS != nil {
+		a = *s.AWS
+	}
+	cidrs := slices.Clone(allowed)
+	for _, n := range s.Nodes {
+		if ip := addrs[n.Name]; ip != "" && !slices.Contains(cidrs, ip+"/32") {
+			cidrs = append(cidrs, ip+"/32")
+		}
+	}
+	nodes := make([]bootstrap.EC2Node, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		var peers []bootstrap.Peer
+		for _, o := range s.Nodes {
+			if o.Name != n.Name {
+				peers = append(peers, bootstrap.Peer{Name: o.Name, IP: addrs[o.Name]})
+			}
+		}
+		nodes = append(nodes, bootstrap.EC2Node{
+			Name:         n.Name,
+			Zone:         n.Zone,
+			PrivateIP:    addrs[n.Name],
+			Peers:        peers,
+			InstanceType: a.InstanceType,
+			DiskCount:    facts.DiskCount,
+			Architecture: facts.Architecture,
+			Region:       region,
+			AllowedCIDRs: slices.Clone(cidrs),
+			Patroni: bootstrap.Patroni{
+				TTL:                  a.Patroni.TTL,
+				LoopWait:             a.Patroni.LoopWait,
+				RetryTimeout:         a.Patroni.RetryTimeout,
+				MaximumLagOnFailover: a.Patroni.MaximumLagOnFailover,
+			},
+		})
+	}
+	return c, nodes
+}
+
+// RenderAWS renders every node's user-data (bootstrap.RenderEC2), by node name. The error names each node
+// bootstrap refused and why.
+func RenderAWS(s Spec, region string, addrs map[string]string, allowed []string, facts AWSFacts) (map[string]bootstrap.UserData, error) {
+	c, nodes := AWSBootstrap(s, region, addrs, allowed, facts)
+	out := make(map[string]bootstrap.UserData, len(nodes))
+	var errs []error
+	for _, n := range nodes {
+		u, err := bootstrap.RenderEC2(c, n)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rendering the user-data of node %s: %w", n.Name, err))
+			continue
+		}
+		out[n.Name] = u
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Fingerprint is a node's configuration identity: instance type, AMI and the user-data's bytes. An
+// instance whose pgnvme:config tag (TagConfig) differs must be replaced. 16 hex digits of a SHA-256.
+func Fingerprint(instanceType, ami string, userData []byte) string {
+	// Lengths first, so that no two different triples hash the same bytes.
+	b := fmt.Appendf(nil, "%d:%s\n%d:%s\n%d:", len(instanceType), instanceType, len(ami), ami, len(userData))
+	sum := sha256.Sum256(append(b, userData...))
+	return hex.EncodeToString(sum[:8])
+}
+
+// SSMPath is the cluster's SSM parameter path, "/pgnvme/<name>", under which its password parameters are.
+func SSMPath(name string) string {
+	return ssmDefaults(name).Path
+}
+
+// SSMParameterNames are the names of the cluster's three password parameters under SSMPath (the
+// superuser's, the replication user's and Patroni's REST API's), as bootstrap's defaults name them: the
+// platform stores the passwords there, the nodes read them at boot.
+func SSMParameterNames(name string) (superuser, replication, restAPI string) {
+	p := ssmDefaults(name)
+	return p.SuperuserPassword, p.ReplicationPassword, p.RESTAPIPassword
+}
+
+// ssmDefaults are the parameter names bootstrap gives a node of the cluster called name.
+func ssmDefaults(name string) bootstrap.SSMParameters {
+	return bootstrap.EC2Node{}.WithDefaults(bootstrap.Cluster{Name: name}).SSM
+}
+
+// ConnectionURIs are libpq multi-host URIs over every member with an address, in order, all at port and
+// without a password: readWrite reaches whichever member is the primary
+// (target_session_attrs=read-write), readOnly prefers a standby and falls back to the primary
+// (target_session_attrs=prefer-standby, libpq 14 and later). Both are "" when no member has an address.
+func ConnectionURIs(members []Member, port int, user, database string) (readWrite, readOnly string) {
+	var hosts []string
+	for _, m := range members {
+		if m.Host != "" {
+			hosts = append(hosts, net.JoinHostPort(m.Host, strconv.Itoa(port)))
+		}
+	}
+	if len(hosts) == 0 {
+		return "", ""
+	}
+	base := (&url.URL{Scheme: "postgresql", User: url.User(user), Host: strings.Join(hosts, ","), Path: "/" + database}).String()
+	return base + "?target_session_attrs=read-write", base + "?target_session_attrs=prefer-standby"
+}
+
+// postgresMajor is s's PostgreSQL major version, the default when s leaves it to the platform.
+func postgresMajor(s Spec) int {
+	if s.PostgresMajor == 0 {
+		return capacity.DefaultPostgresMajor
+	}
+	return s.PostgresMajor
+}
