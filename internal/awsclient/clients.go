@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
@@ -28,6 +29,7 @@ type Endpoints struct {
 	S3  string
 	IAM string
 	STS string
+	SSM string
 }
 
 // Config is what the provider configuration says about AWS.
@@ -53,6 +55,7 @@ type Clients struct {
 	validated map[string]bool
 	ec2       map[string]*ec2.Client
 	s3        map[string]*s3.Client
+	ssm       map[string]*ssm.Client
 	iam       *iam.Client
 	account   string
 
@@ -74,6 +77,7 @@ func New(cfg Config) *Clients {
 		validated: map[string]bool{},
 		ec2:       map[string]*ec2.Client{},
 		s3:        map[string]*s3.Client{},
+		ssm:       map[string]*ssm.Client{},
 		catalogs:  map[string]*catalogEntry{},
 	}
 }
@@ -192,6 +196,26 @@ func (c *Clients) S3(ctx context.Context, region string) (*s3.Client, error) {
 		o.UsePathStyle = c.cfg.S3UsePathStyle
 	})
 	c.s3[region] = client
+	return client, nil
+}
+
+// SSM returns an SSM client for region, built on first use.
+func (c *Clients) SSM(ctx context.Context, region string) (*ssm.Client, error) {
+	cfg, err := c.regionConfig(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if client, ok := c.ssm[region]; ok {
+		return client, nil
+	}
+	client := ssm.NewFromConfig(cfg, func(o *ssm.Options) {
+		if c.cfg.Endpoints.SSM != "" {
+			o.BaseEndpoint = aws.String(c.cfg.Endpoints.SSM)
+		}
+	})
+	c.ssm[region] = client
 	return client, nil
 }
 
