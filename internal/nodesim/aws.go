@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,57 @@ const (
 	// motoPort is moto's plain-http port on the service namespace's loopback; stunnel serves it on 443.
 	motoPort = 5000
 )
+
+// motoServer runs moto's server (python -m moto.server) with two changes that make moto's EC2 treat
+// network interfaces as EC2 does, which the EC2 platform's one-ENI-per-node design relies on:
+//
+//   - an interface created without an address gets its subnet's next free one (after the three AWS keeps
+//     at the start, never one in use), and a deleted one gives its address back. moto itself picks a
+//     random address of the subnet, which may be the network's, the broadcast, a reserved one (such as the
+//     service address, .1 of the first subnet) or another interface's; an instance launched into a subnet
+//     already gets the subnet's next free address;
+//   - a terminated instance lets go of the interfaces it does not delete: they become available for a
+//     replacement, where moto leaves them in use by the terminated instance for ever.
+//
+// A moto whose internals moved fails to start with a message saying so.
+const motoServer = `import sys
+from moto.ec2.models.elastic_network_interfaces import NetworkInterfaceBackend
+from moto.ec2.models.instances import Instance
+from moto.ec2.models.subnets import Subnet
+from moto.server import main
+
+if not all(hasattr(c, m) for c, m in ((NetworkInterfaceBackend, "create_network_interface"),
+        (NetworkInterfaceBackend, "delete_network_interface"), (Subnet, "get_available_subnet_ip"),
+        (Subnet, "del_subnet_ip"), (Instance, "terminate"))):
+    sys.exit("nodesim: this moto's EC2 has no NetworkInterfaceBackend.create_network_interface, Subnet.get_available_subnet_ip or Instance.terminate: update internal/nodesim's motoServer")
+
+_create, _delete, _terminate = NetworkInterfaceBackend.create_network_interface, NetworkInterfaceBackend.delete_network_interface, Instance.terminate
+
+def create_network_interface(self, subnet, private_ip_address, private_ip_addresses=None, *args, **kwargs):
+    s = self.get_subnet(subnet) if isinstance(subnet, str) else subnet
+    if not private_ip_address and not private_ip_addresses and s is not None and s.cidr.version == 4:
+        private_ip_address = s.get_available_subnet_ip(instance=None)
+    return _create(self, subnet, private_ip_address, private_ip_addresses, *args, **kwargs)
+
+def delete_network_interface(self, eni_id):
+    eni = self.enis.get(eni_id)
+    _delete(self, eni_id)
+    if eni is not None and eni.subnet is not None and eni.private_ip_address:
+        eni.subnet.del_subnet_ip(eni.private_ip_address)
+
+def terminate(self):
+    state = _terminate(self)
+    # The instance keeps its record of the interface (DescribeInstances shows it); the interface is free.
+    for eni in self.nics.values():
+        if eni.instance is self:
+            eni.instance, eni.attachment_id, eni.attach_time, eni.status = None, None, None, "available"
+    return state
+
+NetworkInterfaceBackend.create_network_interface = create_network_interface
+NetworkInterfaceBackend.delete_network_interface = delete_network_interface
+Instance.terminate = terminate
+main(sys.argv[1:])
+`
 
 // awsService is moto and stunnel in the service namespace.
 type awsService struct {
@@ -60,7 +112,7 @@ func (s *Sim) startAWS(ctx context.Context) error {
 	}
 	dir := filepath.Join(s.Dir, "svc")
 	certFile, keyFile := filepath.Join(dir, "aws.crt"), filepath.Join(dir, "aws.key")
-	certPEM, err := writeCert(certFile, keyFile, s.ServiceIP.AsSlice())
+	certPEM, err := writeCert(certFile, keyFile, s.ServiceIP.AsSlice(), endpointNames())
 	if err != nil {
 		return fmt.Errorf("making the endpoint's certificate: %w", err)
 	}
@@ -77,7 +129,7 @@ func (s *Sim) startAWS(ctx context.Context) error {
 	}
 	defer out.Close()
 	a.moto, err = startProc(procSpec{
-		argv:   []string{"nsenter", "--net=" + netnsPath(s.svcNS), "--", python, "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(motoPort)},
+		argv:   []string{"nsenter", "--net=" + netnsPath(s.svcNS), "--", python, "-c", motoServer, "-H", "127.0.0.1", "-p", fmt.Sprint(motoPort)},
 		env:    env,
 		cgroup: s.svcCg,
 		out:    out,
@@ -126,9 +178,9 @@ func (s *Sim) startAWS(ctx context.Context) error {
 	return nil
 }
 
-// writeCert writes a self-signed ECDSA certificate for AWSHost and ip (PEM, world-readable) and its key
-// (owner only), and returns the certificate's PEM.
-func writeCert(certFile, keyFile string, ip net.IP) ([]byte, error) {
+// writeCert writes a self-signed ECDSA certificate for names (the first is its subject) and ip (PEM,
+// world-readable) and its key (owner only), and returns the certificate's PEM.
+func writeCert(certFile, keyFile string, ip net.IP, names []string) ([]byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -140,14 +192,14 @@ func writeCert(certFile, keyFile string, ip net.IP) ([]byte, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: AWSHost, Organization: []string{"pgnvme node simulator"}},
+		Subject:      pkix.Name{CommonName: names[0], Organization: []string{"pgnvme node simulator"}},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(7 * 24 * time.Hour),
 		// CertSign: OpenSSL (pgBackRest) accepts the certificate as its own trust anchor only with it.
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
-		DNSNames:              []string{AWSHost},
+		DNSNames:              names,
 		IPAddresses:           []net.IP{ip},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
@@ -168,11 +220,69 @@ func writeCert(certFile, keyFile string, ip net.IP) ([]byte, error) {
 	return certPEM, os.Chmod(certFile, 0o644)
 }
 
+// ssmRegions are the regions whose SSM endpoint (ssm.REGION.amazonaws.com, what the AWS CLI calls without
+// --endpoint-url) the endpoint's certificate names, so that a node's /etc/hosts can send it to the
+// simulated endpoint (see Sim.AddRegion): AWS's commercial regions. The certificate is made once, when the
+// simulator starts; a region missing here cannot be added later.
+var ssmRegions = []string{
+	"af-south-1", "ap-east-1", "ap-east-2", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1",
+	"ap-south-2", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-5",
+	"ap-southeast-7", "ca-central-1", "ca-west-1", "eu-central-1", "eu-central-2", "eu-north-1", "eu-south-1",
+	"eu-south-2", "eu-west-1", "eu-west-2", "eu-west-3", "il-central-1", "me-central-1", "me-south-1",
+	"mx-central-1", "sa-east-1", "us-east-1", "us-east-2", "us-west-1", "us-west-2",
+}
+
+// defaultRegions are the regions whose SSM endpoint every node resolves to the simulated endpoint.
+var defaultRegions = []string{"eu-west-1", "us-east-1"}
+
+// ssmHost is the default SSM endpoint's host name in region.
+func ssmHost(region string) string { return "ssm." + region + ".amazonaws.com" }
+
+// endpointNames are the names the endpoint's certificate holds: AWSHost, then the SSM endpoints of
+// ssmRegions.
+func endpointNames() []string {
+	names := []string{AWSHost}
+	for _, r := range ssmRegions {
+		names = append(names, ssmHost(r))
+	}
+	return names
+}
+
+// AddRegion makes the nodes booted from now on resolve region's default SSM endpoint
+// (ssm.REGION.amazonaws.com) to the simulated AWS endpoint in their /etc/hosts, so that user-data rendered
+// without EC2Node.SSMEndpoint reads its passwords from moto. eu-west-1 and us-east-1 are there from the
+// start; CreateVPC and StartEC2Bridge add theirs. The name resolves so in the nodes' namespaces only:
+// nothing changes this machine's /etc/hosts or DNS.
+func (s *Sim) AddRegion(region string) error {
+	if !slices.Contains(ssmRegions, region) {
+		return fmt.Errorf("region %q: the simulated AWS endpoint serves SSM in %s", region, strings.Join(ssmRegions, ", "))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.regions, region) {
+		s.regions = append(s.regions, region)
+	}
+	return nil
+}
+
+// ssmHosts are the default SSM endpoints the nodes resolve to the simulated endpoint.
+func (s *Sim) ssmHosts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var hosts []string
+	for _, r := range s.regions {
+		hosts = append(hosts, ssmHost(r))
+	}
+	return hosts
+}
+
 // InstanceEnv is what the simulated instance role and VPC give every process of a node (the unit
 // runner's environment, as systemd's manager environment): credentials, the CA bundle of the AWS CLI
 // (the node's system store, as Debian's own awscli uses; the secrets script reaches the endpoint through
-// EC2Node.SSMEndpoint), and for pgBackRest shared keys in place of the instance metadata service
-// (PGBACKREST_* environment options override pgbackrest.conf's repo1-s3-key-type=auto).
+// EC2Node.SSMEndpoint, or without it through the region's default SSM endpoint, which the node's
+// /etc/hosts sends to the simulated endpoint: see AddRegion), and for pgBackRest shared keys in place of
+// the instance metadata service (PGBACKREST_* environment options override pgbackrest.conf's
+// repo1-s3-key-type=auto).
 func (s *Sim) InstanceEnv() []string {
 	return []string{
 		"AWS_ACCESS_KEY_ID=" + awsAccessKeyID,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"runtime"
 	"syscall"
 	"time"
@@ -103,3 +105,29 @@ func (s *Sim) newHTTPClient() *http.Client {
 // HTTPClient is an HTTP client that reaches the nodes (Patroni's REST API, etcd) and the AWS endpoint
 // from the root namespace.
 func (s *Sim) HTTPClient() *http.Client { return s.client }
+
+// MotoURL is moto's own plain-HTTP URL, http://127.0.0.1:5000, as a program in the service namespace
+// reaches it (see Command): there it is the whole simulated AWS (EC2, SSM, S3, IAM, STS) without TLS, for
+// terraform and the provider it spawns. It is no URL of the root namespace's, nor of the nodes' (they use
+// AWSEndpoint).
+func (s *Sim) MotoURL() string { return fmt.Sprintf("http://127.0.0.1:%d", motoPort) }
+
+// Command is a program of this machine run in the service namespace (nsenter --net), as
+// exec.CommandContext makes it: there the program reaches the nodes at their addresses, the AWS endpoint
+// at the service address (https, AWSHost in the certificate) and moto itself at MotoURL; it reaches
+// nothing outside the simulation (no default route). Set Env, Dir, Stdin, Stdout and Stderr as for any
+// exec.Cmd; nil Env is this process's environment. The process and everything it starts (terraform's
+// provider plugins) join the service namespace's cgroup, so Close ends what the caller left running.
+func (s *Sim) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cg := s.svcCg
+	if cg == nil || s.svcNSFile == nil {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Err = fmt.Errorf("running %s in the service namespace: %w", name, errors.New("the simulator is closed"))
+		return cmd
+	}
+	// As startProc: the shell moves itself into the cgroup, then becomes nsenter, which becomes the
+	// program (one PID all along, so that the context's kill reaches the program).
+	argv := append([]string{"-c", `echo $$ >"$0/cgroup.procs" && exec "$@"`, cg.path,
+		"nsenter", "--net=" + netnsPath(s.svcNS), "--", name}, args...)
+	return exec.CommandContext(ctx, "/bin/sh", argv...)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // diskLinkPrefix is how AWS's udev rules name an instance-store disk's by-id link (the serial follows).
@@ -47,6 +48,9 @@ func (n *Node) AttachDisk(ctx context.Context) error {
 		return fmt.Errorf("attaching a loop device for node %s: %w", n.Name, err)
 	}
 	d := &disk{file: file, dev: strings.TrimSpace(out)}
+	if err := n.plugDevice(d.dev); err != nil {
+		return errors.Join(fmt.Errorf("node %s: %w", n.Name, err), d.detach(ctx))
+	}
 	serial := make([]byte, 8)
 	if _, err := rand.Read(serial); err != nil {
 		return errors.Join(err, d.detach(ctx))
@@ -58,6 +62,23 @@ func (n *Node) AttachDisk(ctx context.Context) error {
 	n.mu.Lock()
 	n.disks = append(n.disks, d)
 	n.mu.Unlock()
+	return nil
+}
+
+// plugDevice makes the device node dev (/dev/loopN) in the running node's own /dev (see nodeDevScript),
+// as devtmpfs makes it on a machine when a disk appears; a node not running gets it with its next boot.
+func (n *Node) plugDevice(dev string) error {
+	if !n.Running() {
+		return nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(dev, &st); err != nil {
+		return err
+	}
+	p := n.hostPath(dev)
+	if err := syscall.Mknod(p, syscall.S_IFBLK|0o600, int(st.Rdev)); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("making %s in the node's /dev: %w", dev, err)
+	}
 	return nil
 }
 

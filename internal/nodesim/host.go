@@ -108,8 +108,11 @@ func (c *cgroup) populated() (bool, error) {
 }
 
 // kill SIGKILLs every process in the cgroup and its descendants (cgroup.kill) and waits until none is
-// left.
+// left. A cgroup removed already has none.
 func (c *cgroup) kill(ctx context.Context) error {
+	if _, err := os.Stat(c.path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err := os.WriteFile(filepath.Join(c.path, "cgroup.kill"), []byte("1"), 0); err != nil {
 		return fmt.Errorf("killing the processes of cgroup %s: %w", c.path, err)
 	}

@@ -43,6 +43,9 @@ type NodeSpec struct {
 	Disks int
 	// DiskBytes is each disk's size; 0 means DefaultDiskBytes.
 	DiskBytes int64
+	// InstanceID is the instance's ID, which cloud-init keys its once-per-instance work on (the EC2 bridge
+	// gives moto's); "" means a random i-... ID.
+	InstanceID string
 }
 
 // Node is one simulated EC2 instance.
@@ -59,6 +62,7 @@ type Node struct {
 	sim       *Sim
 	userData  []byte
 	ns        string
+	veth      string
 	cg        *cgroup
 	diskBytes int64
 
@@ -73,13 +77,30 @@ type Node struct {
 }
 
 // AddNode creates a node: its network namespace on the bridge with its address, its cgroup, directories
-// and disks. It does not boot it.
+// and disks. It does not boot it. A name or address is free again once RemoveNode removed its node.
 func (s *Sim) AddNode(ctx context.Context, spec NodeSpec) (_ *Node, err error) {
 	if !nodeNamePattern.MatchString(spec.Name) {
 		return nil, fmt.Errorf("node name %q: use lower-case letters, digits and '-', at most 32", spec.Name)
 	}
 	if !s.Subnet.Contains(spec.IP) || spec.IP == s.ServiceIP || spec.IP == s.Subnet.Addr() || spec.IP.As4()[3] == 255 {
 		return nil, fmt.Errorf("node %s: address %s is not a host address of %s other than the service's %s", spec.Name, spec.IP, s.Subnet, s.ServiceIP)
+	}
+	id := spec.InstanceID
+	if id == "" {
+		idb := make([]byte, 9)
+		if _, err := rand.Read(idb); err != nil {
+			return nil, err
+		}
+		id = "i-" + hex.EncodeToString(idb)[:17]
+	}
+	n := &Node{
+		Name: spec.Name, IP: spec.IP, Dir: filepath.Join(s.Dir, spec.Name), InstanceID: id,
+		sim: s, userData: spec.UserData, ns: "nodesim-" + s.ID + "-" + spec.Name,
+		veth:      "v" + strconv.Itoa(int(spec.IP.As4()[3])),
+		diskBytes: spec.DiskBytes, cgs: map[string]*cgroup{},
+	}
+	if n.diskBytes == 0 {
+		n.diskBytes = DefaultDiskBytes
 	}
 	s.mu.Lock()
 	for _, o := range s.nodes {
@@ -88,34 +109,15 @@ func (s *Sim) AddNode(ctx context.Context, spec NodeSpec) (_ *Node, err error) {
 			return nil, fmt.Errorf("node %s (%s) exists already", o.Name, o.IP)
 		}
 	}
-	s.mu.Unlock()
-	idb := make([]byte, 9)
-	if _, err := rand.Read(idb); err != nil {
-		return nil, err
-	}
-	n := &Node{
-		Name: spec.Name, IP: spec.IP, Dir: filepath.Join(s.Dir, spec.Name),
-		InstanceID: "i-" + hex.EncodeToString(idb)[:17],
-		sim:        s, userData: spec.UserData, ns: "nodesim-" + s.ID + "-" + spec.Name,
-		diskBytes: spec.DiskBytes, cgs: map[string]*cgroup{},
-	}
-	if n.diskBytes == 0 {
-		n.diskBytes = DefaultDiskBytes
-	}
-	s.mu.Lock()
 	s.nodes = append(s.nodes, n)
 	s.mu.Unlock()
+	if err := os.Mkdir(n.Dir, 0o755); err != nil {
+		s.forget(n)
+		return nil, fmt.Errorf("node %s: %w", spec.Name, err)
+	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, n.destroy(context.Background()))
-			s.mu.Lock()
-			for i, o := range s.nodes {
-				if o == n {
-					s.nodes = append(s.nodes[:i], s.nodes[i+1:]...)
-					break
-				}
-			}
-			s.mu.Unlock()
+			err = errors.Join(err, s.RemoveNode(context.Background(), n))
 		}
 	}()
 	for _, d := range []string{"log", "disks", "run/notify", "run/disk/by-id"} {
@@ -136,10 +138,9 @@ func (s *Sim) AddNode(ctx context.Context, spec NodeSpec) (_ *Node, err error) {
 	if err := addNetns(ctx, n.ns); err != nil {
 		return nil, err
 	}
-	veth := "v" + strconv.Itoa(int(spec.IP.As4()[3]))
 	for _, args := range [][]string{
-		{"-n", s.svcNS, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", n.ns},
-		{"-n", s.svcNS, "link", "set", veth, "master", "br0", "up"},
+		{"-n", s.svcNS, "link", "add", n.veth, "type", "veth", "peer", "name", "eth0", "netns", n.ns},
+		{"-n", s.svcNS, "link", "set", n.veth, "master", "br0", "up"},
 		{"-n", n.ns, "addr", "add", netip.PrefixFrom(spec.IP, s.Subnet.Bits()).String(), "dev", "eth0"},
 		{"-n", n.ns, "link", "set", "eth0", "up"},
 	} {
@@ -153,6 +154,36 @@ func (s *Sim) AddNode(ctx context.Context, spec NodeSpec) (_ *Node, err error) {
 		}
 	}
 	return n, nil
+}
+
+// RemoveNode removes node n entirely, as a terminated instance goes: its processes, disks, veth and
+// namespace, cgroups and directory (its root volume). Its name and address are free for AddNode once it
+// returns.
+func (s *Sim) RemoveNode(ctx context.Context, n *Node) error {
+	err := n.destroy(ctx)
+	if rmErr := os.RemoveAll(n.Dir); rmErr != nil {
+		err = errors.Join(err, fmt.Errorf("removing the directory of node %s: %w", n.Name, rmErr))
+	}
+	// Only a node whose every part is gone frees its name and address: a namespace or cgroup left behind
+	// would collide with the next node's.
+	if err != nil {
+		return fmt.Errorf("removing node %s: %w", n.Name, err)
+	}
+	s.forget(n)
+	s.logf("node %s (%s) removed", n.Name, n.IP)
+	return nil
+}
+
+// forget drops n from the simulator's nodes.
+func (s *Sim) forget(n *Node) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, o := range s.nodes {
+		if o == n {
+			s.nodes = append(s.nodes[:i], s.nodes[i+1:]...)
+			return
+		}
+	}
 }
 
 // hostPath is p (a path on the node) as this process reaches it: through the mount namespace of the
@@ -436,9 +467,31 @@ func (n *Node) startHolder(ctx context.Context) error {
 	return nil
 }
 
+// nodeDevScript gives the node a /dev of its own with the instance store's by-id links at
+// /dev/disk/by-id, as udev makes them on EC2, so that the rendered default glob
+// (bootstrap.DefaultInstanceStoreGlob) finds the disks. This machine's /dev may have no /dev/disk to
+// mount on, and a directory made in its devtmpfs would be the whole machine's: so a tmpfs gets copies of
+// this machine's device nodes and links (cp -a makes the nodes with mknod; --one-file-system leaves out
+// what is mounted below /dev), the mounts below /dev again, and /dev/disk as the node's disk directory
+// (/run/nodesim/disk, which DiskGlob also reads); then it is moved onto /dev. A disk attached later gets
+// its device node there too (AttachDisk).
+const nodeDevScript = `dev=/run/nodesim-dev
+mkdir -p "$dev"
+mount -t tmpfs -o mode=0755,nosuid,size=4m tmpfs "$dev"
+cp -a --one-file-system /dev/. "$dev"/
+for m in pts mqueue hugepages; do
+  if mountpoint -q "/dev/$m"; then mkdir -p "$dev/$m" && mount --rbind "/dev/$m" "$dev/$m"; fi
+done
+mkdir -p "$dev/disk" "$dev/shm"
+mount --bind ` + nodeRunDir + `/disk "$dev/disk"
+mount --move "$dev" /dev
+rmdir "$dev"
+`
+
 // mountFilesystems makes the node's file system view in its mount namespace: /etc, /usr and /var as
 // overlays with the node's upper layers, fresh tmpfs on /run, /tmp and /dev/shm, the simulator directory
-// on /run/nodesim, /run/postgresql as Debian's tmpfiles.d makes it, and the hostname.
+// on /run/nodesim, a /dev of the node's own with the instance store's links in /dev/disk/by-id
+// (nodeDevScript), /run/postgresql as Debian's tmpfiles.d makes it, and the hostname.
 func (n *Node) mountFilesystems(ctx context.Context) error {
 	var b strings.Builder
 	b.WriteString("set -eu\n")
@@ -449,6 +502,7 @@ func (n *Node) mountFilesystems(ctx context.Context) error {
 	fmt.Fprintf(&b, "mount -t tmpfs -o mode=0755,nosuid,nodev,size=256m tmpfs /run\n")
 	fmt.Fprintf(&b, "mkdir -p %s /run/lock && mount --bind %s %s\n", nodeRunDir, n.runDir(), nodeRunDir)
 	fmt.Fprintf(&b, "mount -t tmpfs -o mode=1777,nosuid,nodev,size=512m tmpfs /tmp\n")
+	b.WriteString(nodeDevScript)
 	fmt.Fprintf(&b, "mount -t tmpfs -o mode=1777,nosuid,nodev,size=512m tmpfs /dev/shm\n")
 	fmt.Fprintf(&b, "install -d -m 2775 -o postgres -g postgres /run/postgresql\n")
 	// Programs that ask whether systemd runs look for this (sd_booted(3)); the disk script then writes
@@ -561,6 +615,9 @@ func (n *Node) destroy(ctx context.Context) error {
 	for _, d := range disks {
 		errs = append(errs, d.detach(ctx))
 	}
+	// The veth first, synchronously: a namespace's links go with it only when the kernel gets round to it,
+	// and a node added right after with the same address needs the veth's name.
+	errs = append(errs, n.deleteVeth(ctx))
 	errs = append(errs, delNetns(ctx, n.ns))
 	for _, c := range cgs {
 		errs = append(errs, c.remove(ctx))
@@ -569,6 +626,18 @@ func (n *Node) destroy(ctx context.Context) error {
 		errs = append(errs, n.cg.remove(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// deleteVeth deletes the node's veth pair (from the service namespace's end) if it exists.
+func (n *Node) deleteVeth(ctx context.Context) error {
+	if n.veth == "" {
+		return nil
+	}
+	_, err := run(ctx, "ip", "-n", n.sim.svcNS, "link", "delete", "dev", n.veth)
+	if err != nil && strings.Contains(err.Error(), "Cannot find device") {
+		return nil // never made, or gone with the node's namespace
+	}
+	return err
 }
 
 // Logs is the end of each of the node's logs (the unit runner's, cloud-init's, each unit's), for failure

@@ -38,7 +38,8 @@ system_info:
 // writeSimulatorFiles writes what the simulator provides in place of EC2 and of packages this machine
 // does not have as packages, on every boot (each write is idempotent):
 //
-//   - /etc/hosts, /etc/hostname, /etc/resolv.conf: the node's name, the AWS endpoint's name, no DNS;
+//   - /etc/hosts, /etc/hostname, /etc/resolv.conf: the node's name, the AWS endpoint's names (AWSHost and
+//     the default SSM endpoints of the simulator's regions), no DNS;
 //   - cloud-init's configuration and the NoCloud seed (instance ID, user-data);
 //   - the endpoint's certificate in the system CA bundle;
 //   - /usr/bin/systemctl, which talks to the unit runner;
@@ -62,7 +63,7 @@ func (n *Node) writeSimulatorFiles(boot int) error {
 		return os.Chmod(hp, mode)
 	}
 	hosts := fmt.Sprintf("# pgnvme node simulator: node %s; the AWS endpoint is the service namespace.\n127.0.0.1\tlocalhost\n%s\t%s\n%s\t%s\n",
-		n.Name, n.IP, n.Name, n.sim.ServiceIP, AWSHost)
+		n.Name, n.IP, n.Name, n.sim.ServiceIP, strings.Join(append([]string{AWSHost}, n.sim.ssmHosts()...), " "))
 	files := []struct {
 		path    string
 		mode    os.FileMode

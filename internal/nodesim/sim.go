@@ -18,8 +18,10 @@ import (
 )
 
 const (
-	// DiskGlob is EC2Node.InstanceStoreGlob for a simulated node: the node's by-id directory, which
-	// holds one nvme-Amazon_EC2_NVMe_Instance_Storage_AWS<serial> link per loop device.
+	// DiskGlob is an EC2Node.InstanceStoreGlob for a simulated node: the node's by-id directory, which
+	// holds one nvme-Amazon_EC2_NVMe_Instance_Storage_AWS<serial> link per loop device. The node sees the
+	// same directory at /dev/disk/by-id, so the default (bootstrap.DefaultInstanceStoreGlob) finds the
+	// disks too.
 	DiskGlob = "/run/nodesim/disk/by-id/*NVMe_Instance_Storage_*"
 	// AWSHost is the simulated AWS endpoint's host name (https, port 443), as the nodes' /etc/hosts and
 	// DialContext resolve it to the service address. Under .test (RFC 2606), so that nothing can reach a
@@ -67,8 +69,10 @@ type Sim struct {
 	aws       *awsService
 	client    *http.Client
 
-	mu    sync.Mutex
-	nodes []*Node
+	mu      sync.Mutex
+	nodes   []*Node
+	regions []string
+	bridges []*EC2Bridge
 }
 
 // New creates a simulator: its directory, cgroup, service namespace with the bridge, and the AWS endpoint
@@ -100,9 +104,10 @@ func New(ctx context.Context, opts Options) (_ *Sim, err error) {
 		return nil, err
 	}
 	s := &Sim{
-		ID:     hex.EncodeToString(idb),
-		Subnet: netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(third.Int64() + 1), 0}), 24),
-		logf:   opts.Logf,
+		ID:      hex.EncodeToString(idb),
+		Subnet:  netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(third.Int64() + 1), 0}), 24),
+		logf:    opts.Logf,
+		regions: slices.Clone(defaultRegions),
 	}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
@@ -199,11 +204,18 @@ func (s *Sim) Node(name string) *Node {
 	return nil
 }
 
-// Close removes everything the simulator made: each node (its processes, loop devices, namespace and
-// cgroup), the AWS endpoint, the service namespace, the cgroups and the directory. It can be called more
-// than once.
+// Close removes everything the simulator made: its EC2 bridges stop, each node (its processes, loop
+// devices, namespace and cgroup) goes, then the AWS endpoint, the service namespace, the cgroups and the
+// directory. It can be called more than once.
 func (s *Sim) Close() error {
 	ctx := context.Background()
+	s.mu.Lock()
+	bridges := s.bridges
+	s.bridges = nil
+	s.mu.Unlock()
+	for _, b := range bridges {
+		b.Close()
+	}
 	var errs []error
 	for _, n := range s.Nodes() {
 		errs = append(errs, n.destroy(ctx))

@@ -1,0 +1,557 @@
+package nodesim
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// Tags the bridge reads and writes.
+const (
+	// tagNode names the node an instance (or ENI) is, as the EC2 platform tags it.
+	tagNode = "pgnvme:node"
+	// tagName names the VPC and subnets CreateVPC makes.
+	tagName = "Name"
+)
+
+// Kinds of BridgeEvent.
+const (
+	// EventBoot: the bridge begins to boot a node for a running instance (Detail: its address, and
+	// "again" for a start after a stop).
+	EventBoot = "boot"
+	// EventBooted: cloud-init is done on the node (Detail: how long the boot took).
+	EventBooted = "booted"
+	// EventBootFailed: the node could not be added or booted (Detail: the error).
+	EventBootFailed = "boot-failed"
+	// EventTerminated: the instance is terminated (or gone from moto) and its node removed entirely.
+	EventTerminated = "terminated"
+	// EventStopped: the instance is stopping or stopped, its node killed and its instance store replaced
+	// by empty disks.
+	EventStopped = "stopped"
+)
+
+// bridgeInterval is how often the bridge asks moto for the instances.
+const bridgeInterval = time.Second
+
+// BridgeEvent is one thing the EC2 bridge did.
+type BridgeEvent struct {
+	Time       time.Time
+	InstanceID string
+	// Node is the instance's pgnvme:node tag, the simulated node's name.
+	Node string
+	// Kind is one of EventBoot, EventBooted, EventBootFailed, EventTerminated, EventStopped.
+	Kind   string
+	Detail string
+}
+
+func (e BridgeEvent) String() string {
+	s := fmt.Sprintf("%s %s %s %s", e.Time.Format("15:04:05.000"), e.InstanceID, e.Node, e.Kind)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// EC2Client is an EC2 client of moto in region, through the AWS endpoint from the root namespace (the
+// simulator's HTTP client), with the simulated credentials.
+func (s *Sim) EC2Client(region string) *ec2.Client {
+	return ec2.New(ec2.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(AWSEndpoint),
+		HTTPClient:   s.HTTPClient(),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsAccessKeyID, awsSecretAccessKey, ""),
+	})
+}
+
+// CreateVPC creates in moto, in region, a VPC whose CIDR is the simulator's network (Subnet, the bridge's
+// /24) and one subnet per zone, in zone order: Subnet cut into equal power-of-two parts (a /25 each for 2
+// zones, a /26 for 3 or 4, down to a /28 for 16). An ENI created in one of them gets an address of the
+// nodes' network, which a node booted by the EC2 bridge then has. moto keeps the first three host
+// addresses of a subnet, as AWS does, and hands out the others in order; so the service address (.1, the
+// AWS endpoint) is never an ENI's: CreateVPC checks this and refuses a plan in which it would be. It
+// returns the VPC's ID and the subnets' IDs by zone.
+func (s *Sim) CreateVPC(ctx context.Context, region string, zones []string) (vpcID string, subnets map[string]string, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("creating the simulator's VPC in %s: %w", region, err)
+		}
+	}()
+	if len(zones) == 0 {
+		return "", nil, errors.New("no availability zone given")
+	}
+	for i, z := range zones {
+		if slices.Contains(zones[:i], z) {
+			return "", nil, fmt.Errorf("availability zone %s is listed twice", z)
+		}
+	}
+	plan, err := subnetPlan(s.Subnet, s.ServiceIP, len(zones))
+	if err != nil {
+		return "", nil, err
+	}
+	if err := s.AddRegion(region); err != nil {
+		return "", nil, err
+	}
+	c := s.EC2Client(region)
+	name := "nodesim-" + s.ID
+	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{
+		CidrBlock:         aws.String(s.Subnet.String()),
+		TagSpecifications: nameTags(types.ResourceTypeVpc, name),
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	vpcID = aws.ToString(vpc.Vpc.VpcId)
+	subnets = map[string]string{}
+	for i, z := range zones {
+		out, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{
+			VpcId:             aws.String(vpcID),
+			CidrBlock:         aws.String(plan[i].String()),
+			AvailabilityZone:  aws.String(z),
+			TagSpecifications: nameTags(types.ResourceTypeSubnet, name+"-"+z),
+		})
+		if err != nil {
+			return "", nil, fmt.Errorf("subnet %s in %s: %w", plan[i], z, err)
+		}
+		subnets[z] = aws.ToString(out.Subnet.SubnetId)
+	}
+	s.logf("nodesim %s: VPC %s (%s) in %s with subnets %v", s.ID, vpcID, s.Subnet, region, plan)
+	return vpcID, subnets, nil
+}
+
+func nameTags(rt types.ResourceType, name string) []types.TagSpecification {
+	return []types.TagSpecification{{ResourceType: rt, Tags: []types.Tag{{Key: aws.String(tagName), Value: aws.String(name)}}}}
+}
+
+// awsReservedHosts is how many host addresses at the start of a subnet AWS (and moto) keep for itself.
+const awsReservedHosts = 3
+
+// subnetPlan cuts network into n equal power-of-two subnets (at least /28, AWS's smallest), in order, and
+// checks that service is no address moto could hand out: in the subnet that holds it, it must be one of
+// the first awsReservedHosts host addresses (or the network address).
+func subnetPlan(network netip.Prefix, service netip.Addr, n int) ([]netip.Prefix, error) {
+	if !network.Addr().Is4() {
+		return nil, fmt.Errorf("network %s is not IPv4", network)
+	}
+	bits := 0
+	for 1<<bits < n {
+		bits++
+	}
+	size := network.Bits() + bits
+	if size > 28 {
+		return nil, fmt.Errorf("%d zones do not fit in %s: a subnet is at least a /28, so at most %d zones", n, network, 1<<(28-network.Bits()))
+	}
+	step := uint32(1) << (32 - size)
+	base := network.Masked().Addr().As4()
+	first := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+	plan := make([]netip.Prefix, n)
+	for i := range plan {
+		a := first + uint32(i)*step
+		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)}), size)
+		plan[i] = p
+		if !p.Contains(service) {
+			continue
+		}
+		s4 := service.As4()
+		off := (uint32(s4[0])<<24 | uint32(s4[1])<<16 | uint32(s4[2])<<8 | uint32(s4[3])) - a
+		if off > awsReservedHosts {
+			return nil, fmt.Errorf("subnet %s would let moto hand the service address %s to an ENI (only its first %d host addresses are reserved)", p, service, awsReservedHosts)
+		}
+	}
+	return plan, nil
+}
+
+// EC2Bridge boots what moto launches: it polls moto's EC2 instances (those tagged pgnvme:node) about once
+// a second, boots a simulated node for each running one, and follows the instance's life (see
+// StartEC2Bridge). Close stops it.
+type EC2Bridge struct {
+	sim    *Sim
+	region string
+	ec2    *ec2.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	ops    sync.WaitGroup
+	once   sync.Once
+
+	mu        sync.Mutex
+	instances map[string]*bridged
+	events    []BridgeEvent
+	lastErr   string
+}
+
+// What the bridge knows a simulated node of an instance to be.
+const (
+	nodeBooting = "booting"
+	nodeRunning = "running"
+	nodeFailed  = "failed"
+	nodeStopped = "stopped"
+)
+
+// bridged is an instance the bridge acts on.
+type bridged struct {
+	id, name string
+	ip       netip.Addr
+	// node is the simulated node, nil until AddNode succeeded.
+	node  *Node
+	state string
+	// busy: an operation (boot, stop, termination) runs in its goroutine; cancel ends it early.
+	busy   bool
+	op     string
+	cancel context.CancelFunc
+	// waiting: a note that the instance waits for its name or address was logged.
+	waiting bool
+}
+
+// observed is an instance as moto describes it.
+type observed struct {
+	id, name, state string
+	// ip is the private address of the network interface at device index 0 (invalid when none).
+	ip netip.Addr
+}
+
+// StartEC2Bridge starts the EC2 bridge for region: a goroutine that asks moto's DescribeInstances about
+// once a second for the instances tagged pgnvme:node (the EC2 platform's) and makes the simulation follow
+// them:
+//
+//   - an instance moto reports running, for which no simulated node runs, gets one: AddNode with the
+//     pgnvme:node tag as its name, the private address of its network interface at device index 0 (the
+//     node's ENI) as its address, its user-data (DescribeInstanceAttribute, as EC2 hands it to cloud-init),
+//     one instance-store disk and moto's instance ID as its instance ID; then the node boots, in a
+//     goroutine of its own;
+//   - an instance that is stopping or stopped: its node is killed and its disks replaced by empty ones
+//     (an instance store does not survive a stop); when it runs again, the node boots again (cloud-init's
+//     once-per-instance work does not run again), with its user-data read anew;
+//   - an instance that is shutting down, terminated or gone from moto: its node is removed entirely
+//     (RemoveNode), so that a replacement attaching the same ENI gets the same name and address; a
+//     replacement waits until then.
+//
+// A node killed by hand (Node.Kill) stays down while its instance runs, as a lost machine does. Errors go
+// to the event log (Events) and the simulator's log; the bridge does not stop for them. ctx bounds only the
+// first DescribeInstances, which must succeed; the bridge runs until Close. It also makes the nodes
+// resolve region's default SSM endpoint to the AWS endpoint (AddRegion).
+func (s *Sim) StartEC2Bridge(ctx context.Context, region string) (*EC2Bridge, error) {
+	if err := s.AddRegion(region); err != nil {
+		return nil, err
+	}
+	b := &EC2Bridge{sim: s, region: region, ec2: s.EC2Client(region), done: make(chan struct{}), instances: map[string]*bridged{}}
+	if _, err := b.describe(ctx); err != nil {
+		return nil, fmt.Errorf("starting the EC2 bridge in %s: %w", region, err)
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.bridges = append(s.bridges, b)
+	s.mu.Unlock()
+	go b.loop()
+	s.logf("nodesim %s: EC2 bridge polls moto's instances in %s", s.ID, region)
+	return b, nil
+}
+
+// Close stops the bridge: the polling ends and a boot in progress is cancelled; it returns when every
+// operation has ended. The nodes stay (Sim.Close, which also closes the bridge, removes them). It can be
+// called more than once.
+func (b *EC2Bridge) Close() {
+	b.once.Do(func() {
+		b.cancel()
+		<-b.done
+		b.ops.Wait()
+	})
+}
+
+// Events is the bridge's event log so far, in order.
+func (b *EC2Bridge) Events() []BridgeEvent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.events)
+}
+
+// Node is the simulated node of the instance instanceID, or nil when the bridge has none (yet, or any
+// more).
+func (b *EC2Bridge) Node(instanceID string) *Node {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e := b.instances[instanceID]; e != nil {
+		return e.node
+	}
+	return nil
+}
+
+func (b *EC2Bridge) loop() {
+	defer close(b.done)
+	t := time.NewTicker(bridgeInterval)
+	defer t.Stop()
+	for {
+		b.poll()
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// describe lists the instances tagged pgnvme:node, by ID.
+func (b *EC2Bridge) describe(ctx context.Context) (map[string]observed, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	found := map[string]observed{}
+	p := ec2.NewDescribeInstancesPaginator(b.ec2, &ec2.DescribeInstancesInput{
+		Filters: []types.Filter{{Name: aws.String("tag-key"), Values: []string{tagNode}}},
+	})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describing the instances: %w", err)
+		}
+		for _, r := range out.Reservations {
+			for _, in := range r.Instances {
+				o := observed{id: aws.ToString(in.InstanceId)}
+				if in.State != nil {
+					o.state = string(in.State.Name)
+				}
+				for _, t := range in.Tags {
+					if aws.ToString(t.Key) == tagNode {
+						o.name = aws.ToString(t.Value)
+					}
+				}
+				for _, nic := range in.NetworkInterfaces {
+					if nic.Attachment != nil && aws.ToInt32(nic.Attachment.DeviceIndex) == 0 {
+						o.ip, _ = netip.ParseAddr(aws.ToString(nic.PrivateIpAddress))
+					}
+				}
+				found[o.id] = o
+			}
+		}
+	}
+	return found, nil
+}
+
+// poll compares moto's instances with the simulated nodes and starts what brings the nodes in line:
+// terminations and stops first, so that a replacement finds its name and address free.
+func (b *EC2Bridge) poll() {
+	found, err := b.describe(b.ctx)
+	if err != nil {
+		if b.ctx.Err() != nil {
+			return
+		}
+		b.mu.Lock()
+		repeated := b.lastErr == err.Error()
+		b.lastErr = err.Error()
+		b.mu.Unlock()
+		if !repeated {
+			b.sim.logf("EC2 bridge: %v (retrying every %s)", err, bridgeInterval)
+		}
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lastErr = ""
+	for _, id := range sortedKeys(b.instances) {
+		e := b.instances[id]
+		o, ok := found[id]
+		gone := !ok || o.state == string(types.InstanceStateNameShuttingDown) || o.state == string(types.InstanceStateNameTerminated)
+		stopping := ok && (o.state == string(types.InstanceStateNameStopping) || o.state == string(types.InstanceStateNameStopped))
+		switch {
+		case !gone && !stopping:
+		case e.busy:
+			if e.op == EventBoot {
+				e.cancel() // the boot of a machine that is going away; the next poll acts once it ended
+			}
+		case gone:
+			b.start(e, EventTerminated, b.terminate)
+		case e.state != nodeStopped:
+			b.start(e, EventStopped, b.stop)
+		}
+	}
+	for _, id := range sortedKeys(found) {
+		o := found[id]
+		if o.state != string(types.InstanceStateNameRunning) {
+			continue
+		}
+		e := b.instances[id]
+		switch {
+		case e == nil:
+			if holder := b.holder(o); holder != nil {
+				// The node of a terminated instance is still being removed (or another instance claims
+				// the same node): the next poll tries again.
+				if !holder.waiting {
+					holder.waiting = true
+					b.sim.logf("EC2 bridge: instance %s (node %s, %s) waits for instance %s's node %s (%s) to go", o.id, o.name, o.ip, holder.id, holder.name, holder.ip)
+				}
+				continue
+			}
+			e = &bridged{id: o.id, name: o.name, ip: o.ip}
+			b.instances[id] = e
+			b.start(e, EventBoot, b.boot)
+		case !e.busy && e.state == nodeStopped:
+			b.start(e, EventBoot, b.boot)
+		}
+	}
+}
+
+// holder is the instance of the bridge's other than o whose node has o's name or address, or nil.
+func (b *EC2Bridge) holder(o observed) *bridged {
+	for _, e := range b.instances {
+		if e.id != o.id && (e.name == o.name || o.ip.IsValid() && e.ip == o.ip) {
+			return e
+		}
+	}
+	return nil
+}
+
+// start runs op for e in a goroutine of its own; b.mu is held.
+func (b *EC2Bridge) start(e *bridged, op string, fn func(ctx context.Context, e *bridged)) {
+	ctx, cancel := context.WithCancel(b.ctx)
+	e.busy, e.op, e.cancel = true, op, cancel
+	if op == EventBoot {
+		e.state = nodeBooting
+	}
+	b.ops.Add(1)
+	go func() {
+		defer b.ops.Done()
+		defer cancel()
+		fn(ctx, e)
+		b.mu.Lock()
+		e.busy, e.op, e.cancel = false, "", nil
+		b.mu.Unlock()
+	}()
+}
+
+// boot adds the node of a newly running instance, or takes the node of a stopped one, and boots it.
+func (b *EC2Bridge) boot(ctx context.Context, e *bridged) {
+	b.mu.Lock()
+	n := e.node
+	b.mu.Unlock()
+	detail := e.ip.String()
+	if n != nil {
+		detail += ", again"
+	}
+	b.event(e, EventBoot, detail)
+	fail := func(err error) {
+		b.setState(e, nodeFailed)
+		b.event(e, EventBootFailed, err.Error())
+	}
+	if !e.ip.IsValid() {
+		fail(fmt.Errorf("instance %s has no network interface at device index 0 with a private address", e.id))
+		return
+	}
+	userData, err := b.userData(ctx, e.id)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if n == nil {
+		n, err = b.sim.AddNode(ctx, NodeSpec{Name: e.name, IP: e.ip, UserData: userData, Disks: 1, InstanceID: e.id})
+		if err != nil {
+			fail(err)
+			return
+		}
+		b.mu.Lock()
+		e.node = n
+		b.mu.Unlock()
+	} else {
+		n.userData = userData // as EC2 hands a started instance the user-data it has now
+	}
+	began := time.Now()
+	if err := n.Boot(ctx); err != nil {
+		fail(err)
+		return
+	}
+	b.setState(e, nodeRunning)
+	b.event(e, EventBooted, time.Since(began).Round(time.Millisecond).String())
+}
+
+// userData is the instance's user-data as EC2 gives it to cloud-init (gzip as launched: base64 decoded
+// only).
+func (b *EC2Bridge) userData(ctx context.Context, id string) ([]byte, error) {
+	out, err := b.ec2.DescribeInstanceAttribute(ctx, &ec2.DescribeInstanceAttributeInput{
+		InstanceId: aws.String(id),
+		Attribute:  types.InstanceAttributeNameUserData,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the user-data of instance %s: %w", id, err)
+	}
+	if out.UserData == nil || aws.ToString(out.UserData.Value) == "" {
+		return nil, nil
+	}
+	ud, err := base64.StdEncoding.DecodeString(aws.ToString(out.UserData.Value))
+	if err != nil {
+		return nil, fmt.Errorf("the user-data of instance %s is not base64: %w", id, err)
+	}
+	return ud, nil
+}
+
+// stop kills the node of a stopping instance and replaces its disks with empty ones.
+func (b *EC2Bridge) stop(ctx context.Context, e *bridged) {
+	b.mu.Lock()
+	n := e.node
+	b.mu.Unlock()
+	var err error
+	if n != nil {
+		err = errors.Join(n.Kill(ctx), n.ReplaceDisks(ctx))
+	}
+	b.setState(e, nodeStopped)
+	detail := ""
+	if err != nil {
+		detail = "error: " + err.Error()
+	}
+	b.event(e, EventStopped, detail)
+}
+
+// terminate removes the node of a terminated instance; when that fails, the next poll tries again.
+func (b *EC2Bridge) terminate(ctx context.Context, e *bridged) {
+	b.mu.Lock()
+	n := e.node
+	b.mu.Unlock()
+	if n != nil {
+		if err := b.sim.RemoveNode(ctx, n); err != nil {
+			b.sim.logf("EC2 bridge: instance %s (node %s) is terminated; %v (retrying)", e.id, e.name, err)
+			return
+		}
+	}
+	b.mu.Lock()
+	e.node = nil
+	delete(b.instances, e.id)
+	b.mu.Unlock()
+	b.event(e, EventTerminated, "")
+}
+
+func (b *EC2Bridge) setState(e *bridged, state string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e.state = state
+}
+
+// event records an event and logs it.
+func (b *EC2Bridge) event(e *bridged, kind, detail string) {
+	ev := BridgeEvent{Time: time.Now(), InstanceID: e.id, Node: e.name, Kind: kind, Detail: detail}
+	b.mu.Lock()
+	b.events = append(b.events, ev)
+	b.mu.Unlock()
+	msg := fmt.Sprintf("EC2 bridge: instance %s (node %s): %s", e.id, e.name, kind)
+	if detail != "" {
+		// A failed boot's error holds the end of cloud-init's log: the first line says enough here.
+		first, _, _ := strings.Cut(detail, "\n")
+		msg += ": " + first
+	}
+	b.sim.logf("%s", msg)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
