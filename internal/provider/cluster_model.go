@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
@@ -24,9 +25,11 @@ type clusterModel struct {
 	Parameters              types.Map    `tfsdk:"parameters"`
 	Archive                 types.Object `tfsdk:"archive"`
 	Local                   types.Object `tfsdk:"local"`
+	AWS                     types.Object `tfsdk:"aws"`
 	Nodes                   types.List   `tfsdk:"nodes"`
 	Primary                 types.Object `tfsdk:"primary"`
 	ConnectionURI           types.String `tfsdk:"connection_uri"`
+	ReadOnlyConnectionURI   types.String `tfsdk:"read_only_connection_uri"`
 	SynchronousStandbyNames types.String `tfsdk:"synchronous_standby_names"`
 	SynchronousDegraded     types.Bool   `tfsdk:"synchronous_degraded"`
 }
@@ -136,7 +139,7 @@ type clusterNodeOutput struct {
 // platform's choice.
 func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (cluster.Spec, bool) {
 	if m.Name.IsUnknown() || m.NodeCount.IsUnknown() || m.Node.IsUnknown() ||
-		m.Synchronous.IsUnknown() || m.Parameters.IsUnknown() || m.Archive.IsUnknown() || m.Local.IsUnknown() {
+		m.Synchronous.IsUnknown() || m.Parameters.IsUnknown() || m.Archive.IsUnknown() || m.Local.IsUnknown() || m.AWS.IsUnknown() {
 		return cluster.Spec{}, false
 	}
 	in := cluster.Input{Name: m.Name.ValueString()}
@@ -204,6 +207,11 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 		}
 		in.Local = &cluster.Local{DataDir: l.DataDir.ValueString(), PortBase: int(l.PortBase.ValueInt64()), RunAsUser: l.RunAsUser.ValueString(), Limits: limits}
 	}
+	aws, ok := awsInput(ctx, m.AWS, diags)
+	if !ok {
+		return cluster.Spec{}, false
+	}
+	in.AWS = aws
 	return cluster.FromInput(in), !diags.HasError()
 }
 
@@ -242,6 +250,7 @@ func priorMembers(ctx context.Context, m clusterModel, diags *diag.Diagnostics) 
 // setMembers records members, the primary's endpoint and the platform's own outputs in m. When
 // primaryUnknown is set (a promotion is planned), the roles and the endpoint are unknown.
 func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, local *cluster.LocalStatus, primaryUnknown bool, diags *diag.Diagnostics) {
+	m.ReadOnlyConnectionURI = types.StringNull()
 	nodeType := types.ObjectType{AttrTypes: clusterNodeAttrTypes}
 	out := make([]clusterNodeOutput, 0, len(members))
 	dirs, cgroups, devices := map[string]string{}, map[string]string{}, map[string]string{}
@@ -262,6 +271,9 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 		m.Nodes = types.ListUnknown(nodeType)
 		m.Primary = types.ObjectUnknown(clusterPrimaryAttrTypes)
 		m.ConnectionURI = types.StringUnknown()
+		if known(m.AWS) {
+			m.ReadOnlyConnectionURI = types.StringUnknown()
+		}
 	} else {
 		m.Nodes, d = types.ListValueFrom(ctx, nodeType, out)
 		diags.Append(d...)
@@ -270,6 +282,11 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 			m.Primary, d = types.ObjectValue(clusterPrimaryAttrTypes, map[string]attr.Value{"host": types.StringValue(p.Host), "port": types.Int64Value(int64(p.Port))})
 			diags.Append(d...)
 			m.ConnectionURI = types.StringValue(uri)
+		}
+		if known(m.AWS) {
+			// On EC2 clients follow a failover themselves: every node, libpq picks the writable one.
+			rw, ro := cluster.ConnectionURIs(members, bootstrap.DefaultEC2Port, bootstrap.DefaultSuperuser, "postgres")
+			m.ConnectionURI, m.ReadOnlyConnectionURI = types.StringValue(rw), types.StringValue(ro)
 		}
 	}
 	if local != nil && known(m.Local) {
@@ -287,6 +304,9 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 // (with the platform's warning), never an older value reported as current.
 func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *diag.Diagnostics) {
 	setMembers(ctx, m, st.Members, st.Local, false, diags)
+	if st.AWS != nil {
+		setAWSStatus(ctx, m, st.AWS, diags)
+	}
 	m.ID = m.Name
 	if st.PostgresMajor > 0 && !known(m.PostgresMajor) {
 		m.PostgresMajor = types.Int64Value(int64(st.PostgresMajor))
@@ -306,6 +326,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 	var d diag.Diagnostics
 	m := clusterModel{ID: types.StringValue(s.Name), Name: types.StringValue(s.Name), PostgresMajor: types.Int64Null(), NodeCount: types.Int64Null(),
 		Parameters: types.MapNull(types.StringType), Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: types.ObjectNull(clusterLocalAttrTypes),
+		AWS:                     types.ObjectNull(clusterAWSAttrTypes),
 		SynchronousStandbyNames: types.StringNull(), SynchronousDegraded: types.BoolNull()}
 	nodes := make([]clusterNodeInput, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
@@ -342,8 +363,60 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		})
 		diags.Append(d...)
 	}
+	if a := s.AWS; a != nil {
+		m.AWS = awsObject(ctx, a, diags)
+	}
+	if s.Given != nil {
+		asGiven(&m, *s.Given, diags)
+	}
 	setMembers(ctx, &m, prior, nil, false, diags)
 	return m
+}
+
+// asGiven leaves what the configuration did not set as it left it (null), so that an imported cluster
+// whose configuration relies on defaults plans no change: the configuration as given is what the platform
+// kept (the aws platform's spec parameter).
+func asGiven(m *clusterModel, g cluster.Input, diags *diag.Diagnostics) {
+	var d diag.Diagnostics
+	if g.PostgresMajor > 0 {
+		m.PostgresMajor = types.Int64Value(int64(g.PostgresMajor))
+	}
+	if g.Nodes == nil {
+		m.Node = types.ListNull(types.ObjectType{AttrTypes: clusterNodeInputAttrTypes})
+		if g.NodeCount != nil {
+			m.NodeCount = types.Int64Value(int64(*g.NodeCount))
+		}
+	}
+	str := func(v string) types.String {
+		if v == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(v)
+	}
+	if sy := g.Synchronous; sy == (cluster.SynchronousInput{}) {
+		m.Synchronous = types.ObjectNull(clusterSynchronousAttrTypes)
+	} else {
+		number := types.Int64Null()
+		if sy.Number != nil {
+			number = types.Int64Value(int64(*sy.Number))
+		}
+		m.Synchronous, d = types.ObjectValue(clusterSynchronousAttrTypes, map[string]attr.Value{
+			"method": str(sy.Method), "number": number, "data_durability": str(sy.DataDurability), "commit": str(sy.Commit),
+		})
+		diags.Append(d...)
+	}
+	if g.Archive != nil && g.Archive.BackupOnCreate == nil && known(m.Archive) {
+		attrs := m.Archive.Attributes()
+		attrs["backup_on_create"] = types.BoolNull()
+		m.Archive, d = types.ObjectValue(clusterArchiveAttrTypes, attrs)
+		diags.Append(d...)
+	}
+	if g.AWS != nil && known(m.AWS) {
+		attrs := m.AWS.Attributes()
+		attrs["ami_id"] = str(g.AWS.AMIID) // computed: the first refresh records the image the nodes run
+		m.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
+		diags.Append(d...)
+	}
 }
 
 func mapOrNull(ctx context.Context, v map[string]string, diags *diag.Diagnostics) types.Map {

@@ -4,6 +4,7 @@ package provider
 
 import (
 	"context"
+	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/ec2cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 )
 
@@ -67,6 +69,7 @@ type endpointsModel struct {
 	S3  types.String `tfsdk:"s3"`
 	IAM types.String `tfsdk:"iam"`
 	STS types.String `tfsdk:"sts"`
+	SSM types.String `tfsdk:"ssm"`
 }
 
 type defaultTags struct {
@@ -126,6 +129,7 @@ func (p *pgnvmeProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 						"s3":  endpoint("S3"),
 						"iam": endpoint("IAM"),
 						"sts": endpoint("STS"),
+						"ssm": endpoint("SSM"),
 					},
 				},
 			},
@@ -166,6 +170,7 @@ func (p *pgnvmeProvider) Configure(ctx context.Context, req provider.ConfigureRe
 			S3:  e.S3.ValueString(),
 			IAM: e.IAM.ValueString(),
 			STS: e.STS.ValueString(),
+			SSM: e.SSM.ValueString(),
 		}
 	}
 	if len(m.DefaultTags) == 1 && !m.DefaultTags[0].Tags.IsNull() {
@@ -177,7 +182,13 @@ func (p *pgnvmeProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		return
 	}
 	tflog.Debug(ctx, "configured pgnvme provider", map[string]any{"region": cfg.Region, "profile": cfg.Profile})
-	clients := &Clients{AWS: awsclient.New(cfg), Platforms: p.platforms}
+	aws := awsclient.New(cfg)
+	platforms := maps.Clone(p.platforms)
+	if _, given := platforms[cluster.PlatformAWS]; !given {
+		// The EC2 platform works with this configuration's AWS clients (built lazily: no call until used).
+		platforms[cluster.PlatformAWS] = ec2cluster.NewPlatform(aws)
+	}
+	clients := &Clients{AWS: aws, Platforms: platforms}
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 }

@@ -71,7 +71,7 @@ func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureReq
 }
 
 func (r *clusterResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{resourcevalidator.ExactlyOneOf(path.MatchRoot("local"))}
+	return []resource.ConfigValidator{resourcevalidator.ExactlyOneOf(path.MatchRoot("local"), path.MatchRoot("aws"))}
 }
 
 // platform is the platform s runs on.
@@ -146,6 +146,9 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	plan.ID = plan.Name
 	setMembers(ctx, &plan, planned.Members, planned.Local, planned.Promoting, &resp.Diagnostics)
+	if planned.AWS != nil {
+		planAWS(ctx, &plan, state, planned, len(prior) > 0, &resp.Diagnostics)
+	}
 	if s.Local != nil && s.Local.Limits.Device() && known(plan.Local) {
 		// A node whose device is made by this apply (every node of a new cluster) has no device number yet.
 		for _, mb := range planned.Members {
@@ -280,13 +283,14 @@ func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportSt
 	p, ok := r.platforms[cluster.Platform(platform)]
 	if !ok {
 		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("%q does not name a platform. Import pgnvme_cluster as "+
-			"`local:<data_dir>`, e.g. `terraform import pgnvme_cluster.demo local:/var/lib/pgnvme/demo`.", req.ID))
+			"`local:<data_dir>` (e.g. `terraform import pgnvme_cluster.demo local:/var/lib/pgnvme/demo`) or `aws:<region>:<name>` "+
+			"(e.g. `aws:eu-west-1:orders`).", req.ID))
 		return
 	}
 	s, prior, err := p.Import(ctx, req.ID)
 	if err != nil {
 		addClusterError(&resp.Diagnostics, "Cluster Not Imported",
-			"No cluster could be read from the import ID. Give the ID of a cluster this provider created, such as local:<its local.data_dir>.", err)
+			"No cluster could be read from the import ID. Give the ID of a cluster this provider created, such as local:<its local.data_dir> or aws:<region>:<name>.", err)
 		return
 	}
 	m := modelFromSpec(ctx, s, prior, &resp.Diagnostics)

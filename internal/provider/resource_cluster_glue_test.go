@@ -41,8 +41,9 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 	proposed := clusterModel{ID: types.StringUnknown(), Name: types.StringValue("tf-fake"), PostgresMajor: types.Int64Unknown(),
 		NodeCount: types.Int64Null(), Node: types.ListNull(types.ObjectType{AttrTypes: clusterNodeInputAttrTypes}),
 		Synchronous: types.ObjectNull(clusterSynchronousAttrTypes), Parameters: types.MapNull(types.StringType),
-		Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: local, Nodes: types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes}),
-		Primary: types.ObjectUnknown(clusterPrimaryAttrTypes), ConnectionURI: types.StringUnknown(),
+		Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: local, AWS: types.ObjectNull(clusterAWSAttrTypes),
+		Nodes:   types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes}),
+		Primary: types.ObjectUnknown(clusterPrimaryAttrTypes), ConnectionURI: types.StringUnknown(), ReadOnlyConnectionURI: types.StringUnknown(),
 		SynchronousStandbyNames: types.StringUnknown(), SynchronousDegraded: types.BoolUnknown()}
 	plan := tfsdk.Plan{Schema: sch, Raw: null}
 	if d := plan.Set(ctx, &proposed); d.HasError() {

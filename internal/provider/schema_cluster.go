@@ -96,7 +96,8 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A PostgreSQL cluster: one primary and its standbys, with synchronous quorum replication, " +
 			"tuned parameters and continuous archiving, managed as one unit. On the `local` platform the nodes are " +
-			"PostgreSQL processes on this machine (like `kind` for Kubernetes), for laptops, demos and CI. Exactly one " +
+			"PostgreSQL processes on this machine (like `kind` for Kubernetes), for laptops, demos and CI; on `aws` they are " +
+			"EC2 instances on instance-store NVMe, one per availability zone, with Patroni and etcd. Exactly one " +
 			"platform block is set. A node that " +
 			"is lost shows as drift and the next apply replaces that node alone; a lost primary is replaced by " +
 			"promoting the standby with the highest flushed WAL position.",
@@ -253,6 +254,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 					},
 				},
 			},
+			"aws": clusterAWSSchema(),
 			"nodes": schema.ListNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "Every node as last seen.",
@@ -275,8 +277,15 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			},
 			"connection_uri": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "libpq URI of the primary, without a password (null while no single primary is known). The local platform trusts connections " +
-					"from 127.0.0.1 (documented as local-only).",
+				MarkdownDescription: "libpq URI without a password. On `local`: the primary's (null while no single primary is known); " +
+					"the local platform trusts connections from 127.0.0.1 (documented as local-only). On `aws`: a multi-host URI over every " +
+					"node with `target_session_attrs=read-write`, so libpq and pgx clients find the primary after a failover without " +
+					"extra infrastructure; the password is the SSM SecureString `<aws.ssm_parameter_path>/superuser-password`.",
+			},
+			"read_only_connection_uri": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "On `aws`: a libpq multi-host URI over every node with `target_session_attrs=prefer-standby` " +
+					"(a standby when one answers, else the primary), without a password. Null on `local`.",
 			},
 			"synchronous_standby_names": schema.StringAttribute{Computed: true, MarkdownDescription: "The value in force on the primary; null when the last refresh could not read it (a warning says why)."},
 			"synchronous_degraded": schema.BoolAttribute{

@@ -1,0 +1,304 @@
+package ec2cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// ensure makes what the instances need, reusing what exists (an interrupted apply resumes): the security
+// group (unless given), one interface per node, the passwords, the instance profile (unless given). It
+// returns the nodes' addresses by name.
+func (se *session) ensure(ctx context.Context, t target, o *observation) (groups []string, profile string, addrs map[string]string, err error) {
+	groups = se.a.SecurityGroupIDs
+	if len(groups) == 0 {
+		id, err := se.cloud.SecurityGroup(ctx, se.s.Name)
+		if errors.Is(err, ErrNotFound) {
+			tflog.Info(ctx, "creating the cluster's security group", map[string]any{"vpc": t.vpcID})
+			id, err = se.cloud.CreateSecurityGroup(ctx, se.s.Name, t.vpcID, t.allowed, se.tags(""))
+		}
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("the cluster's security group: %w", err)
+		}
+		groups = []string{id}
+	}
+	addrs = map[string]string{}
+	for i, n := range se.s.Nodes {
+		e, ok := o.enis[n.Name]
+		if !ok {
+			tags := se.tags(n.Name)
+			tags["pgnvme:priority"] = strconv.Itoa(i)
+			tflog.Info(ctx, "creating the node's network interface", map[string]any{"node": n.Name, "subnet": t.subnets[n.Zone].ID})
+			e, err = se.cloud.CreateENI(ctx, t.subnets[n.Zone].ID, groups, "pgnvme "+se.s.Name+" "+n.Name, tags)
+			if err != nil {
+				return nil, "", nil, fmt.Errorf("creating the network interface of node %s: %w", n.Name, err)
+			}
+			o.enis[n.Name] = e
+		}
+		addrs[n.Name] = e.PrivateIP
+	}
+	names := se.ssmNames()
+	for _, name := range []string{names.superuser, names.replication, names.restapi} {
+		if err := se.cloud.PutSecret(ctx, name, password(), se.tags("")); err != nil {
+			return nil, "", nil, fmt.Errorf("storing the password parameter %s: %w", name, err)
+		}
+	}
+	doc, err := encodeSpec(se.s)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := se.cloud.PutParameter(ctx, specParameter(se.s.Name), doc, se.tags("")); err != nil {
+		return nil, "", nil, fmt.Errorf("storing the cluster's configuration: %w", err)
+	}
+	profile = se.a.IAMInstanceProfile
+	if profile == "" {
+		profile, err = se.cloud.InstanceProfile(ctx, se.s.Name)
+		if errors.Is(err, ErrNotFound) {
+			tflog.Info(ctx, "creating the nodes' instance role and profile")
+			profile, err = se.cloud.CreateInstanceProfile(ctx, se.s.Name, se.region, cluster.SSMPath(se.s.Name), se.a.NodePolicyJSON, se.tags(""))
+		}
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("the nodes' instance profile: %w", err)
+		}
+	}
+	return groups, profile, addrs, nil
+}
+
+// password is a new random password: 32 characters of [a-zA-Z0-9] (no character a shell, YAML or a
+// libpq URI would need to quote).
+func password() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand never fails on Linux
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// launch starts node's instance on its interface (after the interface is free) and waits until it runs.
+// replaced is the instance it replaces ("" for a first launch): with the fingerprint it makes the client
+// token, so a retried apply does not launch twice.
+func (se *session) launch(ctx context.Context, t target, node string, eni ENI, profile string, userData []byte, print, replaced string) (Instance, error) {
+	if err := se.cloud.WaitENIAvailable(ctx, eni.ID, se.p.timeouts.Terminate); err != nil {
+		return Instance{}, fmt.Errorf("waiting for node %s's network interface %s to come free: %w", node, eni.ID, err)
+	}
+	tags := se.tags(node)
+	tags[cluster.TagConfig] = print
+	sum := sha256.Sum256([]byte(se.s.Name + "/" + node + "/" + print + "/" + replaced))
+	spec := RunSpec{
+		ClientToken: "pgnvme-" + hex.EncodeToString(sum[:16]), InstanceType: se.a.InstanceType, AMI: t.image.ID, ENIID: eni.ID,
+		InstanceProfile: profile, KeyName: se.a.KeyName, UserData: userData, RootDeviceName: t.image.RootDeviceName,
+		RootVolumeGiB: se.a.RootVolumeGiB, Tags: tags,
+	}
+	tflog.Info(ctx, "launching the node's instance", map[string]any{"node": node, "type": se.a.InstanceType, "zone": eni.Zone, "replaces": replaced})
+	id, err := se.cloud.RunInstance(ctx, spec)
+	if err != nil {
+		if errors.Is(err, ErrInsufficientCapacity) {
+			return Instance{}, fmt.Errorf("EC2 has no capacity for %s in zone %s now (node %s). pgnvme does not move a node to another zone on its own: "+
+				"placement is yours. Apply again later, or choose another instance type or zone: %w", se.a.InstanceType, eni.Zone, node, err)
+		}
+		return Instance{}, fmt.Errorf("launching node %s: %w", node, err)
+	}
+	in, err := se.cloud.WaitRunning(ctx, id, se.p.timeouts.Launch)
+	if err != nil {
+		return Instance{}, fmt.Errorf("waiting for node %s's instance %s to run: %w", node, id, err)
+	}
+	return in, nil
+}
+
+// waitBack waits until the new instance of node answers on its own REST API as a running replica that
+// streams, with a PostgreSQL started after the instance was launched (the old machine may still answer at
+// the address for a moment, and the cluster's member list can show it until its key expires), then until
+// the cluster is whole.
+func (se *session) waitBack(ctx context.Context, node string, e ENI, launched time.Time) error {
+	host := se.apiHost(e)
+	var last string
+	err := wait.Until(ctx, "node "+node+"'s new instance to stream from the primary", se.p.timeouts.Healthy, se.p.poll, nil, func(ctx context.Context) (bool, error) {
+		st, err := se.p.patroni.node(ctx, host)
+		if err != nil {
+			last = err.Error()
+			return false, wait.NotYet(err)
+		}
+		last = fmt.Sprintf("state %q, role %q, replication %q, PostgreSQL started %s", st.State, st.Role, st.ReplicationState, st.PostmasterStartTime)
+		return st.startedAfter(launched) && st.State == "running" && st.Role == "replica" && st.ReplicationState == "streaming", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last seen: %s)", err, last)
+	}
+	return se.waitWhole(ctx, "node "+node+" to be back in the quorum")
+}
+
+// waitWhole waits until Patroni shows a running leader and every node streaming in the quorum.
+func (se *session) waitWhole(ctx context.Context, what string) error {
+	nodes := se.s.NodeNames()
+	var last string
+	err := wait.Until(ctx, what, se.p.timeouts.Healthy, se.p.poll, nil, func(ctx context.Context) (bool, error) {
+		o, err := se.observe(ctx)
+		if err != nil {
+			return false, wait.NotYet(err)
+		}
+		if !o.patroniOK {
+			last = o.patroniErr.Error()
+			return false, nil
+		}
+		ok, why := whole(o.patroni, nodes, se.s.Synchronous.Number)
+		last = why
+		return ok, nil
+	})
+	if err != nil && last != "" {
+		return fmt.Errorf("%w (last seen: %s)", err, last)
+	}
+	return err
+}
+
+// Create builds the cluster: interfaces, passwords, security group and profile, then one instance per
+// node, then waits until Patroni has a leader and every standby streams in the quorum. Run again after an
+// interruption, it reuses what exists.
+func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, error) {
+	return p.apply(ctx, s, nil)
+}
+
+// Update replaces lost nodes (one at a time) and rolls outdated ones (standbys first, a switchover, the old
+// primary last). A node is outdated when its instance type, AMI or rendered user-data (which holds the
+// parameters) differs from what the configuration renders now.
+func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+	return p.apply(ctx, s, prior)
+}
+
+func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+	se, err := p.open(ctx, s)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	t, err := se.resolve(ctx)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	o, err := se.observe(ctx)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	result := func(err error) (cluster.Status, error) {
+		if o2, oerr := se.observe(ctx); oerr == nil {
+			o = o2
+		}
+		return se.status(ctx, o, prior, &t), err
+	}
+	groups, profile, addrs, err := se.ensure(ctx, t, &o)
+	if err != nil {
+		return result(err)
+	}
+	for _, e := range o.enis {
+		if len(se.a.SecurityGroupIDs) > 0 && !sameSet(e.Groups, groups) {
+			if err := se.cloud.SetENISecurityGroups(ctx, e.ID, groups); err != nil {
+				return result(fmt.Errorf("setting the security groups of %s: %w", e.ID, err))
+			}
+		}
+	}
+	userData, prints, err := se.render(t, addrs)
+	if err != nil {
+		return result(err)
+	}
+	creating := len(o.instances) == 0
+	if creating {
+		// A new cluster (or one whose every node is lost): every node at once; etcd and Patroni form it.
+		for _, n := range s.Nodes {
+			if _, err := se.launch(ctx, t, n.Name, o.enis[n.Name], profile, userData[n.Name], prints[n.Name], replacedID(o, n.Name)); err != nil {
+				return result(err)
+			}
+		}
+		if err := se.waitWhole(ctx, "the cluster to have a leader and every standby streaming in the quorum"); err != nil {
+			return result(err)
+		}
+	} else {
+		if err := se.repair(ctx, t, &o, profile, userData, prints); err != nil {
+			return result(err)
+		}
+		if err := se.roll(ctx, t, profile, userData, prints); err != nil {
+			return result(err)
+		}
+	}
+	return result(nil)
+}
+
+// replacedID is the instance a launch of node replaces: its lost instance, if one is still listed.
+func replacedID(o observation, node string) string {
+	for _, in := range o.others {
+		if in.Tags[cluster.TagNode] == node {
+			return in.ID
+		}
+	}
+	return ""
+}
+
+// repair replaces each lost node alone: its stopped instance is terminated (its instance store is gone),
+// a new one attaches the same interface, and the next node waits until the cluster is whole again.
+func (se *session) repair(ctx context.Context, t target, o *observation, profile string, userData map[string][]byte, prints map[string]string) error {
+	for _, n := range se.s.Nodes {
+		if _, live := o.instances[n.Name]; live {
+			continue
+		}
+		var stale []string
+		for _, in := range o.others {
+			if in.Tags[cluster.TagNode] == n.Name && in.State != "terminated" {
+				stale = append(stale, in.ID)
+			}
+		}
+		if len(stale) > 0 {
+			tflog.Info(ctx, "terminating the lost node's instance", map[string]any{"node": n.Name, "instances": stale})
+			if err := se.cloud.Terminate(ctx, stale, se.p.timeouts.Terminate); err != nil {
+				return fmt.Errorf("terminating node %s's lost instance: %w", n.Name, err)
+			}
+		}
+		start := time.Now()
+		in, err := se.launch(ctx, t, n.Name, o.enis[n.Name], profile, userData[n.Name], prints[n.Name], replacedID(*o, n.Name))
+		if err != nil {
+			return err
+		}
+		if err := se.waitBack(ctx, n.Name, o.enis[n.Name], launchedAt(in, start)); err != nil {
+			return err
+		}
+		tflog.Info(ctx, "replaced the lost node", map[string]any{"node": n.Name, "seconds": time.Since(start).Seconds()})
+		o2, err := se.observe(ctx)
+		if err != nil {
+			return err
+		}
+		*o = o2
+	}
+	return nil
+}
+
+// launchedAt is when EC2 launched in (its own clock, which the node's is synchronised with), else since.
+func launchedAt(in Instance, since time.Time) time.Time {
+	if !in.LaunchTime.IsZero() {
+		return in.LaunchTime
+	}
+	return since
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, x := range a {
+		seen[x] = true
+	}
+	for _, x := range b {
+		if !seen[x] {
+			return false
+		}
+	}
+	return true
+}

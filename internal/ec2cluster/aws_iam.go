@@ -1,0 +1,270 @@
+package ec2cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// The role and instance profile the platform creates: both awsObjectName(cluster), under iamPath, with the
+// inline policies ssmPolicyName (read the cluster's parameters) and nodePolicyName (the user's extra policy).
+const (
+	iamPath        = "/pgnvme/"
+	ssmPolicyName  = "pgnvme-ssm"
+	nodePolicyName = "pgnvme-node"
+	// maxRoleName is IAM's limit on a role name.
+	maxRoleName = 64
+)
+
+// IAM error codes awsCloud reacts to by name.
+const (
+	errCodeConcurrentModification = "ConcurrentModification"
+	errCodeEntityAlreadyExists    = "EntityAlreadyExists"
+	errCodeNoSuchEntity           = "NoSuchEntity"
+)
+
+type policyDocument struct {
+	Version   string            `json:"Version"`
+	Statement []policyStatement `json:"Statement"`
+}
+
+type policyStatement struct {
+	Effect    string                       `json:"Effect"`
+	Principal map[string]string            `json:"Principal,omitempty"`
+	Action    []string                     `json:"Action"`
+	Resource  []string                     `json:"Resource,omitempty"`
+	Condition map[string]map[string]string `json:"Condition,omitempty"`
+}
+
+func (d policyDocument) String() string {
+	b, _ := json.Marshal(d) // plain strings, maps and slices always encode
+	return string(b)
+}
+
+// ec2TrustPolicy lets EC2 assume the role.
+func ec2TrustPolicy() string {
+	return policyDocument{Version: "2012-10-17", Statement: []policyStatement{{
+		Effect:    "Allow",
+		Principal: map[string]string{"Service": "ec2.amazonaws.com"},
+		Action:    []string{"sts:AssumeRole"},
+	}}}.String()
+}
+
+// arnPartition is the ARN partition of region.
+func arnPartition(region string) string {
+	switch {
+	case strings.HasPrefix(region, "cn-"):
+		return "aws-cn"
+	case strings.HasPrefix(region, "us-gov-"):
+		return "aws-us-gov"
+	default:
+		return "aws"
+	}
+}
+
+// ssmReadPolicy reads the parameters under ssmPath in region (GetParametersByPath authorizes on the path
+// itself, the others on each parameter) and decrypts them with the key SSM uses, only through SSM.
+func ssmReadPolicy(region, ssmPath string) string {
+	path := strings.TrimSuffix(ssmPath, "/")
+	arn := fmt.Sprintf("arn:%s:ssm:%s:*:parameter%s", arnPartition(region), region, path)
+	return policyDocument{Version: "2012-10-17", Statement: []policyStatement{
+		{
+			Effect:   "Allow",
+			Action:   []string{"ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"},
+			Resource: []string{arn, arn + "/*"},
+		},
+		{
+			Effect:    "Allow",
+			Action:    []string{"kms:Decrypt"},
+			Resource:  []string{"*"},
+			Condition: map[string]map[string]string{"StringEquals": {"kms:ViaService": "ssm." + region + ".amazonaws.com"}},
+		},
+	}}.String()
+}
+
+func iamTags(tags map[string]string) []iamtypes.Tag {
+	out := make([]iamtypes.Tag, 0, len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		out = append(out, iamtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	return out
+}
+
+// profileRoles are the names of the roles in the instance profile; a missing profile is ErrNotFound.
+func (c *awsCloud) profileRoles(ctx context.Context, name string) ([]string, error) {
+	out, err := c.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
+	if err != nil {
+		return nil, awsNotFound(err, "IAM instance profile "+name, "reading", errCodeNoSuchEntity)
+	}
+	var roles []string
+	if out.InstanceProfile != nil {
+		for _, r := range out.InstanceProfile.Roles {
+			roles = append(roles, aws.ToString(r.RoleName))
+		}
+	}
+	return roles, nil
+}
+
+// InstanceProfile finds the profile CreateInstanceProfile made for the cluster.
+func (c *awsCloud) InstanceProfile(ctx context.Context, clusterName string) (string, error) {
+	name := awsObjectName(clusterName)
+	if _, err := c.profileRoles(ctx, name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// putRolePolicy puts an inline policy, retrying while IAM does not show a role just created.
+func (c *awsCloud) putRolePolicy(ctx context.Context, role, policy, document string) error {
+	in := &iam.PutRolePolicyInput{RoleName: aws.String(role), PolicyName: aws.String(policy), PolicyDocument: aws.String(document)}
+	_, err := wait.Retry(ctx, "IAM role "+role+" to accept policy "+policy, profilePropagationTimeout, c.clock,
+		func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
+		func(ctx context.Context) (*iam.PutRolePolicyOutput, error) { return c.iam.PutRolePolicy(ctx, in) })
+	if err != nil {
+		return fmt.Errorf("putting inline policy %s on IAM role %s: %w", policy, role, err)
+	}
+	return nil
+}
+
+// CreateInstanceProfile creates the role and profile pgnvme-<cluster> (path /pgnvme/, tagged with the
+// cluster tag and tags) and waits until IAM shows the role in the profile. After an interrupted call it
+// adopts the cluster's role and profile and completes them; a role of that name that is not the cluster's
+// is an error.
+func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, region, ssmPath, extraPolicy string, tags map[string]string) (string, error) {
+	name := awsObjectName(clusterName)
+	if len(name) > maxRoleName {
+		return "", fmt.Errorf("IAM role name %s is longer than %d characters: give the cluster a shorter name or an iam_instance_profile", name, maxRoleName)
+	}
+	all := withClusterTag(tags, clusterName)
+
+	_, err := c.iam.CreateRole(ctx, &iam.CreateRoleInput{
+		RoleName:                 aws.String(name),
+		Path:                     aws.String(iamPath),
+		AssumeRolePolicyDocument: aws.String(ec2TrustPolicy()),
+		Description:              aws.String(fmt.Sprintf("pgnvme cluster %s: its EC2 nodes", clusterName)),
+		Tags:                     iamTags(all),
+	})
+	adopted := awsErrorIs(err, errCodeEntityAlreadyExists)
+	if err != nil && !adopted {
+		return "", fmt.Errorf("creating IAM role %s: %w", name, err)
+	}
+	if adopted {
+		out, err := c.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
+		if err != nil {
+			return "", fmt.Errorf("reading existing IAM role %s: %w", name, err)
+		}
+		owner := ""
+		if out.Role != nil {
+			for _, t := range out.Role.Tags {
+				if aws.ToString(t.Key) == cluster.TagCluster {
+					owner = aws.ToString(t.Value)
+				}
+			}
+		}
+		if owner != clusterName {
+			return "", fmt.Errorf("IAM role %s exists and is not cluster %q's (tag %s = %q): give the cluster an iam_instance_profile or another name", name, clusterName, cluster.TagCluster, owner)
+		}
+	}
+
+	if err := c.putRolePolicy(ctx, name, ssmPolicyName, ssmReadPolicy(region, ssmPath)); err != nil {
+		return "", err
+	}
+	switch {
+	case extraPolicy != "":
+		if err := c.putRolePolicy(ctx, name, nodePolicyName, extraPolicy); err != nil {
+			return "", err
+		}
+	case adopted:
+		_, err := c.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: aws.String(name), PolicyName: aws.String(nodePolicyName)})
+		if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+			return "", fmt.Errorf("deleting inline policy %s of IAM role %s: %w", nodePolicyName, name, err)
+		}
+	}
+
+	_, err = c.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{
+		InstanceProfileName: aws.String(name),
+		Path:                aws.String(iamPath),
+		Tags:                iamTags(all),
+	})
+	if err != nil && !awsErrorIs(err, errCodeEntityAlreadyExists) {
+		return "", fmt.Errorf("creating IAM instance profile %s: %w", name, err)
+	}
+	roles, err := wait.Retry(ctx, "IAM instance profile "+name+" to be readable", profilePropagationTimeout, c.clock,
+		func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity) },
+		func(ctx context.Context) ([]string, error) { return c.profileRoles(ctx, name) })
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(roles, name) {
+		in := &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String(name), RoleName: aws.String(name)}
+		_, err := wait.Retry(ctx, "IAM role "+name+" to join its instance profile", profilePropagationTimeout, c.clock,
+			func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
+			func(ctx context.Context) (*iam.AddRoleToInstanceProfileOutput, error) {
+				return c.iam.AddRoleToInstanceProfile(ctx, in)
+			})
+		if err != nil {
+			return "", fmt.Errorf("adding IAM role %s to instance profile %s: %w", name, name, err)
+		}
+	}
+
+	const listed, missing = "listed", "missing"
+	_, err = wait.For(ctx, wait.Spec[[]string]{
+		What: fmt.Sprintf("IAM instance profile %s to list role %s", name, name),
+		Refresh: func(ctx context.Context) ([]string, string, error) {
+			roles, err := c.profileRoles(ctx, name)
+			if err != nil || !slices.Contains(roles, name) {
+				return roles, missing, err
+			}
+			return roles, listed, nil
+		},
+		Retryable: func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity) },
+		Pending:   []string{missing},
+		Target:    []string{listed},
+		Timeout:   profilePropagationTimeout,
+		Clock:     c.clock,
+	})
+	if err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// DeleteInstanceProfile removes the role from the profile, deletes the profile, then the role with its
+// policies; what is gone already is skipped.
+func (c *awsCloud) DeleteInstanceProfile(ctx context.Context, clusterName string) error {
+	name := awsObjectName(clusterName)
+	roles, err := c.profileRoles(ctx, name)
+	switch {
+	case err == nil:
+		for _, role := range roles {
+			_, err := c.iam.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{
+				InstanceProfileName: aws.String(name), RoleName: aws.String(role),
+			})
+			if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+				return fmt.Errorf("removing IAM role %s from instance profile %s: %w", role, name, err)
+			}
+		}
+		_, err = c.iam.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: aws.String(name)})
+		if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+			return fmt.Errorf("deleting IAM instance profile %s: %w", name, err)
+		}
+	case !awsErrorIs(err, errCodeNoSuchEntity):
+		return err
+	}
+	// Inline policies first, attached ones detached, DeleteConflict retried, a missing role skipped.
+	if err := awsclient.DeleteRole(ctx, c.iam, name); err != nil {
+		return err
+	}
+	return nil
+}

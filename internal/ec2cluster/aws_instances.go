@@ -1,0 +1,267 @@
+package ec2cluster
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// liveInstanceStates are every instance state but terminated.
+var liveInstanceStates = []string{
+	string(ec2types.InstanceStateNamePending), string(ec2types.InstanceStateNameRunning),
+	string(ec2types.InstanceStateNameShuttingDown), string(ec2types.InstanceStateNameStopping),
+	string(ec2types.InstanceStateNameStopped),
+}
+
+func instanceFrom(in ec2types.Instance) Instance {
+	out := Instance{
+		ID:        aws.ToString(in.InstanceId),
+		Type:      string(in.InstanceType),
+		AMI:       aws.ToString(in.ImageId),
+		PrivateIP: aws.ToString(in.PrivateIpAddress),
+		PublicIP:  aws.ToString(in.PublicIpAddress),
+		Tags:      tagMap(in.Tags),
+	}
+	if in.Placement != nil {
+		out.Zone = aws.ToString(in.Placement.AvailabilityZone)
+	}
+	if in.State != nil {
+		out.State = string(in.State.Name)
+	}
+	if in.LaunchTime != nil {
+		out.LaunchTime = *in.LaunchTime
+	}
+	for _, n := range in.NetworkInterfaces {
+		if n.Attachment == nil || aws.ToInt32(n.Attachment.DeviceIndex) != 0 {
+			continue
+		}
+		out.ENIID = aws.ToString(n.NetworkInterfaceId)
+		if ip := aws.ToString(n.PrivateIpAddress); ip != "" {
+			out.PrivateIP = ip
+		}
+		if n.Association != nil && aws.ToString(n.Association.PublicIp) != "" {
+			out.PublicIP = aws.ToString(n.Association.PublicIp)
+		}
+	}
+	return out
+}
+
+// describeInstances lists the instances that match in, across pages.
+func (c *awsCloud) describeInstances(ctx context.Context, in *ec2.DescribeInstancesInput) ([]ec2types.Instance, error) {
+	p := ec2.NewDescribeInstancesPaginator(c.ec2, in)
+	var out []ec2types.Instance
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Reservations {
+			out = append(out, r.Instances...)
+		}
+	}
+	return out, nil
+}
+
+// Instances are the cluster's instances in every state but terminated.
+func (c *awsCloud) Instances(ctx context.Context, clusterName string) ([]Instance, error) {
+	raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		clusterFilter(clusterName), ec2Filter("instance-state-name", liveInstanceStates...),
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("listing the instances of cluster %q: %w", clusterName, err)
+	}
+	out := make([]Instance, 0, len(raw))
+	for _, in := range raw {
+		out = append(out, instanceFrom(in))
+	}
+	return out, nil
+}
+
+// isProfilePropagation reports whether RunInstances failed because EC2 does not see an instance profile
+// (or its role) just created yet, which passes in seconds. The hashicorp/aws provider retries the same two
+// messages; EC2 says, for instance, "Value (pgnvme-x) for parameter iamInstanceProfile.name is invalid.
+// Invalid IAM Instance Profile name".
+func isProfilePropagation(err error) bool {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != errCodeInvalidParameterValue {
+		return false
+	}
+	msg := strings.ToLower(ae.ErrorMessage())
+	return strings.Contains(msg, "invalid iam instance profile") || strings.Contains(msg, " has no associated iam roles")
+}
+
+// runInstanceError is the error RunInstance returns for RunInstances' err: ErrInsufficientCapacity wrapped
+// when EC2 has no capacity for the type (naming the zone when known), err with context otherwise.
+func runInstanceError(err error, instanceType, zone string) error {
+	where := ""
+	if zone != "" {
+		where = " in " + zone
+	}
+	if awsErrorIs(err, errCodeInsufficientInstanceCapacity) {
+		return fmt.Errorf("launching a %s instance%s: %w: %w", instanceType, where, ErrInsufficientCapacity, err)
+	}
+	return fmt.Errorf("launching a %s instance%s: %w", instanceType, where, err)
+}
+
+func runInstancesInput(spec RunSpec) *ec2.RunInstancesInput {
+	in := &ec2.RunInstancesInput{
+		MinCount:     aws.Int32(1),
+		MaxCount:     aws.Int32(1),
+		ImageId:      aws.String(spec.AMI),
+		InstanceType: ec2types.InstanceType(spec.InstanceType),
+		NetworkInterfaces: []ec2types.InstanceNetworkInterfaceSpecification{{
+			DeviceIndex: aws.Int32(0), NetworkInterfaceId: aws.String(spec.ENIID),
+		}},
+		MetadataOptions: &ec2types.InstanceMetadataOptionsRequest{
+			HttpTokens:              ec2types.HttpTokensStateRequired,
+			HttpEndpoint:            ec2types.InstanceMetadataEndpointStateEnabled,
+			HttpPutResponseHopLimit: aws.Int32(2),
+		},
+		TagSpecifications: tagSpecs(spec.Tags, ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume),
+	}
+	if spec.ClientToken != "" {
+		in.ClientToken = aws.String(spec.ClientToken)
+	}
+	if spec.InstanceProfile != "" {
+		in.IamInstanceProfile = &ec2types.IamInstanceProfileSpecification{Name: aws.String(spec.InstanceProfile)}
+	}
+	if spec.KeyName != "" {
+		in.KeyName = aws.String(spec.KeyName)
+	}
+	if len(spec.UserData) > 0 {
+		in.UserData = aws.String(base64.StdEncoding.EncodeToString(spec.UserData))
+	}
+	if spec.RootDeviceName != "" {
+		ebs := &ec2types.EbsBlockDevice{
+			VolumeType:          ec2types.VolumeTypeGp3,
+			Encrypted:           aws.Bool(true),
+			DeleteOnTermination: aws.Bool(true),
+		}
+		if spec.RootVolumeGiB > 0 {
+			ebs.VolumeSize = aws.Int32(int32(spec.RootVolumeGiB))
+		}
+		in.BlockDeviceMappings = []ec2types.BlockDeviceMapping{{DeviceName: aws.String(spec.RootDeviceName), Ebs: ebs}}
+	}
+	return in
+}
+
+// RunInstance launches one instance on the node's interface, retrying while EC2 does not see the instance
+// profile yet. A capacity shortage wraps ErrInsufficientCapacity and names the interface's zone.
+func (c *awsCloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
+	in := runInstancesInput(spec)
+	out, err := wait.Retry(ctx, "EC2 to accept instance profile "+spec.InstanceProfile, profilePropagationTimeout, c.clock, isProfilePropagation,
+		func(ctx context.Context) (*ec2.RunInstancesOutput, error) {
+			return c.ec2.RunInstances(ctx, in)
+		})
+	if err != nil {
+		zone := ""
+		if awsErrorIs(err, errCodeInsufficientInstanceCapacity) {
+			if eni, eniErr := c.findENI(ctx, spec.ENIID); eniErr == nil {
+				zone = eni.Zone
+			}
+		}
+		return "", runInstanceError(err, spec.InstanceType, zone)
+	}
+	if len(out.Instances) == 0 {
+		return "", fmt.Errorf("launching a %s instance: EC2 returned no instance", spec.InstanceType)
+	}
+	return aws.ToString(out.Instances[0].InstanceId), nil
+}
+
+// WaitRunning waits until the instance runs. EC2 may not describe an instance just launched for a while;
+// one that ends instead (terminated at launch) fails with EC2's reason.
+func (c *awsCloud) WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error) {
+	raw, err := wait.For(ctx, wait.Spec[ec2types.Instance]{
+		What: fmt.Sprintf("instance %s to run", id),
+		Refresh: func(ctx context.Context) (ec2types.Instance, string, error) {
+			out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+			if err != nil {
+				return ec2types.Instance{}, "", fmt.Errorf("describing instance %s: %w", id, err)
+			}
+			for _, r := range out.Reservations {
+				for _, in := range r.Instances {
+					if in.State != nil {
+						return in, string(in.State.Name), nil
+					}
+				}
+			}
+			return ec2types.Instance{}, "", fmt.Errorf("instance %s: %w", id, ErrNotFound)
+		},
+		Retryable: func(err error) bool {
+			return awsErrorIs(err, errCodeInvalidInstanceIDNotFound) || errors.Is(err, ErrNotFound)
+		},
+		Pending: []string{string(ec2types.InstanceStateNamePending)},
+		Target:  []string{string(ec2types.InstanceStateNameRunning)},
+		Timeout: timeout,
+		Clock:   c.clock,
+	})
+	if err != nil {
+		var unexpected *wait.UnexpectedStateError
+		if errors.As(err, &unexpected) && raw.StateReason != nil {
+			return Instance{}, fmt.Errorf("%w: %s", err, aws.ToString(raw.StateReason.Message))
+		}
+		return Instance{}, err
+	}
+	return instanceFrom(raw), nil
+}
+
+// Terminate terminates the instances and waits until EC2 reports each terminated (or no longer knows it).
+func (c *awsCloud) Terminate(ctx context.Context, ids []string, timeout time.Duration) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
+	if awsErrorIs(err, errCodeInvalidInstanceIDNotFound) {
+		// One unknown ID fails the whole call: terminate the others one by one.
+		err = nil
+		for _, id := range ids {
+			_, e := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+			if e != nil && !awsErrorIs(e, errCodeInvalidInstanceIDNotFound) {
+				err = e
+				break
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("terminating instances %s: %w", strings.Join(ids, ", "), err)
+	}
+
+	const terminated = "terminated"
+	_, err = wait.For(ctx, wait.Spec[struct{}]{
+		What: "instances " + strings.Join(ids, ", ") + " to terminate",
+		// A filter, unlike InstanceIds, does not fail on an ID EC2 no longer knows. The state names the
+		// instances left, so a timeout says which.
+		Refresh: func(ctx context.Context) (struct{}, string, error) {
+			raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{ec2Filter("instance-id", ids...)}})
+			if err != nil {
+				return struct{}{}, "", fmt.Errorf("describing instances %s: %w", strings.Join(ids, ", "), err)
+			}
+			var left []string
+			for _, in := range raw {
+				if in.State != nil && in.State.Name != ec2types.InstanceStateNameTerminated {
+					left = append(left, fmt.Sprintf("%s %s", aws.ToString(in.InstanceId), in.State.Name))
+				}
+			}
+			if len(left) == 0 {
+				return struct{}{}, terminated, nil
+			}
+			slices.Sort(left)
+			return struct{}{}, strings.Join(left, ", "), nil
+		},
+		Target:  []string{terminated},
+		Timeout: timeout,
+		Clock:   c.clock,
+	})
+	return err
+}

@@ -1,0 +1,112 @@
+package ec2cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/smithy-go"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// Hooks for the moto tests in aws_test.go, which are package ec2cluster_test because internal/acctest
+// imports the provider, which imports this package.
+
+// SetCloudClock makes c's waits and retries run on clock.
+func SetCloudClock(c Cloud, clock wait.Clock) { c.(*awsCloud).clock = clock }
+
+// SetCloudEC2 replaces c's EC2 client (to put faults in front of moto).
+func SetCloudEC2(c Cloud, client *ec2.Client) { c.(*awsCloud).ec2 = client }
+
+// ProfilePropagationTimeout is how long RunInstance retries the instance profile's propagation.
+const ProfilePropagationTimeout = profilePropagationTimeout
+
+func TestAWSIsProfilePropagation(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"profile name", &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Value (pgnvme-x) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"}, true},
+		{"profile ARN", &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Invalid IAM Instance Profile ARN"}, true},
+		{"role", &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Value (pgnvme-x) for parameter iamInstanceProfile.name is invalid. The instance profile pgnvme-x has no associated IAM Roles"}, true},
+		{"wrapped", wrapOp(&smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Invalid IAM Instance Profile name"}), true},
+		{"other parameter", &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Invalid value for instanceType"}, false},
+		{"other code", &smithy.GenericAPIError{Code: "UnauthorizedOperation", Message: "Invalid IAM Instance Profile name"}, false},
+		{"not an API error", errors.New("Invalid IAM Instance Profile name"), false},
+		{"nil", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isProfilePropagation(tt.err); got != tt.want {
+				t.Errorf("isProfilePropagation(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// wrapOp wraps err as the SDK does.
+func wrapOp(err error) error {
+	return &smithy.OperationError{ServiceID: "EC2", OperationName: "RunInstances", Err: err}
+}
+
+func TestAWSRunInstanceError(t *testing.T) {
+	capacity := wrapOp(&smithy.GenericAPIError{Code: "InsufficientInstanceCapacity", Message: "We currently do not have sufficient m6id.large capacity"})
+	tests := []struct {
+		name, zone   string
+		err          error
+		wantCapacity bool
+		wantText     []string
+	}{
+		{"capacity in a zone", "eu-west-1a", capacity, true, []string{"m6id.large instance in eu-west-1a", "insufficient instance capacity", "We currently do not have"}},
+		{"capacity, zone unknown", "", capacity, true, []string{"launching a m6id.large instance: insufficient"}},
+		{"another error", "", wrapOp(&smithy.GenericAPIError{Code: "InvalidAMIID.NotFound", Message: "no such AMI"}), false, []string{"m6id.large", "no such AMI"}},
+		{"not an API error", "", context.DeadlineExceeded, false, []string{"m6id.large"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := runInstanceError(tt.err, "m6id.large", tt.zone)
+			if errors.Is(err, ErrInsufficientCapacity) != tt.wantCapacity || !errors.Is(err, tt.err) {
+				t.Errorf("runInstanceError = %v; ErrInsufficientCapacity %v, want %v, and the original error", err, errors.Is(err, ErrInsufficientCapacity), tt.wantCapacity)
+			}
+			for _, s := range tt.wantText {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("%q does not say %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestAWSSSMReadPolicy(t *testing.T) {
+	tests := []struct {
+		region, path string
+		wantARN      string
+	}{
+		{"eu-west-1", "/pgnvme/c1", "arn:aws:ssm:eu-west-1:*:parameter/pgnvme/c1"},
+		{"eu-west-1", "/pgnvme/c1/", "arn:aws:ssm:eu-west-1:*:parameter/pgnvme/c1"},
+		{"cn-north-1", "/pgnvme/c1", "arn:aws-cn:ssm:cn-north-1:*:parameter/pgnvme/c1"},
+		{"us-gov-west-1", "/pgnvme/c1", "arn:aws-us-gov:ssm:us-gov-west-1:*:parameter/pgnvme/c1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.region+tt.path, func(t *testing.T) {
+			var d policyDocument
+			if err := json.Unmarshal([]byte(ssmReadPolicy(tt.region, tt.path)), &d); err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Statement) != 2 || !slices.Equal(d.Statement[0].Resource, []string{tt.wantARN, tt.wantARN + "/*"}) ||
+				!slices.Equal(d.Statement[0].Action, []string{"ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"}) {
+				t.Errorf("read statement %+v", d.Statement)
+			}
+			kms := d.Statement[len(d.Statement)-1]
+			if !slices.Equal(kms.Action, []string{"kms:Decrypt"}) || kms.Condition["StringEquals"]["kms:ViaService"] != "ssm."+tt.region+".amazonaws.com" {
+				t.Errorf("decrypt statement %+v", kms)
+			}
+		})
+	}
+}

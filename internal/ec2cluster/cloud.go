@@ -1,0 +1,161 @@
+// Package ec2cluster is the EC2 platform of pgnvme_cluster: one ENI per node (its stable private address),
+// instances on instance-store NVMe booted from rendered user-data, SSM SecureStrings for the passwords, a
+// security group and an instance role when the user gives none, and Patroni's REST API to observe and steer
+// the cluster. It never stops or modifies an instance in place: a node that must change is replaced, one at a
+// time, standbys first and the primary after a switchover.
+package ec2cluster
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound means the AWS object does not exist (or no longer does).
+var ErrNotFound = errors.New("not found")
+
+// Subnet is a subnet as EC2 describes it.
+type Subnet struct {
+	ID     string
+	Zone   string
+	ZoneID string
+	VPCID  string
+	CIDR   string
+}
+
+// Image is an AMI as EC2 describes it.
+type Image struct {
+	ID           string
+	Architecture string // "x86_64" or "arm64"
+	// RootDeviceName is where the root volume attaches, such as /dev/xvda.
+	RootDeviceName string
+}
+
+// TypeInfo is what the platform needs of an instance type, from DescribeInstanceTypes.
+type TypeInfo struct {
+	Name          string
+	Architectures []string
+	// DiskCount is the number of instance-store disks (0: none); NVMe is InstanceStorageInfo.NvmeSupport
+	// ("required", "supported", "unsupported", or "" without instance storage).
+	DiskCount int
+	NVMe      string
+}
+
+// ENI is a network interface.
+type ENI struct {
+	ID        string
+	SubnetID  string
+	Zone      string
+	PrivateIP string
+	// PublicIP is the public address associated with it, "" when none.
+	PublicIP string
+	// Status is "available", "in-use", "attaching", "detaching", ...
+	Status string
+	// InstanceID is the instance it is attached to, "" when none.
+	InstanceID string
+	// Groups are its security groups' IDs.
+	Groups []string
+	Tags   map[string]string
+}
+
+// Instance is an EC2 instance.
+type Instance struct {
+	ID   string
+	Type string
+	AMI  string
+	Zone string
+	// State is EC2's state name: pending, running, shutting-down, terminated, stopping, stopped.
+	State      string
+	ENIID      string
+	PrivateIP  string
+	PublicIP   string
+	Tags       map[string]string
+	LaunchTime time.Time
+}
+
+// RunSpec is one instance to launch.
+type RunSpec struct {
+	// ClientToken makes the launch idempotent (at most 64 ASCII characters).
+	ClientToken  string
+	InstanceType string
+	AMI          string
+	// ENIID is the node's network interface, attached as device 0.
+	ENIID string
+	// InstanceProfile is the IAM instance profile's name.
+	InstanceProfile string
+	KeyName         string
+	// UserData is the user-data as the instance gets it (gzip), before base64.
+	UserData []byte
+	// RootDeviceName and RootVolumeGiB describe the root volume: gp3, encrypted, deleted on termination.
+	RootDeviceName string
+	RootVolumeGiB  int
+	// Tags go on the instance and its volumes.
+	Tags map[string]string
+}
+
+// ErrInsufficientCapacity means EC2 has no capacity for the type in the zone now.
+var ErrInsufficientCapacity = errors.New("insufficient instance capacity")
+
+// Cloud is what the platform does with AWS. awsCloud is the real one; tests may hand in fakes for what
+// moto cannot show (capacity errors, eventual consistency).
+type Cloud interface {
+	// Subnets describes the subnets by ID (ErrNotFound wrapped when one does not exist).
+	Subnets(ctx context.Context, ids []string) ([]Subnet, error)
+	// VPCCIDR is the VPC's primary IPv4 CIDR.
+	VPCCIDR(ctx context.Context, vpcID string) (string, error)
+	// Parameter reads a plain SSM parameter (an AMI's public parameter).
+	Parameter(ctx context.Context, name string) (string, error)
+	// Image describes an AMI.
+	Image(ctx context.Context, id string) (Image, error)
+	// InstanceType describes a type (ErrNotFound when EC2 does not know it).
+	InstanceType(ctx context.Context, name string) (TypeInfo, error)
+	// TypeZones are the zones (names) where the type is offered in the region.
+	TypeZones(ctx context.Context, instanceType string) ([]string, error)
+
+	// ENIs are the cluster's network interfaces (tag pgnvme:cluster).
+	ENIs(ctx context.Context, clusterName string) ([]ENI, error)
+	// CreateENI creates a network interface in subnet with the security groups and tags.
+	CreateENI(ctx context.Context, subnetID string, securityGroups []string, description string, tags map[string]string) (ENI, error)
+	// SetENISecurityGroups replaces an interface's security groups.
+	SetENISecurityGroups(ctx context.Context, eniID string, groups []string) error
+	// WaitENIAvailable waits until no instance holds the interface.
+	WaitENIAvailable(ctx context.Context, eniID string, timeout time.Duration) error
+	// DeleteENI deletes an interface; gone already is success.
+	DeleteENI(ctx context.Context, eniID string) error
+
+	// SecurityGroup finds the group the platform created for the cluster (ErrNotFound when none).
+	SecurityGroup(ctx context.Context, clusterName string) (string, error)
+	// CreateSecurityGroup creates the cluster's group in vpc: PostgreSQL (5432), Patroni's REST API (8008)
+	// and etcd (2379, 2380) from the group itself, PostgreSQL and the REST API from allowed.
+	CreateSecurityGroup(ctx context.Context, clusterName, vpcID string, allowed []string, tags map[string]string) (string, error)
+	// DeleteSecurityGroup deletes it, retrying while interfaces still hold it; gone already is success.
+	DeleteSecurityGroup(ctx context.Context, id string, timeout time.Duration) error
+
+	// InstanceProfile finds the profile the platform created for the cluster (ErrNotFound when none).
+	InstanceProfile(ctx context.Context, clusterName string) (string, error)
+	// CreateInstanceProfile creates a role that EC2 may assume with an inline policy that reads the
+	// parameters under ssmPath (and decrypts them with the default key) plus extraPolicy (a JSON policy
+	// document, "" for none), and a profile holding it. It returns the profile's name.
+	CreateInstanceProfile(ctx context.Context, clusterName, region, ssmPath, extraPolicy string, tags map[string]string) (string, error)
+	// DeleteInstanceProfile removes the profile and role CreateInstanceProfile made; gone already is success.
+	DeleteInstanceProfile(ctx context.Context, clusterName string) error
+
+	// PutSecret stores a SecureString unless the parameter exists (then it keeps the existing value).
+	PutSecret(ctx context.Context, name, value string, tags map[string]string) error
+	// Secret reads a SecureString, decrypted.
+	Secret(ctx context.Context, name string) (string, error)
+	// PutParameter stores a plain String parameter, overwriting its value.
+	PutParameter(ctx context.Context, name, value string, tags map[string]string) error
+	// DeleteSecrets deletes the parameters (SecureStrings or not); missing ones are ignored.
+	DeleteSecrets(ctx context.Context, names []string) error
+
+	// Instances are the cluster's instances (tag pgnvme:cluster) in every state but terminated.
+	Instances(ctx context.Context, clusterName string) ([]Instance, error)
+	// RunInstance launches one instance and returns its ID; it retries the instance profile's propagation
+	// delay and wraps ErrInsufficientCapacity.
+	RunInstance(ctx context.Context, spec RunSpec) (string, error)
+	// WaitRunning waits until the instance runs.
+	WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error)
+	// Terminate terminates instances and waits until they are terminated.
+	Terminate(ctx context.Context, ids []string, timeout time.Duration) error
+}

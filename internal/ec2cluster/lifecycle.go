@@ -1,0 +1,263 @@
+package ec2cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// Plan checks the spec against AWS and says what the apply will do: for a new cluster that it can be
+// created (subnets, type, zones, AMI); for an existing one which lost nodes it replaces and, when
+// instances must change, the rolling replacement's order.
+func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
+	se, err := p.open(ctx, s)
+	if err != nil {
+		return cluster.Plan{}, err
+	}
+	t, err := se.resolve(ctx)
+	if err != nil {
+		return cluster.Plan{}, err
+	}
+	plan := cluster.Plan{PostgresMajor: major(s), AWS: &cluster.AWSStatus{Region: se.region, AMIID: t.image.ID, SSMPath: cluster.SSMPath(s.Name)}}
+	o, err := se.observe(ctx)
+	if err != nil {
+		return cluster.Plan{}, err
+	}
+	if len(prior) == 0 {
+		if len(o.enis) > 0 || len(o.instances) > 0 {
+			plan.Actions = fmt.Sprintf("1. resume: %d network interfaces and %d instances tagged %s=%s exist already (an interrupted apply?); the apply reuses them. "+
+				"If they belong to another cluster of the same name, choose another name.", len(o.enis), len(o.instances), cluster.TagCluster, s.Name)
+		}
+		for i, n := range s.Nodes {
+			role := cluster.RoleStandby
+			if i == 0 {
+				role = cluster.RolePrimary
+			}
+			plan.Members = append(plan.Members, cluster.Member{Name: n.Name, Zone: n.Zone, Role: role, State: cluster.StateRunning, Port: bootstrap.DefaultEC2Port})
+		}
+		plan.Promoting = true // the addresses come with the interfaces, and Patroni elects the leader
+		return plan, nil
+	}
+	if names := memberNames(prior); !slices.Equal(names, s.NodeNames()) {
+		return cluster.Plan{}, cluster.Errorf([]string{"node"}, "Node List Change Not Supported",
+			"The cluster on EC2 has the nodes [%s]; this configuration asks for [%s]. Adding, removing, renaming or reordering nodes of a cluster on EC2 "+
+				"is not supported yet (etcd's membership would have to change with it). Keep the node list, or create a new cluster and move the data.",
+			strings.Join(names, ", "), strings.Join(s.NodeNames(), ", "))
+	}
+	addrs := map[string]string{}
+	for _, n := range s.Nodes {
+		if e, ok := o.enis[n.Name]; ok {
+			addrs[n.Name] = e.PrivateIP
+		} else {
+			plan.Promoting = true
+		}
+	}
+	members, _ := se.members(o, prior)
+	var lines []string
+	for _, n := range s.Nodes {
+		if why, lost := o.lost[n.Name]; lost {
+			lines = append(lines, fmt.Sprintf("replace %s: %s", n.Name, why))
+		}
+	}
+	if !plan.Promoting {
+		_, prints, err := se.render(t, addrs)
+		if err != nil {
+			return cluster.Plan{}, err
+		}
+		rms := se.rollMembers(o, prints)
+		outdated := slices.ContainsFunc(rms, func(m topology.RollMember) bool { return m.Outdated })
+		switch {
+		case !outdated:
+		case len(lines) > 0 || !o.patroniOK:
+			lines = append(lines, "then replace every node whose instance type, AMI or user-data changed, one at a time: standbys first, a switchover, the old primary last (the order is decided from the live cluster at apply)")
+			plan.Promoting = true
+		default:
+			actions, err := topology.PlanRoll(rms, s.NodeNames(), s.Synchronous.Number, se.maxLag())
+			if err != nil {
+				return cluster.Plan{}, fmt.Errorf("the instances must change, but a rolling replacement cannot run safely now: %w", err)
+			}
+			for _, a := range actions {
+				lines = append(lines, a.String()+": "+a.Reason)
+				if a.Kind == topology.RollSwitchover {
+					plan.Promoting = true
+				}
+			}
+		}
+	}
+	for i := range lines {
+		lines[i] = strconv.Itoa(i+1) + ". " + lines[i]
+	}
+	plan.Actions = strings.Join(lines, "\n")
+	for i := range members {
+		members[i].State = cluster.StateRunning
+		if members[i].Role == "" {
+			members[i].Role = cluster.RoleStandby
+		}
+	}
+	if len(lines) > 0 && slices.ContainsFunc(members, func(m cluster.Member) bool { return m.Role == cluster.RolePrimary && o.lost[m.Name] != "" }) {
+		plan.Promoting = true // the lost primary's standby took over, or will
+	}
+	plan.Members = members
+	return plan, nil
+}
+
+func memberNames(ms []cluster.Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Read observes the cluster: its instances in EC2 and Patroni's view. A node whose instance is gone or
+// stopped is missing (its instance store is wiped); an unreachable REST API is a warning only.
+func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+	se, err := p.open(ctx, s)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	o, err := se.observe(ctx)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	return se.status(ctx, o, prior, nil), nil
+}
+
+// Delete terminates the instances and removes the interfaces, and what the platform created (security
+// group, instance role and profile, password parameters); never the archive. It refuses while
+// deletion_protection is set.
+func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ []cluster.Member) error {
+	if s.AWS != nil && s.AWS.DeletionProtection {
+		return cluster.Errorf([]string{"aws", "deletion_protection"}, "Deletion Protection Is On",
+			"The cluster %s has aws.deletion_protection = true, so destroy (or a replacement) is refused and nothing was removed. "+
+				"Its data lives on instance store: a destroy loses every byte not in the archive. To destroy it, set deletion_protection = false, apply, then destroy.", s.Name)
+	}
+	se, err := p.open(ctx, s)
+	if err != nil {
+		return err
+	}
+	o, err := se.observe(ctx)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, in := range o.instances {
+		ids = append(ids, in.ID)
+	}
+	for _, in := range o.others {
+		if in.State != "terminated" {
+			ids = append(ids, in.ID)
+		}
+	}
+	if len(ids) > 0 {
+		tflog.Info(ctx, "terminating the cluster's instances", map[string]any{"instances": ids})
+		if err := se.cloud.Terminate(ctx, ids, p.timeouts.Terminate); err != nil {
+			return fmt.Errorf("terminating the instances: %w", err)
+		}
+	}
+	var errs []error
+	for _, e := range o.enis {
+		if err := se.cloud.WaitENIAvailable(ctx, e.ID, p.timeouts.Terminate); err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+			continue
+		}
+		if err := se.cloud.DeleteENI(ctx, e.ID); err != nil {
+			errs = append(errs, fmt.Errorf("deleting network interface %s: %w", e.ID, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if id, err := se.cloud.SecurityGroup(ctx, s.Name); err == nil {
+		if err := se.cloud.DeleteSecurityGroup(ctx, id, p.timeouts.Terminate); err != nil {
+			return fmt.Errorf("deleting security group %s: %w", id, err)
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if err := se.cloud.DeleteInstanceProfile(ctx, s.Name); err != nil {
+		return fmt.Errorf("deleting the instance profile: %w", err)
+	}
+	n := se.ssmNames()
+	if err := se.cloud.DeleteSecrets(ctx, []string{n.superuser, n.replication, n.restapi, specParameter(s.Name)}); err != nil {
+		return fmt.Errorf("deleting the password parameters: %w", err)
+	}
+	return nil
+}
+
+// ImportPrefix starts an import ID of a cluster on EC2: aws:<region>:<name>.
+const ImportPrefix = "aws:"
+
+// Import finds a cluster by region and name through its tags: the nodes from its interfaces (in their
+// priority order), zones and subnets, the instance type and AMI from its instances. The archive and the
+// parameters are not read back: the configuration gives them, and an apply that renders the same
+// user-data changes nothing.
+func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []cluster.Member, error) {
+	region, name, ok := strings.Cut(strings.TrimPrefix(id, ImportPrefix), ":")
+	if !strings.HasPrefix(id, ImportPrefix) || !ok || region == "" || name == "" {
+		return cluster.Spec{}, nil, fmt.Errorf("the import ID %q is not aws:<region>:<cluster name>, such as aws:eu-west-1:orders", id)
+	}
+	s := cluster.Spec{Name: name, AWS: &cluster.AWS{Region: region, DeletionProtection: true, APIAddress: cluster.APIAddressPrivate, RootVolumeGiB: cluster.DefaultRootVolumeGiB}}
+	se, err := p.open(ctx, s)
+	if err != nil {
+		return cluster.Spec{}, nil, err
+	}
+	enis, err := se.cloud.ENIs(ctx, name)
+	if err != nil {
+		return cluster.Spec{}, nil, err
+	}
+	if len(enis) == 0 {
+		return cluster.Spec{}, nil, fmt.Errorf("no network interface in %s is tagged %s=%s: no such cluster", region, cluster.TagCluster, name)
+	}
+	slices.SortFunc(enis, func(a, b ENI) int {
+		ai, _ := strconv.Atoi(a.Tags["pgnvme:priority"])
+		bi, _ := strconv.Atoi(b.Tags["pgnvme:priority"])
+		return ai - bi
+	})
+	s.AWS.SubnetIDs = map[string]string{}
+	created, _ := se.cloud.SecurityGroup(ctx, name)
+	for _, e := range enis {
+		s.Nodes = append(s.Nodes, cluster.Node{Name: e.Tags[cluster.TagNode], Zone: e.Zone})
+		s.AWS.SubnetIDs[e.Zone] = e.SubnetID
+		if !slices.Equal(e.Groups, []string{created}) && len(s.AWS.SecurityGroupIDs) == 0 {
+			s.AWS.SecurityGroupIDs = slices.Clone(e.Groups)
+		}
+	}
+	o, err := se.observe(ctx)
+	if err != nil {
+		return cluster.Spec{}, nil, err
+	}
+	for _, in := range o.instances {
+		s.AWS.InstanceType, s.AWS.AMIID = in.Type, in.AMI
+		break
+	}
+	if _, err := se.cloud.InstanceProfile(ctx, name); errors.Is(err, ErrNotFound) {
+		tflog.Warn(ctx, "the cluster's instance profile was not created by the provider; set aws.iam_instance_profile to it")
+	}
+	st := se.status(ctx, o, nil, nil)
+	if v, err := se.cloud.Parameter(ctx, specParameter(name)); err == nil {
+		// The configuration as last applied: every input, the archive and parameters included.
+		kept, err := decodeSpec(v)
+		if err != nil {
+			return cluster.Spec{}, nil, err
+		}
+		if kept.AWS == nil {
+			return cluster.Spec{}, nil, fmt.Errorf("the configuration parameter %s holds no aws block", specParameter(name))
+		}
+		return kept, st.Members, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return cluster.Spec{}, nil, err
+	}
+	tflog.Warn(ctx, "the cluster's configuration parameter is missing: the archive and the parameters are not imported")
+	in := cluster.Input{Name: name, Nodes: s.Nodes, AWS: &cluster.AWSInput{AWS: *s.AWS}}
+	return cluster.FromInput(in), st.Members, nil
+}

@@ -1,0 +1,345 @@
+package ec2cluster_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// TestAccEC2Cluster_simulated is issue 10's proof through Terraform: moto for the EC2, SSM and IAM APIs
+// and the node simulator booting every instance moto runs from its user-data. One cluster goes through
+// create, an empty plan, a client on connection_uri, a standby and then the primary terminated under a
+// writer, a rolling change of instance type, import, and destroy with deletion protection.
+func TestAccEC2Cluster_simulated(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := context.Background()
+	e.config("sim", "m6id.large", true)
+
+	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	st := e.state()
+	t.Logf("create: %.0f s; synchronous_standby_names %q", secs, st.SynchronousStandbyNames)
+	zones := map[string]bool{}
+	for _, n := range st.Nodes {
+		zones[n.Zone] = true
+		if n.Host != st.AWS.PrivateIPs[n.Name] || n.State != "running" {
+			t.Errorf("node %s: host %s state %s; want its interface's address %s, running", n.Name, n.Host, n.State, st.AWS.PrivateIPs[n.Name])
+		}
+	}
+	if len(st.Nodes) != 3 || len(zones) != 3 || len(st.AWS.InstanceIDs) != 3 || len(st.AWS.NetworkInterfaces) != 3 {
+		t.Fatalf("want 3 nodes in 3 zones with 3 instances and 3 interfaces: %+v", st)
+	}
+	if !strings.HasPrefix(st.SynchronousStandbyNames, "ANY 1 (") {
+		t.Errorf("synchronous_standby_names = %q; want ANY 1 (...)", st.SynchronousStandbyNames)
+	}
+	passwords := e.passwords(st)
+	e.checkInstances(st, passwords)
+	if b, err := os.ReadFile(filepath.Join(e.dir, "terraform.tfstate")); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, p := range passwords {
+			if bytes.Contains(b, []byte(p)) {
+				t.Error("a password is in the Terraform state")
+			}
+		}
+	}
+	e.emptyPlan("after create")
+	if got := e.psql(st.ConnectionURI, passwords[0], "SELECT pg_is_in_recovery()"); got != "f" {
+		t.Errorf("psql with connection_uri reached a server in recovery (%q); want the primary", got)
+	}
+
+	// A standby terminated in moto: the plan replaces that node only; a writer loses nothing.
+	var standby, primary string
+	for _, n := range st.Nodes {
+		if n.Role == "standby" && standby == "" {
+			standby = n.Name
+		}
+		if n.Role == "primary" {
+			primary = n.Name
+		}
+	}
+	w := e.startWriter(st.ConnectionURI, passwords[0])
+	e.terminate(st.AWS.InstanceIDs[standby])
+	e.waitEvent("terminated", standby)
+	plan, _ := e.mustTerraform("plan", "-no-color", "-input=false")
+	if !strings.Contains(plan, "replace "+standby) || strings.Count(plan, "replace node-") != 1 {
+		t.Errorf("the plan after losing %s should replace it alone:\n%s", standby, plan)
+	}
+	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	st2 := e.state()
+	if st2.AWS.InstanceIDs[standby] == st.AWS.InstanceIDs[standby] || st2.AWS.NetworkInterfaces[standby] != st.AWS.NetworkInterfaces[standby] {
+		t.Errorf("%s: want a new instance on the same interface; before %v/%v, after %v/%v", standby,
+			st.AWS.InstanceIDs[standby], st.AWS.NetworkInterfaces[standby], st2.AWS.InstanceIDs[standby], st2.AWS.NetworkInterfaces[standby])
+	}
+	for _, n := range st.Nodes {
+		if n.Name != standby && st2.AWS.InstanceIDs[n.Name] != st.AWS.InstanceIDs[n.Name] {
+			t.Errorf("%s was replaced too", n.Name)
+		}
+	}
+	t.Logf("standby %s terminated: apply replaced it in %.0f s; writer acknowledged %d commits, 0 lost (checked)", standby, secs, w.finish())
+	e.emptyPlan("after replacing a standby")
+
+	// The primary terminated: Patroni fails over before the apply; the apply replaces the lost node.
+	w = e.startWriter(st.ConnectionURI, passwords[0])
+	lostAt := time.Now()
+	e.terminate(st2.AWS.InstanceIDs[primary])
+	leader := e.waitLeader(st2, primary)
+	t.Logf("primary %s terminated: %s leads after %.1f s", primary, leader, time.Since(lostAt).Seconds())
+	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	st3 := e.state()
+	t.Logf("apply replaced %s in %.0f s; writer acknowledged %d commits, 0 lost (checked)", primary, secs, w.finish())
+	if got := e.psql(st3.ConnectionURI, passwords[0], "SELECT pg_is_in_recovery()"); got != "f" {
+		t.Errorf("after the failover psql with connection_uri reached a server in recovery (%q)", got)
+	}
+	e.emptyPlan("after replacing the primary")
+
+	// instance_type changed: a rolling replacement, standbys first, one switchover, never two down.
+	w = e.startWriter(st.ConnectionURI, passwords[0])
+	e.config("sim", "m6id.xlarge", true)
+	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
+	t.Logf("roll plan:\n%s", grepLines(plan, ". replace ", ". switchover "))
+	mark := time.Now()
+	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	st4 := e.state()
+	t.Logf("rolling replacement of 3 nodes: %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
+	e.checkRoll(mark, st3, st4)
+	e.emptyPlan("after the roll")
+
+	// Import round-trips: a new working directory imports the cluster by region and name, and plans nothing.
+	e.checkImport()
+
+	// deletion_protection refuses destroy; cleared, destroy leaves nothing the resource created.
+	out, err := e.terraform("destroy", "-auto-approve", "-no-color", "-input=false")
+	if err == nil || !strings.Contains(out, "Deletion Protection Is On") {
+		t.Fatalf("destroy with deletion_protection: want it refused, got err %v:\n%s", err, out)
+	}
+	e.config("sim", "m6id.xlarge", false)
+	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	_, secs = e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
+	t.Logf("destroy: %.0f s", secs)
+	e.checkNothingLeft(ctx, st4)
+}
+
+// passwords reads the three generated passwords from SSM (superuser first).
+func (e *simEnv) passwords(st clusterState) []string {
+	var out []string
+	for _, p := range []string{"superuser-password", "replication-password", "restapi-password"} {
+		out = append(out, e.secret(st.AWS.SSMPath+"/"+p))
+	}
+	return out
+}
+
+// checkInstances checks each node's instance in moto: attached to the node's interface, IMDSv2 required,
+// tagged, and user-data without any password.
+func (e *simEnv) checkInstances(st clusterState, passwords []string) {
+	e.t.Helper()
+	ctx := context.Background()
+	for node, id := range st.AWS.InstanceIDs {
+		out, err := e.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+		if err != nil || len(out.Reservations) != 1 {
+			e.t.Fatalf("instance %s: %v", id, err)
+		}
+		in := out.Reservations[0].Instances[0]
+		if len(in.NetworkInterfaces) == 0 || aws.ToString(in.NetworkInterfaces[0].NetworkInterfaceId) != st.AWS.NetworkInterfaces[node] {
+			e.t.Errorf("node %s's instance %s is not on its interface %s", node, id, st.AWS.NetworkInterfaces[node])
+		}
+		if in.MetadataOptions == nil || in.MetadataOptions.HttpTokens != ec2types.HttpTokensStateRequired {
+			e.t.Errorf("node %s's instance does not require IMDSv2", node)
+		}
+		tags := map[string]string{}
+		for _, tg := range in.Tags {
+			tags[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
+		}
+		if tags["pgnvme:cluster"] != "sim" || tags["pgnvme:node"] != node || tags["team"] != "tf-acc" {
+			e.t.Errorf("node %s's instance tags %v", node, tags)
+		}
+		attr, err := e.ec2.DescribeInstanceAttribute(ctx, &ec2.DescribeInstanceAttributeInput{InstanceId: aws.String(id), Attribute: ec2types.InstanceAttributeNameUserData})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		gz, err := base64.StdEncoding.DecodeString(aws.ToString(attr.UserData.Value))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		ud, _ := io.ReadAll(r)
+		if !bytes.HasPrefix(ud, []byte("#cloud-config")) {
+			e.t.Errorf("node %s's user-data is no cloud-config", node)
+		}
+		for _, p := range passwords {
+			if bytes.Contains(ud, []byte(p)) {
+				e.t.Errorf("node %s's user-data holds a password", node)
+			}
+		}
+	}
+}
+
+func (e *simEnv) emptyPlan(when string) {
+	e.t.Helper()
+	out, err := e.terraform("plan", "-detailed-exitcode", "-no-color", "-input=false")
+	if err != nil {
+		e.t.Errorf("plan %s is not empty (%v):\n%s", when, err, out)
+	}
+}
+
+// psql runs psql with uri inside the service namespace and returns its one-line answer.
+func (e *simEnv) psql(uri, password, sql string) string {
+	e.t.Helper()
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+e.sim.ServiceNamespace(), "--", "psql", uri, "-Atc", sql)
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("psql %s: %v\n%s", uri, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// waitEvent waits until the bridge reports kind for node.
+func (e *simEnv) waitEvent(kind, node string) {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		for _, ev := range e.bridge.Events() {
+			if ev.Kind == kind && ev.Node == node {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond) //nolint:forbidigo // polling the bridge's log in a test
+	}
+	e.t.Fatalf("no %s event for %s:\n%s", kind, node, e.logs())
+}
+
+// checkRoll proves the roll's order from the bridge's events since mark: every node replaced once, the
+// standbys of before first, never a node terminated while another is still booting (two members down),
+// and exactly one switchover in Patroni's history.
+func (e *simEnv) checkRoll(mark time.Time, before, after clusterState) {
+	e.t.Helper()
+	var order []string
+	down := ""
+	for _, ev := range e.bridge.Events() {
+		if ev.Time.Before(mark) {
+			continue
+		}
+		switch ev.Kind {
+		case "terminated":
+			if down != "" {
+				e.t.Errorf("%s was terminated while %s was not back yet: two members down\n%s", ev.Node, down, e.logs())
+			}
+			down = ev.Node
+			order = append(order, ev.Node)
+		case "booted":
+			if ev.Node == down {
+				down = ""
+			}
+		}
+	}
+	var oldPrimary string
+	for _, n := range before.Nodes {
+		if n.Role == "primary" {
+			oldPrimary = n.Name
+		}
+	}
+	if len(order) != 3 || order[2] != oldPrimary {
+		e.t.Errorf("replacement order %v; want the two standbys, then the old primary %s", order, oldPrimary)
+	}
+	for node, id := range after.AWS.InstanceIDs {
+		if id == before.AWS.InstanceIDs[node] {
+			e.t.Errorf("node %s kept its instance %s through the roll", node, id)
+		}
+	}
+	// Patroni's history: [timeline, LSN, reason, time, new leader] per change of leader. The roll made one:
+	// the switchover to a standby of before.
+	var hist [][]any
+	for _, n := range after.Nodes {
+		if err := e.getJSON(context.Background(), "http://"+n.Host+":8008/history", &hist); err == nil {
+			break
+		}
+	}
+	var changes []string
+	for _, h := range hist {
+		if len(h) < 5 {
+			continue
+		}
+		at, _ := h[3].(string)
+		when, err := time.Parse(time.RFC3339Nano, at)
+		if err == nil && when.After(mark) {
+			changes = append(changes, fmt.Sprint(h[4]))
+		}
+	}
+	e.t.Logf("roll order %v; leader changes during the roll (Patroni's history): %v", order, changes)
+	if len(changes) != 1 || changes[0] == oldPrimary {
+		e.t.Errorf("Patroni's history shows the leader changes %v during the roll; want one switchover away from %s", changes, oldPrimary)
+	}
+}
+
+// checkImport imports the cluster into a fresh working directory with the same configuration and
+// expects an empty plan.
+func (e *simEnv) checkImport() {
+	e.t.Helper()
+	main, err := os.ReadFile(filepath.Join(e.dir, "main.tf"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	other := &simEnv{t: e.t, sim: e.sim, bridge: e.bridge, ec2: e.ec2, dir: e.t.TempDir(), env: e.env}
+	if err := os.WriteFile(filepath.Join(other.dir, "main.tf"), main, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	other.mustTerraform("import", "-no-color", "-input=false", "pgnvme_cluster.db", "aws:"+simRegion+":sim")
+	other.emptyPlan("after import")
+}
+
+// checkNothingLeft checks moto for anything the resource created.
+func (e *simEnv) checkNothingLeft(ctx context.Context, st clusterState) {
+	e.t.Helper()
+	insts, err := e.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:pgnvme:cluster"), Values: []string{"sim"}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped", "shutting-down"}}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	enis, err := e.ec2.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{Filters: []ec2types.Filter{{Name: aws.String("tag:pgnvme:cluster"), Values: []string{"sim"}}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	sgs, err := e.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{{Name: aws.String("group-name"), Values: []string{"pgnvme-sim"}}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(insts.Reservations) != 0 || len(enis.NetworkInterfaces) != 0 || len(sgs.SecurityGroups) != 0 {
+		e.t.Errorf("destroy left %d reservations, %d interfaces, %d security groups", len(insts.Reservations), len(enis.NetworkInterfaces), len(sgs.SecurityGroups))
+	}
+	for _, p := range []string{"superuser-password", "replication-password", "restapi-password"} {
+		if _, err := e.secretErr(st.AWS.SSMPath + "/" + p); err == nil {
+			e.t.Errorf("destroy left the parameter %s/%s", st.AWS.SSMPath, p)
+		}
+	}
+	if st.AWS.InstanceProfile != "" && e.profileExists(ctx, st.AWS.InstanceProfile) {
+		e.t.Errorf("destroy left the instance profile %s", st.AWS.InstanceProfile)
+	}
+}
+
+func grepLines(text string, subs ...string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if slices.ContainsFunc(subs, func(s string) bool { return strings.Contains(l, s) }) {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,285 @@
+package ec2cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// observation is the cluster as AWS and Patroni show it.
+type observation struct {
+	enis map[string]ENI // by node
+	// instances are the live instance of each node (the newest when there are several); lost are the
+	// nodes whose instance is gone, stopped or stopping (their instance store is wiped), with why.
+	instances map[string]Instance
+	lost      map[string]string
+	// others are instances of the cluster no node owns now, or older duplicates.
+	others []Instance
+	// patroni is GET /cluster, when a node answered (patroniErr says why not).
+	patroni    patroniapi.Status
+	patroniOK  bool
+	patroniErr error
+}
+
+// lostStates are the EC2 states in which a node's instance store is gone or going.
+var lostStates = []string{"shutting-down", "terminated", "stopping", "stopped"}
+
+// observe reads the cluster's interfaces and instances, and Patroni's view from the nodes' addresses.
+func (se *session) observe(ctx context.Context) (observation, error) {
+	o := observation{enis: map[string]ENI{}, instances: map[string]Instance{}, lost: map[string]string{}}
+	enis, err := se.cloud.ENIs(ctx, se.s.Name)
+	if err != nil {
+		return o, fmt.Errorf("listing the cluster's network interfaces: %w", err)
+	}
+	for _, e := range enis {
+		o.enis[e.Tags[cluster.TagNode]] = e
+	}
+	insts, err := se.cloud.Instances(ctx, se.s.Name)
+	if err != nil {
+		return o, fmt.Errorf("listing the cluster's instances: %w", err)
+	}
+	slices.SortFunc(insts, func(a, b Instance) int { return b.LaunchTime.Compare(a.LaunchTime) }) // newest first
+	for _, in := range insts {
+		node := in.Tags[cluster.TagNode]
+		if _, ok := o.instances[node]; ok || !slices.ContainsFunc(se.s.Nodes, func(n cluster.Node) bool { return n.Name == node }) {
+			o.others = append(o.others, in)
+			continue
+		}
+		if slices.Contains(lostStates, in.State) {
+			if _, seen := o.lost[node]; !seen {
+				o.lost[node] = fmt.Sprintf("its instance %s is %s, and its instance store with it", in.ID, in.State)
+			}
+			o.others = append(o.others, in)
+			continue
+		}
+		o.instances[node] = in
+		delete(o.lost, node)
+	}
+	for _, n := range se.s.Nodes {
+		if _, ok := o.instances[n.Name]; !ok {
+			if _, why := o.lost[n.Name]; !why {
+				o.lost[n.Name] = "it has no instance"
+			}
+		}
+	}
+	var hosts []string
+	for _, n := range se.s.Nodes {
+		if e, ok := o.enis[n.Name]; ok {
+			if _, live := o.instances[n.Name]; live {
+				hosts = append(hosts, se.apiHost(e))
+			}
+		}
+	}
+	if len(hosts) > 0 {
+		o.patroni, _, o.patroniErr = se.p.patroni.cluster(ctx, hosts)
+		o.patroniOK = o.patroniErr == nil
+	} else {
+		o.patroniErr = fmt.Errorf("no node has a running instance")
+	}
+	return o, nil
+}
+
+// apiHost is the address the provider reaches a node's REST API at.
+func (se *session) apiHost(e ENI) string {
+	if se.a.APIAddress == cluster.APIAddressPublic && e.PublicIP != "" {
+		return e.PublicIP
+	}
+	return e.PrivateIP
+}
+
+// members are the nodes as observed; prior roles stand in when Patroni could not be read.
+func (se *session) members(o observation, prior []cluster.Member) ([]cluster.Member, []string) {
+	var warnings []string
+	priorRole := map[string]string{}
+	for _, m := range prior {
+		priorRole[m.Name] = m.Role
+	}
+	if !o.patroniOK && len(o.instances) > 0 {
+		warnings = append(warnings, fmt.Sprintf("Patroni's REST API could not be read, so the nodes' roles are the last known ones and nothing is planned from them: %v", o.patroniErr))
+	}
+	var out []cluster.Member
+	for _, n := range se.s.Nodes {
+		m := cluster.Member{Name: n.Name, Zone: n.Zone, Port: bootstrap.DefaultEC2Port}
+		if e, ok := o.enis[n.Name]; ok {
+			m.Host = e.PrivateIP
+		}
+		in, live := o.instances[n.Name]
+		switch {
+		case !live:
+			m.State = cluster.StateMissing
+		case !o.patroniOK:
+			m.State, m.Role = cluster.StateRunning, priorRole[n.Name]
+		default:
+			pm, listed := o.patroni.Member(n.Name)
+			m.State = cluster.StateRunning
+			switch {
+			case !listed:
+				warnings = append(warnings, fmt.Sprintf("Node %s's instance %s is %s but Patroni does not list it (still booting, or PostgreSQL failed to start: see its console output).", n.Name, in.ID, in.State))
+			case pm.Role == patroniapi.RoleLeader:
+				m.Role = cluster.RolePrimary
+			default:
+				m.Role = cluster.RoleStandby
+			}
+		}
+		out = append(out, m)
+	}
+	return out, warnings
+}
+
+// rollMembers are the members as the rolling replacement sees them; outdated marks the nodes whose
+// instance does not carry the desired fingerprint.
+func (se *session) rollMembers(o observation, prints map[string]string) []topology.RollMember {
+	var out []topology.RollMember
+	for _, n := range se.s.Nodes {
+		rm := topology.RollMember{Name: n.Name, State: topology.Missing, LagBytes: -1}
+		in, live := o.instances[n.Name]
+		if live {
+			rm.State = topology.Unknown
+			rm.Outdated = in.Tags[cluster.TagConfig] != prints[n.Name]
+		}
+		if pm, ok := o.patroni.Member(n.Name); ok && live {
+			rm.State = topology.Running
+			if pm.State != patroniapi.StateRunning && pm.State != patroniapi.StateStreaming {
+				rm.State = topology.Stopped
+			}
+			switch pm.Role {
+			case patroniapi.RoleLeader:
+				rm.Role = topology.RolePrimary
+			default:
+				rm.Role = topology.RoleStandby
+				rm.Streaming = pm.State == patroniapi.StateStreaming
+				rm.InQuorum = rm.Streaming && (pm.Role == patroniapi.RoleQuorumStandby || pm.Role == patroniapi.RoleSyncStandby)
+				rm.LagBytes = lagBytes(pm.Lag)
+			}
+		}
+		out = append(out, rm)
+	}
+	return out
+}
+
+// lagBytes is Patroni's lag (a number of bytes, or "unknown") or -1.
+func lagBytes(raw json.RawMessage) int64 {
+	var n int64
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return -1
+	}
+	return n
+}
+
+// whole reports whether the cluster has a running leader and every node streaming from it, counted by the
+// quorum when the cluster replicates synchronously; why says what is missing.
+func whole(st patroniapi.Status, nodes []string, syncNumber int) (ok bool, why string) {
+	leader, found := st.Leader()
+	if !found || leader.State != patroniapi.StateRunning {
+		return false, "no running leader"
+	}
+	var missing []string
+	for _, n := range nodes {
+		if n == leader.Name {
+			continue
+		}
+		m, ok := st.Member(n)
+		switch {
+		case !ok:
+			missing = append(missing, n+" not listed")
+		case m.State != patroniapi.StateStreaming:
+			missing = append(missing, n+" "+m.State)
+		case syncNumber > 0 && m.Role != patroniapi.RoleQuorumStandby && m.Role != patroniapi.RoleSyncStandby:
+			missing = append(missing, n+" not in the quorum ("+m.Role+")")
+		}
+	}
+	if len(missing) > 0 {
+		return false, strings.Join(missing, ", ")
+	}
+	return true, ""
+}
+
+// synchronous reads synchronous_standby_names on the leader with the superuser's password (from SSM).
+func (se *session) synchronous(ctx context.Context, o observation) (string, error) {
+	leader, ok := o.patroni.Leader()
+	if !o.patroniOK || !ok {
+		return "", fmt.Errorf("no leader is known")
+	}
+	e, ok := o.enis[leader.Name]
+	if !ok {
+		return "", fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
+	}
+	password, err := se.cloud.Secret(ctx, se.ssmNames().superuser)
+	if err != nil {
+		return "", fmt.Errorf("reading the superuser's password from SSM: %w", err)
+	}
+	conn, err := pgclient.Connect(ctx, pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, User: bootstrap.DefaultSuperuser,
+		Password: password, Database: "postgres", SSLMode: "prefer"})
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	return conn.Setting(ctx, "synchronous_standby_names")
+}
+
+// status is the cluster's status from an observation.
+func (se *session) status(ctx context.Context, o observation, prior []cluster.Member, t *target) cluster.Status {
+	members, warnings := se.members(o, prior)
+	st := cluster.Status{Members: members, PostgresMajor: major(se.s), Warnings: warnings, Leftovers: len(o.enis) > 0}
+	as := &cluster.AWSStatus{Region: se.region, AMIID: se.a.AMIID, InstanceIDs: map[string]string{}, NetworkInterfaceID: map[string]string{},
+		PrivateIPs: map[string]string{}, SSMPath: cluster.SSMPath(se.s.Name)}
+	if t != nil && t.image.ID != "" {
+		as.AMIID = t.image.ID
+	}
+	for node, e := range o.enis {
+		as.NetworkInterfaceID[node], as.PrivateIPs[node] = e.ID, e.PrivateIP
+	}
+	for node, in := range o.instances {
+		as.InstanceIDs[node] = in.ID
+		if as.AMIID == "" {
+			as.AMIID = in.AMI
+		}
+	}
+	if len(se.a.SecurityGroupIDs) == 0 {
+		if id, err := se.cloud.SecurityGroup(ctx, se.s.Name); err == nil {
+			as.SecurityGroupID = id
+		}
+	}
+	if se.a.IAMInstanceProfile == "" {
+		if name, err := se.cloud.InstanceProfile(ctx, se.s.Name); err == nil {
+			as.InstanceProfile = name
+		}
+	}
+	st.AWS = as
+	if o.patroniOK {
+		ssn, err := se.synchronous(ctx, o)
+		if err != nil {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("synchronous_standby_names could not be read on the leader: %v", err))
+		} else {
+			st.SynchronousKnown, st.SynchronousStandbyNames = true, ssn
+			counted := 0
+			for _, m := range o.patroni.Members {
+				if m.State == patroniapi.StateStreaming && (m.Role == patroniapi.RoleQuorumStandby || m.Role == patroniapi.RoleSyncStandby) {
+					counted++
+				}
+			}
+			st.Degraded = counted < se.s.Synchronous.Number
+		}
+	}
+	tflog.Debug(ctx, "observed the cluster", map[string]any{"instances": len(o.instances), "lost": slices.Sorted(maps.Keys(o.lost)), "patroni": o.patroniOK})
+	return st
+}
+
+// ssmNames are the cluster's password parameters.
+type ssmNames struct{ superuser, replication, restapi string }
+
+func (se *session) ssmNames() ssmNames {
+	su, repl, rest := cluster.SSMParameterNames(se.s.Name)
+	return ssmNames{superuser: su, replication: repl, restapi: rest}
+}

@@ -1,0 +1,240 @@
+package ec2cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+)
+
+// Timeouts bound the platform's waits.
+type Timeouts struct {
+	// Launch is how long an instance may take to run; Healthy how long the cluster may take to have a
+	// leader and every standby streaming in the quorum (after a create, a replacement or a switchover);
+	// Terminate how long instances may take to terminate and their interfaces to come free.
+	Launch, Healthy, Terminate time.Duration
+}
+
+// DefaultTimeouts are the platform's waits on AWS.
+var DefaultTimeouts = Timeouts{Launch: 10 * time.Minute, Healthy: 20 * time.Minute, Terminate: 10 * time.Minute}
+
+// Platform is the EC2 platform of pgnvme_cluster (it implements the provider's ClusterPlatform).
+type Platform struct {
+	newCloud func(ctx context.Context, region string) (Cloud, error)
+	region   func(explicit string) (string, error)
+	patroni  *patroniClient
+	// defaultTags are the provider's default_tags, under every resource's own.
+	defaultTags map[string]string
+	timeouts    Timeouts
+	// poll is how often waits look again.
+	poll time.Duration
+}
+
+// NewPlatform is the EC2 platform on the provider's AWS clients.
+func NewPlatform(clients *awsclient.Clients) *Platform {
+	return &Platform{
+		newCloud:    func(ctx context.Context, region string) (Cloud, error) { return NewCloud(ctx, clients, region) },
+		region:      clients.ResolveRegion,
+		patroni:     newPatroniClient(bootstrap.DefaultPatroniRESTAPIPort),
+		defaultTags: clients.Config().DefaultTags,
+		timeouts:    DefaultTimeouts,
+		poll:        2 * time.Second,
+	}
+}
+
+// session is one call's context: the spec, its region and the cloud there.
+type session struct {
+	p      *Platform
+	s      cluster.Spec
+	a      *cluster.AWS
+	region string
+	cloud  Cloud
+}
+
+func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {
+	if s.AWS == nil {
+		return nil, errors.New("the cluster has no aws block; this is a bug in the provider")
+	}
+	region, err := p.region(s.AWS.Region)
+	if err != nil {
+		return nil, cluster.Errorf([]string{"aws", "region"}, "Missing Region", "No AWS region is set: set aws.region, the provider's region, or AWS_REGION.")
+	}
+	c, err := p.newCloud(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	return &session{p: p, s: s, a: s.AWS, region: region, cloud: c}, nil
+}
+
+// major is the PostgreSQL major version the nodes run.
+func major(s cluster.Spec) int {
+	if s.PostgresMajor > 0 {
+		return s.PostgresMajor
+	}
+	return capacity.DefaultPostgresMajor
+}
+
+// target is what the spec resolves to in AWS.
+type target struct {
+	subnets map[string]Subnet // by zone
+	vpcID   string
+	allowed []string
+	info    TypeInfo
+	image   Image
+}
+
+// resolve checks the spec against AWS (subnets in their zones and one VPC, the type with instance store
+// and offered in every node's zone, the image of the type's architecture) and resolves the defaults (the
+// AMI, the client networks). Problems the user can fix are cluster.FieldErrors at their attribute.
+func (se *session) resolve(ctx context.Context) (target, error) {
+	a := se.a
+	var t target
+	var errs []error
+	field := func(path []string, summary, format string, args ...any) {
+		errs = append(errs, cluster.Errorf(path, summary, format, args...))
+	}
+	ids := make([]string, 0, len(a.SubnetIDs))
+	for _, z := range slices.Sorted(maps.Keys(a.SubnetIDs)) {
+		ids = append(ids, a.SubnetIDs[z])
+	}
+	subnets, err := se.cloud.Subnets(ctx, ids)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return t, cluster.Errorf([]string{"aws", "subnet_ids"}, "Subnet Not Found", "A subnet in aws.subnet_ids does not exist in %s: %v. Give existing subnets, one per node zone.", se.region, err)
+		}
+		return t, fmt.Errorf("describing the subnets: %w", err)
+	}
+	byID := map[string]Subnet{}
+	for _, sn := range subnets {
+		byID[sn.ID] = sn
+	}
+	t.subnets = map[string]Subnet{}
+	vpcs := map[string]bool{}
+	for zone, id := range a.SubnetIDs {
+		sn, ok := byID[id]
+		switch {
+		case !ok:
+			field([]string{"aws", "subnet_ids"}, "Subnet Not Found", "Subnet %s (for zone %s) does not exist in %s; give an existing subnet.", id, zone, se.region)
+		case sn.Zone != zone:
+			field([]string{"aws", "subnet_ids"}, "Subnet In Another Zone", "Subnet %s is in zone %s, not %s; map each zone to a subnet in that zone.", id, sn.Zone, zone)
+		default:
+			t.subnets[zone] = sn
+			vpcs[sn.VPCID] = true
+			t.vpcID = sn.VPCID
+		}
+	}
+	if len(vpcs) > 1 {
+		field([]string{"aws", "subnet_ids"}, "Subnets In Several VPCs", "The subnets are in %d VPCs (%s); the nodes must share one VPC: give subnets of one VPC.", len(vpcs), strings.Join(slices.Sorted(maps.Keys(vpcs)), ", "))
+	}
+
+	t.info, err = se.cloud.InstanceType(ctx, a.InstanceType)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		field([]string{"aws", "instance_type"}, "Unknown Instance Type", "EC2 in %s does not know the instance type %s; choose one from pgnvme_instance_types.", se.region, a.InstanceType)
+	case err != nil:
+		return t, fmt.Errorf("describing instance type %s: %w", a.InstanceType, err)
+	case t.info.DiskCount == 0:
+		field([]string{"aws", "instance_type"}, "No Instance Store", "Instance type %s has no instance-store disk in %s; pgnvme runs PostgreSQL on local NVMe: choose a type from pgnvme_instance_types.", a.InstanceType, se.region)
+	}
+	if err == nil {
+		zones, zerr := se.cloud.TypeZones(ctx, a.InstanceType)
+		if zerr != nil {
+			return t, fmt.Errorf("reading where %s is offered: %w", a.InstanceType, zerr)
+		}
+		for _, n := range se.s.Nodes {
+			if n.Zone != "" && !slices.Contains(zones, n.Zone) {
+				field([]string{"node"}, "Instance Type Not Offered", "Instance type %s is not offered in zone %s (node %s); it is offered in %s. Choose zones with pgnvme_placement, or another type.",
+					a.InstanceType, n.Zone, n.Name, strings.Join(zones, ", "))
+			}
+		}
+	}
+
+	amiID := a.AMIID
+	if amiID == "" && len(t.info.Architectures) > 0 {
+		param := a.AMIParameterFor(preferredArch(t.info.Architectures))
+		amiID, err = se.cloud.Parameter(ctx, param)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			field([]string{"aws", "ami_ssm_parameter"}, "AMI Parameter Not Found", "The SSM parameter %s does not exist in %s; set aws.ami_id, or aws.ami_ssm_parameter to a parameter that holds an AMI ID.", param, se.region)
+		case err != nil:
+			return t, fmt.Errorf("reading the AMI from SSM parameter %s: %w", param, err)
+		}
+	}
+	if amiID != "" {
+		t.image, err = se.cloud.Image(ctx, amiID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			field([]string{"aws", "ami_id"}, "AMI Not Found", "The AMI %s does not exist in %s (or is not shared with this account); give an AMI of Debian 12.", amiID, se.region)
+		case err != nil:
+			return t, fmt.Errorf("describing AMI %s: %w", amiID, err)
+		case len(t.info.Architectures) > 0 && !slices.Contains(t.info.Architectures, t.image.Architecture):
+			field([]string{"aws", "ami_id"}, "AMI Architecture Mismatch", "The AMI %s is for %s, but instance type %s runs %s; give an AMI of the type's architecture.",
+				amiID, t.image.Architecture, a.InstanceType, strings.Join(t.info.Architectures, " or "))
+		}
+	}
+	if len(errs) > 0 {
+		return t, errors.Join(errs...)
+	}
+	t.allowed = slices.Clone(a.AllowedCIDRs)
+	if len(t.allowed) == 0 {
+		cidr, err := se.cloud.VPCCIDR(ctx, t.vpcID)
+		if err != nil {
+			return t, fmt.Errorf("reading the CIDR of VPC %s: %w", t.vpcID, err)
+		}
+		t.allowed = []string{cidr}
+	}
+	return t, nil
+}
+
+// preferredArch is x86_64 when the type runs it, else its first architecture.
+func preferredArch(archs []string) string {
+	if slices.Contains(archs, bootstrap.ArchX86_64) || len(archs) == 0 {
+		return bootstrap.ArchX86_64
+	}
+	return archs[0]
+}
+
+// facts are the type's facts for the bootstrap.
+func (t target) facts() cluster.AWSFacts {
+	return cluster.AWSFacts{Architecture: t.image.Architecture, DiskCount: t.info.DiskCount}
+}
+
+// render renders every node's user-data (gzip) and its fingerprint.
+func (se *session) render(t target, addrs map[string]string) (map[string][]byte, map[string]string, error) {
+	ud, err := cluster.RenderAWS(se.s, se.region, addrs, t.allowed, t.facts())
+	if err != nil {
+		return nil, nil, fmt.Errorf("rendering the nodes' user-data: %w", err)
+	}
+	data, prints := map[string][]byte{}, map[string]string{}
+	for name, u := range ud {
+		data[name] = u.Gzip()
+		prints[name] = cluster.Fingerprint(se.a.InstanceType, t.image.ID, data[name])
+	}
+	return data, prints, nil
+}
+
+// tags are the tags of every object the platform creates for node ("" for cluster-wide objects): the
+// provider's default_tags, the resource's over them, then the platform's own.
+func (se *session) tags(node string) map[string]string {
+	out := maps.Clone(se.p.defaultTags)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range se.a.Tags {
+		out[k] = v
+	}
+	out[cluster.TagCluster] = se.s.Name
+	if node != "" {
+		out[cluster.TagNode] = node
+		out["Name"] = se.s.Name + "-" + node
+	}
+	return out
+}

@@ -1,0 +1,306 @@
+package ec2cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+)
+
+// fakeCloud is an in-memory Cloud for what moto cannot show: capacity errors, a REST API that does not
+// answer, and which calls a decision makes.
+type fakeCloud struct {
+	mu        sync.Mutex
+	calls     []string
+	enis      []ENI
+	instances []Instance
+	runErr    error
+}
+
+func (f *fakeCloud) call(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
+
+func (f *fakeCloud) mutations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		for _, verb := range []string{"Create", "Put", "Run", "Terminate", "Delete", "Set"} {
+			if strings.HasPrefix(c, verb) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+var fakeZones = map[string]string{"eu-west-1a": "subnet-0aaaaaaaa", "eu-west-1b": "subnet-0bbbbbbbb", "eu-west-1c": "subnet-0cccccccc"}
+
+func (f *fakeCloud) Subnets(_ context.Context, ids []string) ([]Subnet, error) {
+	var out []Subnet
+	for z, id := range fakeZones {
+		out = append(out, Subnet{ID: id, Zone: z, VPCID: "vpc-0123456789", CIDR: "10.9.0.0/24"})
+	}
+	return out, nil
+}
+func (f *fakeCloud) VPCCIDR(context.Context, string) (string, error) { return "10.9.0.0/16", nil }
+func (f *fakeCloud) Parameter(_ context.Context, name string) (string, error) {
+	f.call("Parameter %s", name)
+	return "", fmt.Errorf("parameter %s: %w", name, ErrNotFound)
+}
+func (f *fakeCloud) Image(_ context.Context, id string) (Image, error) {
+	return Image{ID: id, Architecture: "x86_64", RootDeviceName: "/dev/xvda"}, nil
+}
+func (f *fakeCloud) InstanceType(_ context.Context, name string) (TypeInfo, error) {
+	return TypeInfo{Name: name, Architectures: []string{"x86_64"}, DiskCount: 1, NVMe: "required"}, nil
+}
+func (f *fakeCloud) TypeZones(context.Context, string) ([]string, error) {
+	return []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}, nil
+}
+func (f *fakeCloud) ENIs(context.Context, string) ([]ENI, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]ENI(nil), f.enis...), nil
+}
+func (f *fakeCloud) CreateENI(_ context.Context, subnetID string, groups []string, _ string, tags map[string]string) (ENI, error) {
+	f.call("CreateENI %s", tags[cluster.TagNode])
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	zone := ""
+	for z, id := range fakeZones {
+		if id == subnetID {
+			zone = z
+		}
+	}
+	e := ENI{ID: fmt.Sprintf("eni-%d", len(f.enis)+1), SubnetID: subnetID, Zone: zone, PrivateIP: fmt.Sprintf("10.9.0.%d", 10+len(f.enis)),
+		Status: "available", Groups: groups, Tags: tags}
+	f.enis = append(f.enis, e)
+	return e, nil
+}
+func (f *fakeCloud) SetENISecurityGroups(_ context.Context, id string, _ []string) error {
+	f.call("SetENISecurityGroups %s", id)
+	return nil
+}
+func (f *fakeCloud) WaitENIAvailable(context.Context, string, time.Duration) error { return nil }
+func (f *fakeCloud) DeleteENI(_ context.Context, id string) error {
+	f.call("DeleteENI %s", id)
+	return nil
+}
+func (f *fakeCloud) SecurityGroup(context.Context, string) (string, error) {
+	return "sg-0123456789", nil
+}
+func (f *fakeCloud) CreateSecurityGroup(context.Context, string, string, []string, map[string]string) (string, error) {
+	f.call("CreateSecurityGroup")
+	return "sg-0123456789", nil
+}
+func (f *fakeCloud) DeleteSecurityGroup(_ context.Context, id string, _ time.Duration) error {
+	f.call("DeleteSecurityGroup %s", id)
+	return nil
+}
+func (f *fakeCloud) InstanceProfile(context.Context, string) (string, error) { return "pgnvme-t", nil }
+func (f *fakeCloud) CreateInstanceProfile(context.Context, string, string, string, string, map[string]string) (string, error) {
+	f.call("CreateInstanceProfile")
+	return "pgnvme-t", nil
+}
+func (f *fakeCloud) DeleteInstanceProfile(context.Context, string) error {
+	f.call("DeleteInstanceProfile")
+	return nil
+}
+func (f *fakeCloud) PutSecret(_ context.Context, name, _ string, _ map[string]string) error {
+	f.call("PutSecret %s", name)
+	return nil
+}
+func (f *fakeCloud) Secret(context.Context, string) (string, error) { return "secret", nil }
+func (f *fakeCloud) PutParameter(_ context.Context, name, _ string, _ map[string]string) error {
+	f.call("PutParameter %s", name)
+	return nil
+}
+func (f *fakeCloud) DeleteSecrets(context.Context, []string) error {
+	f.call("DeleteSecrets")
+	return nil
+}
+func (f *fakeCloud) Instances(context.Context, string) ([]Instance, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Instance(nil), f.instances...), nil
+}
+func (f *fakeCloud) RunInstance(_ context.Context, spec RunSpec) (string, error) {
+	f.call("RunInstance %s", spec.Tags[cluster.TagNode])
+	if f.runErr != nil {
+		return "", f.runErr
+	}
+	return "", errors.New("the fake launches nothing")
+}
+func (f *fakeCloud) WaitRunning(context.Context, string, time.Duration) (Instance, error) {
+	return Instance{}, errors.New("the fake launches nothing")
+}
+func (f *fakeCloud) Terminate(_ context.Context, ids []string, _ time.Duration) error {
+	f.call("Terminate %v", ids)
+	return nil
+}
+
+var _ Cloud = (*fakeCloud)(nil)
+
+// fakePlatform is a Platform on cloud whose REST calls all go to patroni (an httptest server on 127.0.0.1),
+// whatever node address they name; nil patroni answers nothing (connection refused).
+func fakePlatform(t *testing.T, cloud Cloud, patroni http.Handler) *Platform {
+	t.Helper()
+	target := "127.0.0.1:1" // nothing listens: refused at once
+	if patroni != nil {
+		srv := httptest.NewServer(patroni)
+		t.Cleanup(srv.Close)
+		target = srv.Listener.Addr().String()
+	}
+	pc := newPatroniClient(8008)
+	pc.http.Transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, target)
+	}}
+	return &Platform{
+		newCloud: func(context.Context, string) (Cloud, error) { return cloud, nil },
+		region:   func(string) (string, error) { return "eu-west-1", nil },
+		patroni:  pc,
+		timeouts: Timeouts{Launch: time.Second, Healthy: time.Second, Terminate: time.Second},
+		poll:     10 * time.Millisecond,
+	}
+}
+
+func fakeSpec(protect bool) cluster.Spec {
+	return cluster.FromInput(cluster.Input{
+		Name: "t", PostgresMajor: 15,
+		Nodes:   []cluster.Node{{Name: "node-1", Zone: "eu-west-1a"}, {Name: "node-2", Zone: "eu-west-1b"}, {Name: "node-3", Zone: "eu-west-1c"}},
+		Archive: &cluster.ArchiveInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://b/p", "AWS_REGION": "eu-west-1"}},
+		AWS: &cluster.AWSInput{AWS: cluster.AWS{InstanceType: "m6id.large", AMIID: "ami-0123456789abcdef0", SubnetIDs: fakeZones},
+			DeletionProtection: &protect},
+	})
+}
+
+// A launch EC2 has no capacity for is an error naming the type and the zone, and no other zone is tried.
+func TestPlatform_insufficientCapacity(t *testing.T) {
+	f := &fakeCloud{runErr: fmt.Errorf("launching: %w", ErrInsufficientCapacity)}
+	_, err := fakePlatform(t, f, nil).Create(context.Background(), fakeSpec(true))
+	if err == nil || !strings.Contains(err.Error(), "no capacity for m6id.large in zone eu-west-1a") || !strings.Contains(err.Error(), "does not move a node to another zone") {
+		t.Fatalf("err = %v", err)
+	}
+	runs := 0
+	for _, c := range f.mutations() {
+		if strings.HasPrefix(c, "RunInstance") {
+			runs++
+		}
+	}
+	if runs != 1 {
+		t.Errorf("%d launches after a capacity error; want 1 (no retry elsewhere): %v", runs, f.mutations())
+	}
+}
+
+// Destroy with deletion protection is refused at its attribute before any call.
+func TestPlatform_deletionProtection(t *testing.T) {
+	f := &fakeCloud{}
+	err := fakePlatform(t, f, nil).Delete(context.Background(), fakeSpec(true), nil)
+	fields, _ := cluster.FieldErrors(err)
+	if len(fields) != 1 || strings.Join(fields[0].Path, ".") != "aws.deletion_protection" {
+		t.Fatalf("err = %v", err)
+	}
+	if m := f.mutations(); len(m) != 0 {
+		t.Errorf("a refused destroy changed things: %v", m)
+	}
+	if err := fakePlatform(t, f, nil).Delete(context.Background(), fakeSpec(false), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// existing is a cluster of three nodes with their interfaces and instances; states by node.
+func existing(f *fakeCloud, states map[string]string) []cluster.Member {
+	var prior []cluster.Member
+	for i, n := range []string{"node-1", "node-2", "node-3"} {
+		zone := []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}[i]
+		tags := map[string]string{cluster.TagCluster: "t", cluster.TagNode: n}
+		e := ENI{ID: fmt.Sprintf("eni-%d", i+1), Zone: zone, PrivateIP: fmt.Sprintf("10.9.0.%d", 10+i), Status: "in-use", Tags: tags}
+		f.enis = append(f.enis, e)
+		st := states[n]
+		if st == "" {
+			st = "running"
+		}
+		f.instances = append(f.instances, Instance{ID: fmt.Sprintf("i-%d", i+1), State: st, ENIID: e.ID, PrivateIP: e.PrivateIP, Zone: zone, Tags: tags, LaunchTime: time.Now()})
+		role := cluster.RoleStandby
+		if i == 0 {
+			role = cluster.RolePrimary
+		}
+		prior = append(prior, cluster.Member{Name: n, Zone: zone, Role: role, State: cluster.StateRunning, Host: e.PrivateIP, Port: 5432})
+	}
+	return prior
+}
+
+// An unreachable REST API alone plans nothing: the roles stay as last known, with a warning.
+func TestPlatform_unreachableAPIPlansNothing(t *testing.T) {
+	f := &fakeCloud{}
+	prior := existing(f, nil)
+	p := fakePlatform(t, f, nil)
+	st, err := p.Read(context.Background(), fakeSpec(true), prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range st.Members {
+		if m.State != cluster.StateRunning || m.Role != prior[i].Role {
+			t.Errorf("member %s: %s/%s; want running with its last role %s", m.Name, m.State, m.Role, prior[i].Role)
+		}
+	}
+	if len(st.Warnings) == 0 || !strings.Contains(st.Warnings[0], "REST API could not be read") {
+		t.Errorf("warnings %q", st.Warnings)
+	}
+	if st.Gone() {
+		t.Error("the cluster reads as gone")
+	}
+	plan, err := p.Plan(context.Background(), fakeSpec(true), prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Actions != "" && !strings.Contains(plan.Actions, "user-data changed") {
+		t.Errorf("an unreachable API planned: %s", plan.Actions)
+	}
+	if strings.Contains(plan.Actions, "replace node-") && !strings.Contains(plan.Actions, "then replace every node") {
+		t.Errorf("an unreachable API planned a replacement: %s", plan.Actions)
+	}
+	if m := f.mutations(); len(m) != 0 {
+		t.Errorf("read and plan changed things: %v", m)
+	}
+}
+
+// A stopped instance is a lost node (its instance store is wiped): the plan replaces it alone.
+func TestPlatform_stoppedInstanceIsLost(t *testing.T) {
+	f := &fakeCloud{}
+	prior := existing(f, map[string]string{"node-2": "stopped"})
+	cl := map[string]any{"members": []map[string]any{
+		{"name": "node-1", "role": "leader", "state": "running"},
+		{"name": "node-3", "role": "quorum_standby", "state": "streaming", "lag": 0},
+	}}
+	p := fakePlatform(t, f, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(cl)
+	}))
+	st, err := p.Read(context.Background(), fakeSpec(true), prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Members[1].State != cluster.StateMissing {
+		t.Errorf("node-2 with a stopped instance is %s; want missing", st.Members[1].State)
+	}
+	plan, err := p.Plan(context.Background(), fakeSpec(true), prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan.Actions, "replace node-2: its instance i-2 is stopped") || strings.Contains(plan.Actions, "replace node-1") || strings.Contains(plan.Actions, "replace node-3") {
+		t.Errorf("plan actions:\n%s", plan.Actions)
+	}
+}

@@ -1,0 +1,480 @@
+package ec2cluster_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+const simRegion = "eu-west-1"
+
+var simZones = []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}
+
+// simEnv is a node simulator with its EC2 bridge, a VPC in moto over the simulator's network, an archive
+// bucket, and a Terraform working directory whose commands run in the simulator's service namespace (where
+// moto answers at 127.0.0.1:5000 and the nodes at their addresses).
+type simEnv struct {
+	t       *testing.T
+	sim     *nodesim.Sim
+	bridge  *nodesim.EC2Bridge
+	ec2     *ec2.Client
+	subnets map[string]string
+	ami     string
+	dir     string
+	env     []string
+	bucket  string
+}
+
+func newSimEnv(t *testing.T) *simEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sim, err := nodesim.New(ctx, nodesim.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sim.Close(); err != nil {
+			t.Errorf("closing the simulator: %v", err)
+		}
+	})
+	e := &simEnv{t: t, sim: sim, bucket: "tf-acc-archive"}
+	if e.bridge, err = sim.StartEC2Bridge(ctx, simRegion); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.bridge.Close)
+	if _, e.subnets, err = sim.CreateVPC(ctx, simRegion, simZones); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.CreateBucket(ctx, simRegion, e.bucket); err != nil {
+		t.Fatal(err)
+	}
+	e.ec2 = ec2.NewFromConfig(aws.Config{Region: simRegion, Credentials: credentials.NewStaticCredentialsProvider("nodesim", "nodesim-secret", ""),
+		HTTPClient: sim.HTTPClient()}, func(o *ec2.Options) { o.BaseEndpoint = aws.String(nodesim.AWSEndpoint) })
+	imgs, err := e.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
+	if err != nil || len(imgs.Images) == 0 {
+		t.Fatalf("moto has no x86_64 image: %v", err)
+	}
+	e.ami = aws.ToString(imgs.Images[0].ImageId)
+	e.dir = t.TempDir()
+	e.env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+acctest.TerraformCLIConfig(t, acctest.ProviderBinary(t)),
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		"TF_LOG_PROVIDER=INFO", "TF_LOG_PATH="+filepath.Join(e.dir, "terraform.log"))
+	return e
+}
+
+// config writes the configuration: three nodes in three zones, archived with pgBackRest to the bucket at
+// the simulator's endpoint, quick Patroni timings.
+func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
+	e.t.Helper()
+	opts := archive.Spec{Bucket: e.bucket, Prefix: "clusters/" + name, Region: simRegion,
+		Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions()
+	var optLines, subnetLines []string
+	for _, k := range sortedKeys(opts) {
+		optLines = append(optLines, fmt.Sprintf("      %q = %q", k, opts[k]))
+	}
+	for _, z := range simZones {
+		subnetLines = append(subnetLines, fmt.Sprintf("      %q = %q", z, e.subnets[z]))
+	}
+	hcl := fmt.Sprintf(`
+terraform {
+  required_providers {
+    pgnvme = { source = "pgnvme/pgnvme" }
+  }
+}
+
+provider "pgnvme" {
+  region                      = %[1]q
+  skip_credentials_validation = true
+  endpoints {
+    ec2 = %[2]q
+    ssm = %[2]q
+    iam = %[2]q
+    sts = %[2]q
+    s3  = %[2]q
+  }
+}
+
+resource "pgnvme_cluster" "db" {
+  name           = %[3]q
+  postgres_major = 15
+  node = [
+    { name = "node-1", zone = "eu-west-1a" },
+    { name = "node-2", zone = "eu-west-1b" },
+    { name = "node-3", zone = "eu-west-1c" },
+  ]
+  parameters = { shared_buffers = "64MB", max_connections = "50" }
+  archive = {
+    pgbackrest_options = {
+%[4]s
+    }
+  }
+  aws = {
+    instance_type = %[5]q
+    ami_id        = %[6]q
+    subnet_ids = {
+%[7]s
+    }
+    patroni             = { ttl = 20, loop_wait = 2, retry_timeout = 4 }
+    tags                = { team = "tf-acc" }
+    deletion_protection = %[8]t
+  }
+}
+
+output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
+`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection)
+	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// terraform runs the Terraform CLI in the service namespace; it returns the combined output and error.
+// A node that fails to boot stops the command at once (the apply would wait for Patroni until its timeout).
+func (e *simEnv) terraform(args ...string) (string, error) {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	argv := append([]string{"--net=/run/netns/" + e.sim.ServiceNamespace(), "--", "terraform"}, args...)
+	cmd := exec.CommandContext(ctx, "nsenter", argv...)
+	cmd.Dir, cmd.Env = e.dir, e.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	failed := make(chan string, 1)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				for _, ev := range e.bridge.Events() {
+					if ev.Kind == "boot-failed" && ev.Time.After(start) {
+						failed <- ev.String()
+						cancel()
+						return
+					}
+				}
+			}
+		}
+	}()
+	err := cmd.Run()
+	select {
+	case f := <-failed:
+		return out.String(), fmt.Errorf("a node failed to boot, terraform stopped: %s", f)
+	default:
+	}
+	return out.String(), err
+}
+
+// mustTerraform runs terraform and fails the test (with the nodes' logs) when it fails; it returns the
+// output and the seconds it took.
+func (e *simEnv) mustTerraform(args ...string) (string, float64) {
+	e.t.Helper()
+	start := time.Now()
+	out, err := e.terraform(args...)
+	if err != nil {
+		e.t.Fatalf("terraform %s: %v\n%s\n%s", strings.Join(args, " "), err, out, e.logs())
+	}
+	return out, time.Since(start).Seconds()
+}
+
+func (e *simEnv) logs() string {
+	var b strings.Builder
+	if log, err := os.ReadFile(filepath.Join(e.dir, "terraform.log")); err == nil {
+		keep := filepath.Join(os.TempDir(), "ec2cluster-"+e.t.Name()+"-terraform.log")
+		if os.WriteFile(keep, log, 0o644) == nil {
+			fmt.Fprintf(&b, "terraform's log: %s\n", keep)
+		}
+	}
+	if out, err := e.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{}); err == nil {
+		for _, r := range out.Reservations {
+			for _, in := range r.Instances {
+				fmt.Fprintf(&b, "moto: %s %s launched %s reason %q\n", aws.ToString(in.InstanceId), in.State.Name,
+					aws.ToTime(in.LaunchTime).Format("15:04:05"), aws.ToString(in.StateTransitionReason))
+			}
+		}
+	}
+	for _, ev := range e.bridge.Events() {
+		fmt.Fprintf(&b, "%s %s %s %s %s\n", ev.Time.Format("15:04:05.0"), ev.Kind, ev.Node, ev.InstanceID, ev.Detail)
+	}
+	return b.String()
+}
+
+// state is `terraform show -json`'s cluster values.
+type clusterState struct {
+	Nodes []struct {
+		Name, Zone, Role, Host, State string
+	} `json:"nodes"`
+	ConnectionURI           string `json:"connection_uri"`
+	SynchronousStandbyNames string `json:"synchronous_standby_names"`
+	AWS                     struct {
+		InstanceIDs       map[string]string `json:"instance_ids"`
+		NetworkInterfaces map[string]string `json:"network_interface_ids"`
+		PrivateIPs        map[string]string `json:"private_ips"`
+		SSMPath           string            `json:"ssm_parameter_path"`
+		SecurityGroupID   string            `json:"security_group_id"`
+		InstanceProfile   string            `json:"instance_profile"`
+	} `json:"aws"`
+}
+
+func (e *simEnv) state() clusterState {
+	e.t.Helper()
+	out, _ := e.mustTerraform("show", "-json")
+	var doc struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string          `json:"address"`
+					Values  json.RawMessage `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		e.t.Fatalf("terraform show -json: %v\n%s", err, out)
+	}
+	for _, r := range doc.Values.RootModule.Resources {
+		if r.Address == "pgnvme_cluster.db" {
+			var st clusterState
+			if err := json.Unmarshal(r.Values, &st); err != nil {
+				e.t.Fatal(err)
+			}
+			return st
+		}
+	}
+	e.t.Fatalf("no pgnvme_cluster.db in the state:\n%s", out)
+	return clusterState{}
+}
+
+// writer inserts rows one commit at a time through the multi-host URI (libpq's target_session_attrs
+// semantics, as pgx implements them) and remembers each acknowledged id; connection errors reconnect.
+type writer struct {
+	e        *simEnv
+	uri      string
+	password string
+	mu       sync.Mutex
+	acked    []int64
+	failures int
+	lastErr  error
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func (e *simEnv) connect(ctx context.Context, uri, password string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(uri)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Password = password
+	cfg.DialFunc = e.sim.DialContext
+	cfg.ConnectTimeout = 3 * time.Second
+	for _, fb := range cfg.Fallbacks {
+		fb.TLSConfig = nil
+	}
+	cfg.TLSConfig = nil
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+func (e *simEnv) startWriter(uri, password string) *writer {
+	w := &writer{e: e, uri: uri, password: password, stop: make(chan struct{}), done: make(chan struct{})}
+	ctx := context.Background()
+	conn, err := e.connect(ctx, uri, password)
+	if err != nil {
+		e.t.Fatalf("writer: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS acked (id bigint PRIMARY KEY)"); err != nil {
+		e.t.Fatal(err)
+	}
+	var id int64
+	if err := conn.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM acked").Scan(&id); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.stop:
+				if conn != nil {
+					_ = conn.Close(ctx)
+				}
+				return
+			default:
+			}
+			if conn == nil {
+				c, err := e.connect(ctx, uri, password)
+				if err != nil {
+					w.mu.Lock()
+					w.failures++
+					w.lastErr = err
+					w.mu.Unlock()
+					time.Sleep(200 * time.Millisecond) //nolint:forbidigo // a client's reconnect pause, not a wait for a condition
+					continue
+				}
+				conn = c
+			}
+			id++
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := conn.Exec(cctx, "INSERT INTO acked VALUES ($1)", id)
+			cancel()
+			if err != nil {
+				w.mu.Lock()
+				w.failures++
+				w.lastErr = err
+				w.mu.Unlock()
+				_ = conn.Close(ctx)
+				conn = nil
+				continue
+			}
+			w.mu.Lock()
+			w.acked = append(w.acked, id)
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// finish waits until the writer has 20 more commits acknowledged (the cluster takes writes after the
+// apply), stops it and checks that every acknowledged commit is on the primary; it returns how many were
+// acknowledged.
+func (w *writer) finish() int {
+	w.e.t.Helper()
+	w.mu.Lock()
+	target := len(w.acked) + 20
+	w.mu.Unlock()
+	err := wait.Until(context.Background(), "20 more commits acknowledged", 90*time.Second, 200*time.Millisecond, nil, func(context.Context) (bool, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.acked) >= target, nil
+	})
+	if err != nil {
+		w.mu.Lock()
+		w.e.t.Errorf("the cluster takes no writes after the apply: %v (%d failures, the last: %v)", err, w.failures, w.lastErr)
+		w.mu.Unlock()
+	}
+	close(w.stop)
+	<-w.done
+	ctx := context.Background()
+	conn, err := w.e.connect(ctx, w.uri, w.password)
+	if err != nil {
+		w.e.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var found int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM acked WHERE id = ANY($1)", w.acked).Scan(&found); err != nil {
+		w.e.t.Fatal(err)
+	}
+	if found != len(w.acked) {
+		w.e.t.Errorf("%d acknowledged commits lost of %d", len(w.acked)-found, len(w.acked))
+	}
+	return len(w.acked)
+}
+
+// secret reads an SSM SecureString from moto through the simulator's endpoint.
+func (e *simEnv) secret(name string) string {
+	e.t.Helper()
+	v, err := e.secretErr(name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return v
+}
+
+func (e *simEnv) awsConfig() aws.Config {
+	return aws.Config{Region: simRegion, Credentials: credentials.NewStaticCredentialsProvider("nodesim", "nodesim-secret", ""), HTTPClient: e.sim.HTTPClient()}
+}
+
+func (e *simEnv) secretErr(name string) (string, error) {
+	c := ssm.NewFromConfig(e.awsConfig(), func(o *ssm.Options) { o.BaseEndpoint = aws.String(nodesim.AWSEndpoint) })
+	out, err := c.GetParameter(context.Background(), &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.Parameter.Value), nil
+}
+
+func (e *simEnv) profileExists(ctx context.Context, name string) bool {
+	c := iam.NewFromConfig(e.awsConfig(), func(o *iam.Options) { o.BaseEndpoint = aws.String(nodesim.AWSEndpoint) })
+	_, err := c.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
+	return err == nil
+}
+
+func (e *simEnv) terminate(id string) {
+	e.t.Helper()
+	if _, err := e.ec2.TerminateInstances(context.Background(), &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// waitLeader waits until Patroni (read through the state's addresses) names a leader other than not.
+func (e *simEnv) waitLeader(st clusterState, not string) string {
+	e.t.Helper()
+	var leader string
+	err := wait.Until(context.Background(), "a new leader", 2*time.Minute, time.Second, nil, func(ctx context.Context) (bool, error) {
+		for _, n := range st.Nodes {
+			var c struct {
+				Members []struct{ Name, Role, State string } `json:"members"`
+			}
+			if err := e.getJSON(ctx, "http://"+n.Host+":8008/cluster", &c); err != nil {
+				continue
+			}
+			for _, m := range c.Members {
+				if m.Role == "leader" && m.State == "running" && m.Name != not {
+					leader = m.Name
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		e.t.Fatalf("%v\n%s", err, e.logs())
+	}
+	return leader
+}
+
+func (e *simEnv) getJSON(ctx context.Context, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := e.sim.HTTPClient().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

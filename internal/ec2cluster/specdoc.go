@@ -1,0 +1,58 @@
+package ec2cluster
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+)
+
+// The cluster's configuration is kept next to its passwords, as the plain String parameter
+// <ssm path>/spec (gzip JSON in base64, to stay within a standard parameter's 4 KB), so that an import
+// finds every input again: the archive and the parameters too, which no tag or instance holds. It holds no
+// secret (the configuration refuses secrets).
+
+func specParameter(name string) string { return cluster.SSMPath(name) + "/spec" }
+
+func encodeSpec(s cluster.Spec) (string, error) {
+	if s.Given == nil {
+		return "", fmt.Errorf("the cluster's configuration as given is not known; this is a bug in the provider")
+	}
+	b, err := json.Marshal(s.Given)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, _ = w.Write(b) // writes to a bytes.Buffer never fail
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// decodeSpec is the configuration kept by encodeSpec, defaults filled in (Given holds it as given).
+func decodeSpec(v string) (cluster.Spec, error) {
+	var s cluster.Spec
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
+	}
+	r, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
+	}
+	var in cluster.Input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
+	}
+	return cluster.FromInput(in), nil
+}

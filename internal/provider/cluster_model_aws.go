@@ -1,0 +1,218 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+)
+
+// Conversions of pgnvme_cluster's aws block; no decisions here.
+
+type awsModel struct {
+	Region             types.String `tfsdk:"region"`
+	InstanceType       types.String `tfsdk:"instance_type"`
+	AMIID              types.String `tfsdk:"ami_id"`
+	AMIParameter       types.String `tfsdk:"ami_ssm_parameter"`
+	SubnetIDs          types.Map    `tfsdk:"subnet_ids"`
+	SecurityGroupIDs   types.List   `tfsdk:"security_group_ids"`
+	AllowedCIDRs       types.List   `tfsdk:"allowed_cidrs"`
+	IAMInstanceProfile types.String `tfsdk:"iam_instance_profile"`
+	NodePolicyJSON     types.String `tfsdk:"node_policy_json"`
+	KeyName            types.String `tfsdk:"key_name"`
+	RootVolumeGiB      types.Int64  `tfsdk:"root_volume_gib"`
+	Patroni            types.Object `tfsdk:"patroni"`
+	APIAddress         types.String `tfsdk:"api_address"`
+	Tags               types.Map    `tfsdk:"tags"`
+	DeletionProtection types.Bool   `tfsdk:"deletion_protection"`
+	InstanceIDs        types.Map    `tfsdk:"instance_ids"`
+	NetworkInterfaces  types.Map    `tfsdk:"network_interface_ids"`
+	PrivateIPs         types.Map    `tfsdk:"private_ips"`
+	SecurityGroupID    types.String `tfsdk:"security_group_id"`
+	InstanceProfile    types.String `tfsdk:"instance_profile"`
+	SSMParameterPath   types.String `tfsdk:"ssm_parameter_path"`
+}
+
+type awsPatroniModel struct {
+	TTL                  types.Int64 `tfsdk:"ttl"`
+	LoopWait             types.Int64 `tfsdk:"loop_wait"`
+	RetryTimeout         types.Int64 `tfsdk:"retry_timeout"`
+	MaximumLagOnFailover types.Int64 `tfsdk:"maximum_lag_on_failover"`
+}
+
+// awsInput is the aws block as the neutral input; ok is false while an input is unknown. The computed
+// ami_id is "" while unknown (the platform resolves it).
+func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cluster.AWSInput, bool) {
+	if v.IsUnknown() {
+		return nil, false
+	}
+	if v.IsNull() {
+		return nil, true
+	}
+	var m awsModel
+	diags.Append(v.As(ctx, &m, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
+	for _, u := range []attr.Value{m.Region, m.InstanceType, m.AMIParameter, m.SubnetIDs, m.SecurityGroupIDs, m.AllowedCIDRs, m.IAMInstanceProfile,
+		m.NodePolicyJSON, m.KeyName, m.RootVolumeGiB, m.Patroni, m.APIAddress, m.Tags, m.DeletionProtection} {
+		if u.IsUnknown() {
+			return nil, false
+		}
+	}
+	in := &cluster.AWSInput{AWS: cluster.AWS{
+		Region: m.Region.ValueString(), InstanceType: m.InstanceType.ValueString(), AMIParameter: m.AMIParameter.ValueString(),
+		IAMInstanceProfile: m.IAMInstanceProfile.ValueString(), NodePolicyJSON: m.NodePolicyJSON.ValueString(), KeyName: m.KeyName.ValueString(),
+		RootVolumeGiB: int(m.RootVolumeGiB.ValueInt64()), APIAddress: m.APIAddress.ValueString(),
+	}}
+	if known(m.AMIID) {
+		in.AMIID = m.AMIID.ValueString()
+	}
+	if !m.SubnetIDs.IsNull() {
+		diags.Append(m.SubnetIDs.ElementsAs(ctx, &in.SubnetIDs, false)...)
+	}
+	if !m.SecurityGroupIDs.IsNull() {
+		diags.Append(m.SecurityGroupIDs.ElementsAs(ctx, &in.SecurityGroupIDs, false)...)
+	}
+	if !m.AllowedCIDRs.IsNull() {
+		diags.Append(m.AllowedCIDRs.ElementsAs(ctx, &in.AllowedCIDRs, false)...)
+	}
+	if !m.Tags.IsNull() {
+		diags.Append(m.Tags.ElementsAs(ctx, &in.Tags, false)...)
+	}
+	if !m.Patroni.IsNull() {
+		var pm awsPatroniModel
+		diags.Append(m.Patroni.As(ctx, &pm, basetypes.ObjectAsOptions{})...)
+		for _, u := range []types.Int64{pm.TTL, pm.LoopWait, pm.RetryTimeout, pm.MaximumLagOnFailover} {
+			if u.IsUnknown() {
+				return nil, false
+			}
+		}
+		in.Patroni = cluster.AWSPatroni{TTL: int(pm.TTL.ValueInt64()), LoopWait: int(pm.LoopWait.ValueInt64()),
+			RetryTimeout: int(pm.RetryTimeout.ValueInt64()), MaximumLagOnFailover: pm.MaximumLagOnFailover.ValueInt64()}
+	}
+	if !m.DeletionProtection.IsNull() {
+		b := m.DeletionProtection.ValueBool()
+		in.DeletionProtection = &b
+	}
+	return in, true
+}
+
+// setAWSStatus records the platform's own outputs in m's aws block; with st nil they are unknown (a plan
+// that creates objects).
+func setAWSStatus(ctx context.Context, m *clusterModel, st *cluster.AWSStatus, diags *diag.Diagnostics) {
+	if !known(m.AWS) {
+		return
+	}
+	attrs := m.AWS.Attributes()
+	str := func(v string) types.String {
+		if v == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(v)
+	}
+	if st == nil {
+		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips"} {
+			attrs[k] = types.MapUnknown(types.StringType)
+		}
+		attrs["security_group_id"], attrs["instance_profile"], attrs["ssm_parameter_path"] = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+	} else {
+		attrs["instance_ids"] = stringMap(ctx, orEmpty(st.InstanceIDs), diags)
+		attrs["network_interface_ids"] = stringMap(ctx, orEmpty(st.NetworkInterfaceID), diags)
+		attrs["private_ips"] = stringMap(ctx, orEmpty(st.PrivateIPs), diags)
+		attrs["security_group_id"], attrs["instance_profile"], attrs["ssm_parameter_path"] = str(st.SecurityGroupID), str(st.InstanceProfile), str(st.SSMPath)
+		if st.AMIID != "" && !known(attrs["ami_id"]) {
+			attrs["ami_id"] = types.StringValue(st.AMIID)
+		}
+	}
+	var d diag.Diagnostics
+	m.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
+	diags.Append(d...)
+}
+
+// awsObject is an imported cluster's aws block (its inputs; the outputs follow from the first refresh).
+func awsObject(ctx context.Context, a *cluster.AWS, diags *diag.Diagnostics) types.Object {
+	str := func(v string) types.String {
+		if v == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(v)
+	}
+	list := func(v []string) types.List {
+		if len(v) == 0 {
+			return types.ListNull(types.StringType)
+		}
+		out, d := types.ListValueFrom(ctx, types.StringType, v)
+		diags.Append(d...)
+		return out
+	}
+	out, d := types.ObjectValue(clusterAWSAttrTypes, map[string]attr.Value{
+		"region": str(a.Region), "instance_type": str(a.InstanceType), "ami_id": str(a.AMIID), "ami_ssm_parameter": str(a.AMIParameter),
+		"subnet_ids": stringMap(ctx, orEmpty(a.SubnetIDs), diags), "security_group_ids": list(a.SecurityGroupIDs), "allowed_cidrs": list(a.AllowedCIDRs),
+		"iam_instance_profile": str(a.IAMInstanceProfile), "node_policy_json": str(a.NodePolicyJSON), "key_name": str(a.KeyName),
+		"root_volume_gib": types.Int64Value(int64(a.RootVolumeGiB)), "patroni": patroniObject(a.Patroni, diags),
+		"api_address": types.StringValue(a.APIAddress), "tags": mapOrNull(ctx, a.Tags, diags), "deletion_protection": types.BoolValue(a.DeletionProtection),
+		"instance_ids": types.MapNull(types.StringType), "network_interface_ids": types.MapNull(types.StringType), "private_ips": types.MapNull(types.StringType),
+		"security_group_id": types.StringNull(), "instance_profile": types.StringNull(), "ssm_parameter_path": types.StringNull(),
+	})
+	diags.Append(d...)
+	return out
+}
+
+// orEmpty is v, or an empty map for nil (a known, empty map value rather than null).
+func orEmpty(v map[string]string) map[string]string {
+	if v == nil {
+		return map[string]string{}
+	}
+	return v
+}
+
+// planAWS plans the aws block's outputs: the AMI the platform resolved, and what stays as recorded
+// (interfaces, addresses, created groups and profile) unless the apply makes it; instance IDs are unknown
+// while the apply replaces nodes.
+func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planned cluster.Plan, exists bool, diags *diag.Diagnostics) {
+	if !known(plan.AWS) {
+		return
+	}
+	attrs := plan.AWS.Attributes()
+	if !exists || !known(state.AWS) {
+		setAWSStatus(ctx, plan, nil, diags)
+		attrs = plan.AWS.Attributes()
+	} else {
+		old := state.AWS.Attributes()
+		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips", "security_group_id", "instance_profile", "ssm_parameter_path"} {
+			attrs[k] = old[k]
+		}
+		if planned.Actions != "" {
+			attrs["instance_ids"] = types.MapUnknown(types.StringType)
+		}
+	}
+	if !known(attrs["ami_id"]) && planned.AWS.AMIID != "" {
+		attrs["ami_id"] = types.StringValue(planned.AWS.AMIID)
+	}
+	if planned.AWS.SSMPath != "" {
+		attrs["ssm_parameter_path"] = types.StringValue(planned.AWS.SSMPath)
+	}
+	var d diag.Diagnostics
+	plan.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
+	diags.Append(d...)
+}
+
+// patroniObject is aws.patroni as configured: null when every timing is Patroni's default (unset).
+func patroniObject(p cluster.AWSPatroni, diags *diag.Diagnostics) types.Object {
+	if p == (cluster.AWSPatroni{}) {
+		return types.ObjectNull(clusterAWSPatroniAttrTypes)
+	}
+	v := func(n int64) types.Int64 {
+		if n == 0 {
+			return types.Int64Null()
+		}
+		return types.Int64Value(n)
+	}
+	out, d := types.ObjectValue(clusterAWSPatroniAttrTypes, map[string]attr.Value{
+		"ttl": v(int64(p.TTL)), "loop_wait": v(int64(p.LoopWait)), "retry_timeout": v(int64(p.RetryTimeout)), "maximum_lag_on_failover": v(p.MaximumLagOnFailover),
+	})
+	diags.Append(d...)
+	return out
+}

@@ -1,0 +1,188 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+)
+
+func mustEC2Plain(endpoint, region string) *ec2.Client {
+	return ec2.NewFromConfig(aws.Config{
+		Region:      region,
+		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
+	}, func(o *ec2.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
+
+// awsFixture is a VPC in moto with one subnet per zone (us-east-1a..e), and an AMI of each architecture.
+type awsFixture struct {
+	subnets    map[string]string
+	amd64, arm string
+	otherVPC   string // a subnet in us-east-1a of another VPC
+}
+
+func newAWSFixture(t *testing.T, m *acctest.Moto) awsFixture {
+	t.Helper()
+	ctx := context.Background()
+	c := mustEC2Plain(m.URL, "us-east-1")
+	f := awsFixture{subnets: map[string]string{}}
+	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.20.0.0/16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, z := range []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e"} {
+		sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, AvailabilityZone: aws.String(z), CidrBlock: aws.String(fmt.Sprintf("10.20.%d.0/24", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.subnets[z] = aws.ToString(sn.Subnet.SubnetId)
+	}
+	vpc2, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.30.0.0/16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc2.Vpc.VpcId, AvailabilityZone: aws.String("us-east-1a"), CidrBlock: aws.String("10.30.0.0/24")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.otherVPC = aws.ToString(sn.Subnet.SubnetId)
+	for arch, dst := range map[string]*string{"x86_64": &f.amd64, "arm64": &f.arm} {
+		out, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{arch}}}})
+		if err != nil || len(out.Images) == 0 {
+			t.Fatalf("moto has no %s image: %v", arch, err)
+		}
+		*dst = aws.ToString(out.Images[0].ImageId)
+	}
+	return f
+}
+
+// awsClusterConfig is a cluster on moto with aws-block lines replaced or added by edit (applied to the
+// whole resource body), so each bad input differs from a valid configuration in one place.
+func (f awsFixture) config(m *acctest.Moto, edit func(string) string) string {
+	body := fmt.Sprintf(`
+  name = "tf-acc-bad"
+  node = [
+    { name = "node-1", zone = "us-east-1a" },
+    { name = "node-2", zone = "us-east-1b" },
+    { name = "node-3", zone = "us-east-1c" },
+  ]
+  archive = {
+    walg_env = { WALG_S3_PREFIX = "s3://tf-acc-archive/clusters/bad", AWS_REGION = "us-east-1" }
+  }
+  aws = {
+    instance_type = "m6id.large"
+    ami_id        = %q
+    subnet_ids = {
+      "us-east-1a" = %q
+      "us-east-1b" = %q
+      "us-east-1c" = %q
+    }
+    deletion_protection = false
+  }
+`, f.amd64, f.subnets["us-east-1a"], f.subnets["us-east-1b"], f.subnets["us-east-1c"])
+	return fmt.Sprintf(`
+provider "pgnvme" {
+  region                      = "us-east-1"
+  skip_credentials_validation = true
+  endpoints {
+    ec2 = %[1]q
+    ssm = %[1]q
+    iam = %[1]q
+    sts = %[1]q
+    s3  = %[1]q
+  }
+}
+resource "pgnvme_cluster" "c" {%[2]s}
+`, m.URL, edit(body))
+}
+
+// TestAccClusterAWS_badInputs plans bad configurations of the aws platform: each is refused at plan with
+// its attribute and what to do, and nothing is created in moto (checked at the end).
+func TestAccClusterAWS_badInputs(t *testing.T) {
+	m := acctest.StartMoto(t)
+	motoEnv(t)
+	f := newAWSFixture(t, m)
+	replace := func(old, new string) func(string) string {
+		return func(s string) string {
+			if !strings.Contains(s, old) {
+				t.Fatalf("test bug: %q not in the configuration", old)
+			}
+			return strings.Replace(s, old, new, 1)
+		}
+	}
+	addAWS := func(line string) func(string) string {
+		return replace(`    deletion_protection = false`, "    deletion_protection = false\n    "+line)
+	}
+	cases := []badInput{
+		{"zone without a subnet", f.config(m, replace(`      "us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1c"]), ``)), `(?s)aws.subnet_ids.*us-east-1c`},
+		{"two nodes in one zone", f.config(m, replace(`{ name = "node-3", zone = "us-east-1c" }`, `{ name = "node-3", zone = "us-east-1b" }`)), `(?s)node.*us-east-1b`},
+		{"node without a zone", f.config(m, replace(`{ name = "node-3", zone = "us-east-1c" }`, `{ name = "node-3" }`)), `(?s)node.*zone`},
+		{"type without instance store", f.config(m, replace(`"m6id.large"`, `"m6i.large"`)), `(?s)No Instance-Store NVMe.*m6i.large`},
+		{"unknown type", f.config(m, replace(`"m6id.large"`, `"m6id.huge"`)), `(?s)m6id.huge`},
+		{"type not offered in a zone", f.config(m, func(s string) string {
+			s = replace(`{ name = "node-3", zone = "us-east-1c" }`, `{ name = "node-3", zone = "us-east-1e" }`)(s)
+			return replace(`"us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1c"]), `"us-east-1e" = `+fmt.Sprintf("%q", f.subnets["us-east-1e"]))(s)
+		}), `(?s)not offered.*us-east-1e`},
+		{"AMI architecture not matching the type", f.config(m, replace(fmt.Sprintf("%q", f.amd64), fmt.Sprintf("%q", f.arm))), `(?s)AMI Architecture Mismatch.*arm64`},
+		{"AMI not found", f.config(m, replace(fmt.Sprintf("%q", f.amd64), `"ami-0123456789abcdef0"`)), `(?s)AMI Not Found`},
+		{"malformed AMI", f.config(m, replace(fmt.Sprintf("%q", f.amd64), `"debian-12"`)), `(?s)aws.ami_id`},
+		{"AMI and its parameter", f.config(m, addAWS(`ami_ssm_parameter = "/aws/service/debian/release/12/latest/amd64"`)), `(?s)ami_ssm_parameter`},
+		{"subnet in another zone", f.config(m, replace(`"us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1c"]), `"us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1d"]))), `(?s)Subnet In Another Zone.*us-east-1d`},
+		{"subnet of another VPC", f.config(m, replace(`"us-east-1a" = `+fmt.Sprintf("%q", f.subnets["us-east-1a"]), `"us-east-1a" = `+fmt.Sprintf("%q", f.otherVPC))), `(?s)Subnets In Several VPCs`},
+		{"subnet not found", f.config(m, replace(`"us-east-1a" = `+fmt.Sprintf("%q", f.subnets["us-east-1a"]), `"us-east-1a" = "subnet-0123456789abcdef0"`)), `(?s)Subnet Not Found`},
+		{"malformed subnet", f.config(m, replace(`"us-east-1a" = `+fmt.Sprintf("%q", f.subnets["us-east-1a"]), `"us-east-1a" = "default"`)), `(?s)aws.subnet_ids`},
+		{"WAL-G archive without walg_env", f.config(m, replace(`walg_env = { WALG_S3_PREFIX = "s3://tf-acc-archive/clusters/bad", AWS_REGION = "us-east-1" }`, `backup_on_create = true`)), `(?s)archive`},
+		{"no archive", f.config(m, replace("  archive = {\n    walg_env = { WALG_S3_PREFIX = \"s3://tf-acc-archive/clusters/bad\", AWS_REGION = \"us-east-1\" }\n  }\n", "")), `(?s)archive`},
+		{"password as a plain attribute", f.config(m, replace(`AWS_REGION = "us-east-1" }`, `AWS_REGION = "us-east-1", AWS_SECRET_ACCESS_KEY = "hunter2" }`)), `(?s)AWS_SECRET_ACCESS_KEY`},
+		{"synchronous first", f.config(m, replace(`  aws = {`, "  synchronous = { method = \"first\" }\n  aws = {")), `(?s)synchronous`},
+		{"malformed security group", f.config(m, addAWS(`security_group_ids = ["default"]`)), `(?s)aws.security_group_ids`},
+		{"bad CIDR", f.config(m, addAWS(`allowed_cidrs = ["10.0.0.0/33"]`)), `(?s)aws.allowed_cidrs`},
+		{"loopback CIDR", f.config(m, addAWS(`allowed_cidrs = ["127.0.0.0/8"]`)), `(?s)aws.allowed_cidrs`},
+		{"policy not JSON", f.config(m, addAWS(`node_policy_json = "{not json"`)), `(?s)aws.node_policy_json`},
+		{"policy with a given profile", f.config(m, addAWS("iam_instance_profile = \"db\"\n    node_policy_json = jsonencode({ Version = \"2012-10-17\", Statement = [] })")), `(?s)aws.node_policy_json`},
+		{"root volume too small", f.config(m, addAWS(`root_volume_gib = 4`)), `(?s)aws.root_volume_gib`},
+		{"Patroni timings", f.config(m, addAWS(`patroni = { ttl = 20, loop_wait = 10, retry_timeout = 10 }`)), `(?s)aws.patroni`},
+		{"API address", f.config(m, addAWS(`api_address = "dns"`)), `(?s)api_address`},
+		{"reserved tag", f.config(m, addAWS(`tags = { "pgnvme:cluster" = "other" }`)), `(?s)aws.tags`},
+		{"aws tag", f.config(m, addAWS(`tags = { "aws:owner" = "me" }`)), `(?s)aws.tags`},
+		{"two platform blocks", f.config(m, replace(`  aws = {`, "  local = { data_dir = \"/tmp/tf-acc-bad\" }\n  aws = {")), `(?s)Invalid Attribute Combination`},
+		{"region name", f.config(m, addAWS(`region = "Europe"`)), `(?s)aws.region`},
+		{"name too long for the created role", f.config(m, replace(`name = "tf-acc-bad"`, `name = "tf-acc-`+strings.Repeat("x", 55)+`"`)), `(?s)Cluster Name Too Long For Its Role`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+				Steps:                    []resource.TestStep{{Config: tc.config, PlanOnly: true, ExpectError: regexp.MustCompile(tc.want)}},
+			})
+		})
+	}
+	// Nothing was created: no interface, instance, security group or parameter.
+	ctx := context.Background()
+	c := mustEC2Plain(m.URL, "us-east-1")
+	enis, err := c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insts, err := c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgs, err := c.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{{Name: aws.String("group-name"), Values: []string{"pgnvme-tf-acc-bad"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enis.NetworkInterfaces) != 0 || len(insts.Reservations) != 0 || len(sgs.SecurityGroups) != 0 {
+		t.Errorf("bad inputs created objects: %d interfaces, %d reservations, %d security groups", len(enis.NetworkInterfaces), len(insts.Reservations), len(sgs.SecurityGroups))
+	}
+	t.Logf("%d bad inputs refused at plan; nothing created", len(cases))
+}
