@@ -73,6 +73,9 @@ type Spec struct {
 	// platform block is set).
 	Local *Local
 	AWS   *AWS
+	// Given is the configuration as given, before defaults (FromInput keeps it): what an import writes back,
+	// so that a configuration that leaves a setting to its default plans no change after an import.
+	Given *Input `json:",omitempty"`
 }
 
 // Platform is the platform s runs on, "" when no platform block (or more than one) is set.
@@ -130,7 +133,9 @@ type ArchiveInput struct {
 // port base DefaultPortBase, limits that set nothing as none and a device of DefaultDiskGiB when an I/O
 // limit asks for one.
 func FromInput(in Input) Spec {
-	s := Spec{Name: in.Name, PostgresMajor: in.PostgresMajor, Parameters: maps.Clone(in.Parameters)}
+	given := in
+	given.Nodes = slices.Clone(in.Nodes)
+	s := Spec{Name: in.Name, PostgresMajor: in.PostgresMajor, Parameters: maps.Clone(in.Parameters), Given: &given}
 	if in.Nodes != nil {
 		s.Nodes = slices.Clone(in.Nodes)
 	} else {
