@@ -16,8 +16,10 @@ func intp(n int) *int    { return &n }
 func boolp(b bool) *bool { return &b }
 
 func TestFromInputDefaults(t *testing.T) {
-	s := cluster.FromInput(cluster.Input{Name: "demo", Local: &cluster.Local{DataDir: "/d"}, Archive: &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}}})
+	in := cluster.Input{Name: "demo", Local: &cluster.Local{DataDir: "/d"}, Archive: &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}}}
+	s := cluster.FromInput(in)
 	want := cluster.Spec{
+		Given:       &in,
 		Name:        "demo",
 		Nodes:       []cluster.Node{{Name: "node-1", Zone: "local"}, {Name: "node-2", Zone: "local"}, {Name: "node-3", Zone: "local"}},
 		Synchronous: bootstrap.Synchronous{Method: quorum.MethodAny, Number: 1, DataDurability: bootstrap.DurabilityRequired, Commit: "on"},
