@@ -239,6 +239,9 @@ func TestModules(t *testing.T) {
 	setup(t)
 	major := strconv.Itoa(installedMajor(t))
 	for _, name := range moduleNames(t) {
+		if simModules[name] {
+			continue // TestAWSClusterModule
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			work := t.TempDir()
@@ -269,6 +272,25 @@ func TestModules(t *testing.T) {
 			t.Logf("modules/%s: %s terraform test runs passed in %s\n%s", name, m[1], took.Round(time.Millisecond), out)
 		})
 	}
+}
+
+// callsModules reports whether the configuration in dir calls a module of this repository by path.
+func callsModules(t *testing.T, dir string) bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), `"../../modules/`) {
+			return true
+		}
+	}
+	return false
 }
 
 // exampleDirs are the directories holding an example configuration: under examples/ (documentation
@@ -348,10 +370,11 @@ func TestExamples(t *testing.T) {
 			}
 			work := t.TempDir()
 			var dir string
-			if strings.HasPrefix(rel, "modules"+string(filepath.Separator)) {
-				// A module example calls its module by a relative path: copy the modules with it.
+			if strings.HasPrefix(rel, "modules"+string(filepath.Separator)) || callsModules(t, filepath.Join(root, rel)) {
+				// The example calls a module by a relative path: copy the modules with it, where it is.
 				copyTree(t, filepath.Join(root, "modules"), filepath.Join(work, "modules"))
 				dir = filepath.Join(work, rel)
+				copyTree(t, filepath.Join(root, rel), dir)
 			} else {
 				dir = filepath.Join(work, "example")
 				copyTree(t, filepath.Join(root, rel), dir)
@@ -422,6 +445,14 @@ func TestModulesDist(t *testing.T) {
 			initOffline(t, dir, "-backend=false")
 			if v := terraform(t, dir, "validate", "-no-color"); !strings.Contains(v, "The configuration is valid.") {
 				t.Fatalf("terraform validate in the registry tree of %s:\n%s", name, v)
+			}
+			if simModules[name] {
+				// On its own, the registry tree runs its plan-level tests (the apply-level ones need the
+				// simulator: TestAWSClusterModule runs them on the module).
+				v := terraform(t, dir, "test", "-no-color", "-filter=tests/validation.tftest.hcl")
+				if m := summary.FindStringSubmatch(v); m == nil || m[1] == "0" || m[2] != "0" {
+					t.Fatalf("terraform test in the registry tree of %s:\n%s", name, v)
+				}
 			}
 			versions, err := os.ReadFile(filepath.Join(dir, "versions.tf"))
 			if err != nil {

@@ -1,0 +1,76 @@
+# The talk's architecture on EC2 from a dataset size: the capacity plan picks the instance type by NVMe
+# capacity, the placement puts one node per zone where that type is offered, an archive bucket built for
+# WAL-G takes the WAL, and the cluster runs a primary and two standbys under ANY 1 quorum commit with Patroni.
+
+data "pgnvme_capacity_plan" "this" {
+  region               = var.region
+  dataset_gib          = var.dataset_gib
+  growth_gib_per_month = var.growth_gib_per_month
+  horizon_months       = var.horizon_months
+  node_count           = 3
+  architectures        = ["x86_64"]
+  postgres_major       = var.postgres_major
+}
+
+locals {
+  instance_type = coalesce(var.instance_type, data.pgnvme_capacity_plan.this.instance_type)
+  # The chosen type's line in the plan (the recommended one unless overridden, then its own if listed).
+  candidate = try([for c in data.pgnvme_capacity_plan.this.candidates : c if c.instance_type == local.instance_type][0], null)
+}
+
+data "pgnvme_placement" "this" {
+  instance_type = local.instance_type
+  region        = var.region
+  node_count    = 3
+  zones         = sort(keys(var.subnet_ids))
+}
+
+resource "pgnvme_archive_bucket" "this" {
+  count         = var.pgbackrest_options == null ? 1 : 0
+  bucket_prefix = "${var.name}-wal-"
+  region        = var.region
+  prefix        = "clusters/${var.name}"
+  tags          = var.tags
+}
+
+resource "pgnvme_cluster" "this" {
+  name           = var.name
+  postgres_major = var.postgres_major
+  node           = [for n in data.pgnvme_placement.this.nodes : { name = n.name, zone = n.zone }]
+  parameters     = data.pgnvme_capacity_plan.this.postgres_parameters
+  archive = var.pgbackrest_options != null ? {
+    pgbackrest_options = var.pgbackrest_options
+    walg_env           = null
+    } : {
+    pgbackrest_options = null
+    walg_env           = pgnvme_archive_bucket.this[0].walg_env
+  }
+  aws = {
+    region              = var.region
+    instance_type       = local.instance_type
+    ami_id              = var.ami_id
+    subnet_ids          = { for n in data.pgnvme_placement.this.nodes : n.zone => var.subnet_ids[n.zone] }
+    allowed_cidrs       = var.allowed_cidrs
+    node_policy_json    = var.pgbackrest_options == null ? pgnvme_archive_bucket.this[0].node_policy_json : null
+    tags                = var.tags
+    deletion_protection = var.deletion_protection
+  }
+}
+
+# Replication health, read from the primary on every plan (a warning, never a failed apply). The password is
+# the SSM SecureString in output password_parameter, passed as PGPASSWORD.
+check "quorum" {
+  data "pgnvme_replication_status" "primary" {
+    server = {
+      host     = pgnvme_cluster.this.primary.host
+      port     = pgnvme_cluster.this.primary.port
+      database = "postgres"
+      username = "postgres"
+    }
+  }
+
+  assert {
+    condition     = length([for s in data.pgnvme_replication_status.primary.standbys : s if s.state == "streaming"]) >= 2
+    error_message = "Fewer than two standbys stream from the primary: a zone loss now could stop writes (ANY 1 needs one of them)."
+  }
+}

@@ -1,0 +1,128 @@
+variable "name" {
+  description = "Cluster name: Patroni's scope, the archive prefix and the name of what the platform creates (`pgnvme-<name>`). Lower-case letters, digits and `-`, starting with a letter, at most 57 characters. Changing it replaces the cluster."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,56}$", var.name))
+    error_message = "name must start with a lower-case letter and contain only lower-case letters, digits and - (at most 57 characters: the instance role is pgnvme-<name>, and IAM names have at most 64), e.g. \"orders\"."
+  }
+}
+
+variable "postgres_major" {
+  description = "PostgreSQL major version of the nodes. Changing it replaces the cluster."
+  type        = number
+  default     = 17
+
+  validation {
+    condition     = var.postgres_major >= 13 && var.postgres_major <= 18 && floor(var.postgres_major) == var.postgres_major
+    error_message = "postgres_major must be a whole number from 13 to 18, e.g. 17."
+  }
+}
+
+variable "region" {
+  description = "AWS region of the cluster and its archive."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z]{2}(-gov)?-[a-z]+-[0-9]$", var.region))
+    error_message = "region must be an AWS region name, such as eu-west-1."
+  }
+}
+
+variable "subnet_ids" {
+  description = "Subnets by availability zone name (`{ \"eu-west-1a\" = \"subnet-...\" }`), all in one VPC: the nodes are placed one per zone among these zones, where the instance type is offered."
+  type        = map(string)
+
+  validation {
+    condition     = length(var.subnet_ids) >= 3 && alltrue([for z, id in var.subnet_ids : can(regex("^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$", z)) && can(regex("^subnet-[0-9a-f]{8,17}$", id))])
+    error_message = "subnet_ids must map at least three availability zone names (such as eu-west-1a) to subnet IDs (subnet-...): one node per zone."
+  }
+}
+
+variable "dataset_gib" {
+  description = "Size of the database today (tables and indexes) in GiB; the capacity plan sizes the instance store for it, its growth and the WAL."
+  type        = number
+
+  validation {
+    condition     = var.dataset_gib > 0
+    error_message = "dataset_gib must be more than 0."
+  }
+}
+
+variable "growth_gib_per_month" {
+  description = "Growth of the dataset in GiB per month."
+  type        = number
+  default     = 0
+
+  validation {
+    condition     = var.growth_gib_per_month >= 0
+    error_message = "growth_gib_per_month must be 0 or more."
+  }
+}
+
+variable "horizon_months" {
+  description = "Months of growth the instance store must hold."
+  type        = number
+  default     = 12
+
+  validation {
+    condition     = var.horizon_months >= 0 && var.horizon_months <= 120 && floor(var.horizon_months) == var.horizon_months
+    error_message = "horizon_months must be a whole number from 0 to 120."
+  }
+}
+
+variable "instance_type" {
+  description = "Instance type override; null takes the capacity plan's recommendation (output `instance_type`). Changing the type replaces the nodes one at a time."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.instance_type == null || can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9-]+$", var.instance_type))
+    error_message = "instance_type must be an EC2 instance type name such as m6id.xlarge, or null."
+  }
+}
+
+variable "ami_id" {
+  description = "AMI of the nodes (Debian 12); null reads Debian's public SSM parameter for the type's architecture when the cluster is created."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.ami_id == null || can(regex("^ami-[0-9a-f]{8,17}$", var.ami_id))
+    error_message = "ami_id must be an AMI ID (ami-...), or null."
+  }
+}
+
+variable "allowed_cidrs" {
+  description = "Networks that reach PostgreSQL and Patroni's REST API (Terraform among them); null means the VPC's CIDR."
+  type        = list(string)
+  default     = null
+
+  validation {
+    condition     = var.allowed_cidrs == null || alltrue([for c in coalesce(var.allowed_cidrs, []) : can(cidrhost(c, 0)) && c != "0.0.0.0/0"])
+    error_message = "allowed_cidrs must be IPv4 CIDRs such as 10.0.0.0/16, and not 0.0.0.0/0 (PostgreSQL open to every network)."
+  }
+}
+
+variable "pgbackrest_options" {
+  description = "Archive with pgBackRest to an existing repository (its `repo1-*` options) instead of a WAL-G bucket created here; null creates the bucket."
+  type        = map(string)
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags of every AWS object the module creates (the cluster's `pgnvme:` tags are the platform's own). A change plans no replacement."
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = alltrue([for k in keys(var.tags) : !startswith(lower(k), "aws:") && !startswith(lower(k), "pgnvme:")])
+    error_message = "tags must not use the reserved prefixes aws: and pgnvme:."
+  }
+}
+
+variable "deletion_protection" {
+  description = "Refuse terraform destroy of the cluster while true (its data lives on instance store)."
+  type        = bool
+  default     = true
+}
