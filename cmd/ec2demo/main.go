@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -84,31 +85,33 @@ func run(keep bool) (err error) {
 		return err
 	}
 	defer os.RemoveAll(d.dir)
-	bin := filepath.Join(d.dir, "plugins", "terraform-provider-pgnvme")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	// The provider from this checkout, installed offline as `terraform init -plugin-dir` finds it (the
+	// example calls the aws-cluster module, which terraform init must install, and dev_overrides does not
+	// apply to init).
+	version, err := changelogVersion(root)
+	if err != nil {
+		return err
+	}
+	plugins := filepath.Join(d.dir, "plugins")
+	bin := filepath.Join(plugins, "registry.terraform.io", "pgnvme", "pgnvme", version, runtime.GOOS+"_"+runtime.GOARCH, "terraform-provider-pgnvme_v"+version)
+	build := exec.Command("go", "build", "-ldflags", "-X main.version="+version, "-o", bin, ".")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building the provider: %w", err)
 	}
 	rc := filepath.Join(d.dir, "terraformrc")
-	if err := os.WriteFile(rc, []byte(fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"pgnvme/pgnvme\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(bin))), 0o600); err != nil {
+	if err := os.WriteFile(rc, []byte("disable_checkpoint = true\n"), 0o600); err != nil {
 		return err
 	}
-	work := filepath.Join(d.dir, "work")
-	if err := os.Mkdir(work, 0o755); err != nil {
-		return err
+	for _, tree := range []string{filepath.Join("examples", "aws-cluster"), filepath.Join("modules", "aws-cluster")} {
+		if err := copyDir(filepath.Join(root, tree), filepath.Join(d.dir, tree)); err != nil {
+			return err
+		}
 	}
-	example, err := os.ReadFile(filepath.Join(root, "examples", "aws-cluster", "main.tf"))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(work, "main.tf"), example, 0o644); err != nil {
-		return err
-	}
+	work := filepath.Join(d.dir, "examples", "aws-cluster")
 	vars := map[string]any{
 		"name": "demo", "region": region, "subnet_ids": subnets, "endpoint": sim.MotoURL(), "ami_id": aws.ToString(imgs.Images[0].ImageId),
 		"postgres_major": 15, "dataset_gib": 10, "deletion_protection": false,
-		"patroni": map[string]int{"ttl": 20, "loop_wait": 2, "retry_timeout": 4},
 		"pgbackrest_options": archive.Spec{Bucket: bucket, Prefix: "clusters/demo", Region: region,
 			Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions(),
 	}
@@ -119,6 +122,9 @@ func run(keep bool) (err error) {
 	d.dir = work
 	d.env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "AWS_ACCESS_KEY_ID=nodesim", "AWS_SECRET_ACCESS_KEY=nodesim-secret",
 		"TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	if err := d.terraform("init", "-input=false", "-plugin-dir", plugins); err != nil {
+		return err
+	}
 
 	fmt.Println("== terraform apply: 3 instances on moto, booted by the simulator")
 	start := time.Now()
@@ -161,11 +167,17 @@ func run(keep bool) (err error) {
 	if _, err := sim.EC2Client(region).TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{instance}}); err != nil {
 		return err
 	}
-	time.Sleep(30 * time.Second) //nolint:forbidigo // let Patroni's ttl (20 s) expire so the demo shows the failover first
-	fmt.Println("== psql again: the same URI reaches the new primary")
-	if err := d.psql(out.ConnectionURI, password, query); err != nil {
-		return err
+	fmt.Println("== psql again (retried until Patroni's leader lock, ttl 30 s, expires and a standby takes over): the same URI reaches the new primary")
+	failedOver := time.Now()
+	for {
+		if err := d.psql(out.ConnectionURI, password, query); err == nil {
+			break
+		} else if time.Since(failedOver) > 3*time.Minute {
+			return fmt.Errorf("no primary answered within 3 minutes of the failover: %w", err)
+		}
+		time.Sleep(3 * time.Second) //nolint:forbidigo // a client retrying, as an application would
 	}
+	fmt.Printf("== a new primary took writes %.0f s after the old one's instance was terminated\n", time.Since(failedOver).Seconds())
 	fmt.Println("== terraform apply: replaces the lost node alone, on its network interface")
 	start = time.Now()
 	if err := d.terraform("apply", "-auto-approve", "-input=false"); err != nil {
@@ -225,6 +237,46 @@ func (d *demo) psql(uri, password, query string) error {
 	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()
+}
+
+// changelogVersion is the newest version heading in CHANGELOG.md, the version the modules require.
+func changelogVersion(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^## ([0-9]+\.[0-9]+\.[0-9]+)\b`).FindSubmatch(b)
+	if m == nil {
+		return "", errors.New("CHANGELOG.md has no \"## X.Y.Z\" heading to take the provider's version from")
+	}
+	return string(m[1]), nil
+}
+
+// copyDir copies the regular files of src into dst (no .terraform, no state).
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() && e.Name() == ".terraform" {
+			return filepath.SkipDir
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if strings.HasPrefix(e.Name(), "terraform.tfstate") || e.Name() == ".terraform.lock.hcl" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
 }
 
 // repoRoot is this checkout's root (where go.mod is).

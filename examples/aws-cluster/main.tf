@@ -9,6 +9,8 @@
 # (internal/nodesim), which boots every instance moto runs from its user-data in a network namespace at its
 # network interface's address. The simulator sets endpoint, ami_id, postgres_major and pgbackrest_options
 # (WAL-G cannot be installed there; pgBackRest archives to a bucket at the simulated endpoint).
+#
+# The configuration is the aws-cluster module (modules/aws-cluster) plus the provider's settings.
 terraform {
   required_version = ">= 1.8"
   required_providers {
@@ -71,16 +73,6 @@ variable "pgbackrest_options" {
   default     = null
 }
 
-variable "patroni" {
-  description = "Patroni's timings; null keeps Patroni's defaults (ttl 30, loop_wait 10, retry_timeout 10)."
-  type = object({
-    ttl           = number
-    loop_wait     = number
-    retry_timeout = number
-  })
-  default = null
-}
-
 variable "deletion_protection" {
   description = "Refuse terraform destroy while true."
   type        = bool
@@ -100,81 +92,48 @@ provider "pgnvme" {
   }
 }
 
-# Instance store for the data, its growth for a year and the WAL; the recommended type's tuned parameters.
-data "pgnvme_capacity_plan" "db" {
+# Capacity plan -> placement -> archive bucket -> cluster: the aws-cluster module.
+module "db" {
+  source = "../../modules/aws-cluster"
+
+  name                 = var.name
   region               = var.region
+  subnet_ids           = var.subnet_ids
   dataset_gib          = var.dataset_gib
   growth_gib_per_month = 5
-  horizon_months       = 12
-  node_count           = 3
-  architectures        = ["x86_64"]
+  instance_type        = var.instance_type
   postgres_major       = var.postgres_major
-}
-
-locals {
-  instance_type = coalesce(var.instance_type, data.pgnvme_capacity_plan.db.instance_type)
-}
-
-# One node per zone, among the zones that have a subnet.
-data "pgnvme_placement" "db" {
-  instance_type = local.instance_type
-  region        = var.region
-  node_count    = 3
-  zones         = keys(var.subnet_ids)
-}
-
-resource "pgnvme_archive_bucket" "wal" {
-  count         = var.pgbackrest_options == null ? 1 : 0
-  bucket_prefix = "${var.name}-wal-"
-  region        = var.region
-  prefix        = "clusters/${var.name}"
-}
-
-resource "pgnvme_cluster" "db" {
-  name           = var.name
-  postgres_major = var.postgres_major
-  node           = [for n in data.pgnvme_placement.db.nodes : { name = n.name, zone = n.zone }]
-  parameters     = data.pgnvme_capacity_plan.db.postgres_parameters
-  archive = var.pgbackrest_options != null ? {
-    pgbackrest_options = var.pgbackrest_options
-    walg_env           = null
-    } : {
-    pgbackrest_options = null
-    walg_env           = pgnvme_archive_bucket.wal[0].walg_env
-  }
-  aws = {
-    region              = var.region
-    instance_type       = local.instance_type
-    ami_id              = var.ami_id
-    subnet_ids          = var.subnet_ids
-    node_policy_json    = var.pgbackrest_options == null ? pgnvme_archive_bucket.wal[0].node_policy_json : null
-    patroni             = var.patroni
-    deletion_protection = var.deletion_protection
-  }
+  ami_id               = var.ami_id
+  pgbackrest_options   = var.pgbackrest_options
+  deletion_protection  = var.deletion_protection
 }
 
 output "connection_uri" {
   description = "Every node, libpq picks the primary (target_session_attrs=read-write); the password is in SSM."
-  value       = pgnvme_cluster.db.connection_uri
+  value       = module.db.connection_uri
 }
 
 output "read_only_connection_uri" {
-  value = pgnvme_cluster.db.read_only_connection_uri
+  value = module.db.read_only_connection_uri
 }
 
 output "nodes" {
-  value = pgnvme_cluster.db.nodes
+  value = module.db.nodes
 }
 
 output "instance_ids" {
-  value = pgnvme_cluster.db.aws.instance_ids
+  value = module.db.instance_ids
+}
+
+output "instance_type" {
+  value = module.db.instance_type
 }
 
 output "synchronous_standby_names" {
-  value = pgnvme_cluster.db.synchronous_standby_names
+  value = module.db.synchronous_standby_names
 }
 
 output "password_parameter" {
   description = "SSM SecureString holding the postgres user's password."
-  value       = "${pgnvme_cluster.db.aws.ssm_parameter_path}/superuser-password"
+  value       = module.db.password_parameter
 }
