@@ -167,8 +167,11 @@ func run(keep bool) (err error) {
 	if _, err := sim.EC2Client(region).TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{instance}}); err != nil {
 		return err
 	}
-	fmt.Println("== psql again (retried until Patroni's leader lock, ttl 30 s, expires and a standby takes over): the same URI reaches the new primary")
 	failedOver := time.Now()
+	for !terminated(d.bridge, instance) { // the simulated machine goes within a second of moto's terminate
+		time.Sleep(200 * time.Millisecond) //nolint:forbidigo // polling the simulator's log
+	}
+	fmt.Println("== psql again (retried until Patroni's leader lock, ttl 30 s, expires and a standby takes over): the same URI reaches the new primary")
 	for {
 		if err := d.psql(out.ConnectionURI, password, query); err == nil {
 			break
@@ -193,6 +196,16 @@ func run(keep bool) (err error) {
 		_, _ = fmt.Scanln()
 	}
 	return nil
+}
+
+// terminated reports whether the simulator has removed instance's machine.
+func terminated(b *nodesim.EC2Bridge, instance string) bool {
+	for _, ev := range b.Events() {
+		if ev.InstanceID == instance && ev.Kind == nodesim.EventTerminated {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *demo) terraform(args ...string) error {

@@ -58,19 +58,20 @@ resource "pgnvme_cluster" "this" {
 }
 
 # Replication health, read from the primary on every plan (a warning, never a failed apply). The password is
-# the SSM SecureString in output password_parameter, passed as PGPASSWORD.
+# the SSM SecureString in output password_parameter, passed as PGPASSWORD. While no single primary is known
+# (a failover under way) the first node is read, and the check warns.
 check "quorum" {
   data "pgnvme_replication_status" "primary" {
     server = {
-      host     = pgnvme_cluster.this.primary.host
-      port     = pgnvme_cluster.this.primary.port
+      host     = try(pgnvme_cluster.this.primary.host, pgnvme_cluster.this.nodes[0].host)
+      port     = try(pgnvme_cluster.this.primary.port, pgnvme_cluster.this.nodes[0].port)
       database = "postgres"
       username = "postgres"
     }
   }
 
   assert {
-    condition     = length([for s in data.pgnvme_replication_status.primary.standbys : s if s.state == "streaming"]) >= 2
-    error_message = "Fewer than two standbys stream from the primary: a zone loss now could stop writes (ANY 1 needs one of them)."
+    condition     = data.pgnvme_replication_status.primary.is_primary && length([for s in data.pgnvme_replication_status.primary.standbys : s if s.state == "streaming"]) >= 2
+    error_message = "No single primary is known, or fewer than two standbys stream from it: a zone loss now could stop writes (ANY 1 needs one of them). The next apply replaces lost nodes."
   }
 }
