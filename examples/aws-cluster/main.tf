@@ -84,11 +84,12 @@ provider "pgnvme" {
   skip_credentials_validation = var.endpoint != null
   s3_use_path_style           = var.endpoint != null
   endpoints {
-    ec2 = var.endpoint
-    s3  = var.endpoint
-    iam = var.endpoint
-    sts = var.endpoint
-    ssm = var.endpoint
+    ec2   = var.endpoint
+    s3    = var.endpoint
+    iam   = var.endpoint
+    sts   = var.endpoint
+    ssm   = var.endpoint
+    elbv2 = var.endpoint
   }
 }
 

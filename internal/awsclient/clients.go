@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -25,11 +26,12 @@ import (
 // Endpoints overrides service endpoints, like the hashicorp/aws provider's `endpoints` block. An empty value
 // keeps the SDK's own resolution (which also honours AWS_ENDPOINT_URL_<SERVICE> and AWS_ENDPOINT_URL).
 type Endpoints struct {
-	EC2 string
-	S3  string
-	IAM string
-	STS string
-	SSM string
+	EC2   string
+	S3    string
+	IAM   string
+	STS   string
+	SSM   string
+	ELBV2 string
 }
 
 // Config is what the provider configuration says about AWS.
@@ -56,6 +58,7 @@ type Clients struct {
 	ec2       map[string]*ec2.Client
 	s3        map[string]*s3.Client
 	ssm       map[string]*ssm.Client
+	elbv2     map[string]*elasticloadbalancingv2.Client
 	iam       *iam.Client
 	account   string
 
@@ -78,6 +81,7 @@ func New(cfg Config) *Clients {
 		ec2:       map[string]*ec2.Client{},
 		s3:        map[string]*s3.Client{},
 		ssm:       map[string]*ssm.Client{},
+		elbv2:     map[string]*elasticloadbalancingv2.Client{},
 		catalogs:  map[string]*catalogEntry{},
 	}
 }
@@ -216,6 +220,26 @@ func (c *Clients) SSM(ctx context.Context, region string) (*ssm.Client, error) {
 		}
 	})
 	c.ssm[region] = client
+	return client, nil
+}
+
+// ELBV2 returns an Elastic Load Balancing v2 client for region, built on first use.
+func (c *Clients) ELBV2(ctx context.Context, region string) (*elasticloadbalancingv2.Client, error) {
+	cfg, err := c.regionConfig(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if client, ok := c.elbv2[region]; ok {
+		return client, nil
+	}
+	client := elasticloadbalancingv2.NewFromConfig(cfg, func(o *elasticloadbalancingv2.Options) {
+		if c.cfg.Endpoints.ELBV2 != "" {
+			o.BaseEndpoint = aws.String(c.cfg.Endpoints.ELBV2)
+		}
+	})
+	c.elbv2[region] = client
 	return client, nil
 }
 

@@ -69,6 +69,9 @@ type AWS struct {
 	Tags map[string]string
 	// DeletionProtection refuses destroy while true (the default).
 	DeletionProtection bool
+	// LoadBalancer asks for an internal Network Load Balancer: read-write on ReadWritePort (targets healthy
+	// on Patroni's /primary), read-only on ReadOnlyPort (/replica).
+	LoadBalancer bool
 }
 
 // AWSPatroni are Patroni's timings in seconds, and the lag limit in bytes; 0 means Patroni's default.
@@ -130,4 +133,6 @@ type AWSStatus struct {
 	InstanceProfile string
 	// SSMPath holds the cluster's password parameters.
 	SSMPath string
+	// LoadBalancerDNSName is the load balancer's DNS name ("" without one).
+	LoadBalancerDNSName string
 }

@@ -74,6 +74,48 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 	return groups, profile, addrs, nil
 }
 
+// hadLoadBalancer reports whether the configuration last applied (the spec parameter) asked for a load
+// balancer, so that an apply without one calls the load balancing API only to remove one.
+func (se *session) hadLoadBalancer(ctx context.Context) (bool, error) {
+	v, err := se.cloud.Parameter(ctx, specParameter(se.s.Name))
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the configuration last applied: %w", err)
+	}
+	last, err := decodeSpec(v)
+	if err != nil {
+		return false, err
+	}
+	return last.AWS != nil && last.AWS.LoadBalancer, nil
+}
+
+// ensureLoadBalancer creates or completes the load balancer when aws.load_balancer asks for one (its
+// targets are the interfaces' addresses, which replacements keep), and removes it when the configuration
+// last applied had one and this one has not.
+func (se *session) ensureLoadBalancer(ctx context.Context, t target, addrs map[string]string, had bool) error {
+	if !se.a.LoadBalancer {
+		if !had {
+			return nil
+		}
+		if err := se.cloud.DeleteLoadBalancer(ctx, se.s.Name); err != nil {
+			return fmt.Errorf("removing the load balancer: %w", err)
+		}
+		return nil
+	}
+	var subnets, ips []string
+	for _, n := range se.s.Nodes {
+		subnets = append(subnets, t.subnets[n.Zone].ID)
+		ips = append(ips, addrs[n.Name])
+	}
+	tflog.Info(ctx, "ensuring the load balancer", map[string]any{"targets": ips})
+	if _, err := se.cloud.EnsureLoadBalancer(ctx, se.s.Name, subnets, ips, se.tags("")); err != nil {
+		return fmt.Errorf("the load balancer: %w", err)
+	}
+	return nil
+}
+
 // password is a new random password: 32 characters of [a-zA-Z0-9] (no character a shell, YAML or a
 // libpq URI would need to quote).
 func password() string {
@@ -189,6 +231,10 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 	if err != nil {
 		return cluster.Status{}, err
 	}
+	hadLB, err := se.hadLoadBalancer(ctx)
+	if err != nil {
+		return cluster.Status{}, err
+	}
 	result := func(err error) (cluster.Status, error) {
 		if o2, oerr := se.observe(ctx); oerr == nil {
 			o = o2
@@ -205,6 +251,9 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 				return result(fmt.Errorf("setting the security groups of %s: %w", e.ID, err))
 			}
 		}
+	}
+	if err := se.ensureLoadBalancer(ctx, t, addrs, hadLB); err != nil {
+		return result(err)
 	}
 	userData, prints, err := se.render(t, addrs)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go"
@@ -24,9 +25,10 @@ import (
 // awsCloud is the Cloud of one region, on the provider's SDK clients. Every object it creates carries the
 // tag cluster.TagCluster, which is how it finds them again.
 type awsCloud struct {
-	ec2 *ec2.Client
-	iam *iam.Client
-	ssm *ssm.Client
+	ec2   *ec2.Client
+	iam   *iam.Client
+	ssm   *ssm.Client
+	elbv2 *elasticloadbalancingv2.Client
 	// clock drives every wait and retry (wait.Real; tests may step it).
 	clock wait.Clock
 }
@@ -47,7 +49,11 @@ func NewCloud(ctx context.Context, clients *awsclient.Clients, region string) (C
 	if err != nil {
 		return nil, fmt.Errorf("SSM client for %s: %w", region, err)
 	}
-	return &awsCloud{ec2: ec2Client, iam: iamClient, ssm: ssmClient, clock: wait.Real}, nil
+	elbv2Client, err := clients.ELBV2(ctx, region)
+	if err != nil {
+		return nil, fmt.Errorf("ELBV2 client for %s: %w", region, err)
+	}
+	return &awsCloud{ec2: ec2Client, iam: iamClient, ssm: ssmClient, elbv2: elbv2Client, clock: wait.Real}, nil
 }
 
 // AWS error codes awsCloud reacts to by name.

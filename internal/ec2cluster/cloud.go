@@ -93,6 +93,21 @@ type RunSpec struct {
 	Tags map[string]string
 }
 
+// LoadBalancer is the cluster's Network Load Balancer.
+type LoadBalancer struct {
+	ARN     string
+	DNSName string
+	// ReadWriteTargetGroup and ReadOnlyTargetGroup are the target groups' ARNs.
+	ReadWriteTargetGroup string
+	ReadOnlyTargetGroup  string
+}
+
+// Load balancer ports and health checks.
+const (
+	ReadWritePort = 5432
+	ReadOnlyPort  = 5433
+)
+
 // ErrInsufficientCapacity means EC2 has no capacity for the type in the zone now.
 var ErrInsufficientCapacity = errors.New("insufficient instance capacity")
 
@@ -148,6 +163,16 @@ type Cloud interface {
 	PutParameter(ctx context.Context, name, value string, tags map[string]string) error
 	// DeleteSecrets deletes the parameters (SecureStrings or not); missing ones are ignored.
 	DeleteSecrets(ctx context.Context, names []string) error
+
+	// LoadBalancer finds the cluster's Network Load Balancer (ErrNotFound when none).
+	LoadBalancer(ctx context.Context, clusterName string) (LoadBalancer, error)
+	// EnsureLoadBalancer creates or completes the cluster's internal Network Load Balancer in the subnets:
+	// a read-write target group (TCP 5432, health check HTTP GET /primary on 8008) behind listener 5432 and
+	// a read-only one (health check /replica) behind listener 5433, each with targets (type ip) at addrs
+	// (exactly: targets not in addrs are deregistered).
+	EnsureLoadBalancer(ctx context.Context, clusterName string, subnets, addrs []string, tags map[string]string) (LoadBalancer, error)
+	// DeleteLoadBalancer removes the load balancer, its listeners and target groups; none is success.
+	DeleteLoadBalancer(ctx context.Context, clusterName string) error
 
 	// Instances are the cluster's instances (tag pgnvme:cluster) in every state but terminated.
 	Instances(ctx context.Context, clusterName string) ([]Instance, error)

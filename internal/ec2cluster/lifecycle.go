@@ -164,6 +164,13 @@ func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ []cluster.Membe
 			return fmt.Errorf("terminating the instances: %w", err)
 		}
 	}
+	if had, err := se.hadLoadBalancer(ctx); err != nil {
+		return err
+	} else if had || s.AWS.LoadBalancer {
+		if err := se.cloud.DeleteLoadBalancer(ctx, s.Name); err != nil {
+			return fmt.Errorf("deleting the load balancer: %w", err)
+		}
+	}
 	var errs []error
 	for _, e := range o.enis {
 		if err := se.cloud.WaitENIAvailable(ctx, e.ID, p.timeouts.Terminate); err != nil && !errors.Is(err, ErrNotFound) {

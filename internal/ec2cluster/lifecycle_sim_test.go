@@ -47,6 +47,15 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	}
 	passwords := e.passwords(st)
 	e.checkInstances(st, passwords)
+	ips := make([]string, 0, 3)
+	for _, n := range st.Nodes {
+		ips = append(ips, n.Host)
+	}
+	slices.Sort(ips)
+	lb := e.loadBalancerTargets(ctx, "pgnvme-sim")
+	if st.AWS.LoadBalancerDNS == "" || len(lb) != 2 || !slices.Equal(lb["pgnvme-sim-rw /primary"], ips) || !slices.Equal(lb["pgnvme-sim-ro /replica"], ips) {
+		t.Errorf("load balancer %q: target groups %v; want pgnvme-sim-rw (/primary) and pgnvme-sim-ro (/replica), each with the nodes' addresses %v", st.AWS.LoadBalancerDNS, lb, ips)
+	}
 	if b, err := os.ReadFile(filepath.Join(e.dir, "terraform.tfstate")); err != nil {
 		t.Fatal(err)
 	} else {
@@ -328,6 +337,9 @@ func (e *simEnv) checkNothingLeft(ctx context.Context, st clusterState) {
 		if _, err := e.secretErr(st.AWS.SSMPath + "/" + p); err == nil {
 			e.t.Errorf("destroy left the parameter %s/%s", st.AWS.SSMPath, p)
 		}
+	}
+	if lb := e.loadBalancerTargets(ctx, "pgnvme-sim"); lb != nil {
+		e.t.Errorf("destroy left the load balancer: %v", lb)
 	}
 	if st.AWS.InstanceProfile != "" && e.profileExists(ctx, st.AWS.InstanceProfile) {
 		e.t.Errorf("destroy left the instance profile %s", st.AWS.InstanceProfile)

@@ -3,6 +3,7 @@ package ec2cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -254,6 +255,15 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 	if se.a.IAMInstanceProfile == "" {
 		if name, err := se.cloud.InstanceProfile(ctx, se.s.Name); err == nil {
 			as.InstanceProfile = name
+		}
+	}
+	if se.a.LoadBalancer {
+		lb, err := se.cloud.LoadBalancer(ctx, se.s.Name)
+		switch {
+		case err == nil:
+			as.LoadBalancerDNSName = lb.DNSName
+		case !errors.Is(err, ErrNotFound):
+			st.Warnings = append(st.Warnings, fmt.Sprintf("the load balancer could not be read: %v", err))
 		}
 	}
 	st.AWS = as

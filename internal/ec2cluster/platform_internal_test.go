@@ -131,6 +131,17 @@ func (f *fakeCloud) DeleteSecrets(context.Context, []string) error {
 	f.call("DeleteSecrets")
 	return nil
 }
+func (f *fakeCloud) LoadBalancer(context.Context, string) (LoadBalancer, error) {
+	return LoadBalancer{}, ErrNotFound
+}
+func (f *fakeCloud) EnsureLoadBalancer(context.Context, string, []string, []string, map[string]string) (LoadBalancer, error) {
+	f.call("EnsureLoadBalancer")
+	return LoadBalancer{DNSName: "pgnvme-t.elb.test"}, nil
+}
+func (f *fakeCloud) DeleteLoadBalancer(context.Context, string) error {
+	f.call("DeleteLoadBalancer")
+	return nil
+}
 func (f *fakeCloud) Instances(context.Context, string) ([]Instance, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -202,6 +213,11 @@ func TestPlatform_insufficientCapacity(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Errorf("%d launches after a capacity error; want 1 (no retry elsewhere): %v", runs, f.mutations())
+	}
+	for _, c := range f.mutations() {
+		if strings.Contains(c, "LoadBalancer") {
+			t.Errorf("a cluster without load_balancer called the load balancing API: %s", c)
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/jackc/pgx/v5"
@@ -114,7 +115,8 @@ provider "pgnvme" {
     ssm = %[2]q
     iam = %[2]q
     sts = %[2]q
-    s3  = %[2]q
+    s3    = %[2]q
+    elbv2 = %[2]q
   }
 }
 
@@ -140,6 +142,7 @@ resource "pgnvme_cluster" "db" {
     }
     patroni             = { ttl = 20, loop_wait = 2, retry_timeout = 4 }
     tags                = { team = "tf-acc" }
+    load_balancer       = true
     deletion_protection = %[8]t
   }
 }
@@ -238,6 +241,7 @@ type clusterState struct {
 		PrivateIPs        map[string]string `json:"private_ips"`
 		SSMPath           string            `json:"ssm_parameter_path"`
 		SecurityGroupID   string            `json:"security_group_id"`
+		LoadBalancerDNS   string            `json:"load_balancer_dns_name"`
 		InstanceProfile   string            `json:"instance_profile"`
 	} `json:"aws"`
 }
@@ -415,6 +419,34 @@ func (e *simEnv) secretErr(name string) (string, error) {
 		return "", err
 	}
 	return aws.ToString(out.Parameter.Value), nil
+}
+
+// loadBalancerTargets are the load balancer's target groups' health check paths and registered target
+// addresses, by target group name; nil when there is no load balancer.
+func (e *simEnv) loadBalancerTargets(ctx context.Context, name string) map[string][]string {
+	e.t.Helper()
+	c := elasticloadbalancingv2.NewFromConfig(e.awsConfig(), func(o *elasticloadbalancingv2.Options) { o.BaseEndpoint = aws.String(nodesim.AWSEndpoint) })
+	lbs, err := c.DescribeLoadBalancers(ctx, &elasticloadbalancingv2.DescribeLoadBalancersInput{Names: []string{name}})
+	if err != nil || len(lbs.LoadBalancers) == 0 {
+		return nil
+	}
+	tgs, err := c.DescribeTargetGroups(ctx, &elasticloadbalancingv2.DescribeTargetGroupsInput{LoadBalancerArn: lbs.LoadBalancers[0].LoadBalancerArn})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, tg := range tgs.TargetGroups {
+		h, err := c.DescribeTargetHealth(ctx, &elasticloadbalancingv2.DescribeTargetHealthInput{TargetGroupArn: tg.TargetGroupArn})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		key := aws.ToString(tg.TargetGroupName) + " " + aws.ToString(tg.HealthCheckPath)
+		for _, d := range h.TargetHealthDescriptions {
+			out[key] = append(out[key], aws.ToString(d.Target.Id))
+		}
+		sort.Strings(out[key])
+	}
+	return out
 }
 
 func (e *simEnv) profileExists(ctx context.Context, name string) bool {

@@ -35,6 +35,8 @@ type awsModel struct {
 	SecurityGroupID    types.String `tfsdk:"security_group_id"`
 	InstanceProfile    types.String `tfsdk:"instance_profile"`
 	SSMParameterPath   types.String `tfsdk:"ssm_parameter_path"`
+	LoadBalancer       types.Bool   `tfsdk:"load_balancer"`
+	LoadBalancerDNS    types.String `tfsdk:"load_balancer_dns_name"`
 }
 
 type awsPatroniModel struct {
@@ -56,7 +58,7 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 	var m awsModel
 	diags.Append(v.As(ctx, &m, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
 	for _, u := range []attr.Value{m.Region, m.InstanceType, m.AMIParameter, m.SubnetIDs, m.SecurityGroupIDs, m.AllowedCIDRs, m.IAMInstanceProfile,
-		m.NodePolicyJSON, m.KeyName, m.RootVolumeGiB, m.Patroni, m.APIAddress, m.Tags, m.DeletionProtection} {
+		m.NodePolicyJSON, m.KeyName, m.RootVolumeGiB, m.Patroni, m.APIAddress, m.Tags, m.DeletionProtection, m.LoadBalancer} {
 		if u.IsUnknown() {
 			return nil, false
 		}
@@ -64,7 +66,7 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 	in := &cluster.AWSInput{AWS: cluster.AWS{
 		Region: m.Region.ValueString(), InstanceType: m.InstanceType.ValueString(), AMIParameter: m.AMIParameter.ValueString(),
 		IAMInstanceProfile: m.IAMInstanceProfile.ValueString(), NodePolicyJSON: m.NodePolicyJSON.ValueString(), KeyName: m.KeyName.ValueString(),
-		RootVolumeGiB: int(m.RootVolumeGiB.ValueInt64()), APIAddress: m.APIAddress.ValueString(),
+		RootVolumeGiB: int(m.RootVolumeGiB.ValueInt64()), APIAddress: m.APIAddress.ValueString(), LoadBalancer: m.LoadBalancer.ValueBool(),
 	}}
 	if known(m.AMIID) {
 		in.AMIID = m.AMIID.ValueString()
@@ -117,11 +119,13 @@ func setAWSStatus(ctx context.Context, m *clusterModel, st *cluster.AWSStatus, d
 			attrs[k] = types.MapUnknown(types.StringType)
 		}
 		attrs["security_group_id"], attrs["instance_profile"], attrs["ssm_parameter_path"] = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+		attrs["load_balancer_dns_name"] = types.StringUnknown()
 	} else {
 		attrs["instance_ids"] = stringMap(ctx, orEmpty(st.InstanceIDs), diags)
 		attrs["network_interface_ids"] = stringMap(ctx, orEmpty(st.NetworkInterfaceID), diags)
 		attrs["private_ips"] = stringMap(ctx, orEmpty(st.PrivateIPs), diags)
 		attrs["security_group_id"], attrs["instance_profile"], attrs["ssm_parameter_path"] = str(st.SecurityGroupID), str(st.InstanceProfile), str(st.SSMPath)
+		attrs["load_balancer_dns_name"] = str(st.LoadBalancerDNSName)
 		if st.AMIID != "" && !known(attrs["ami_id"]) {
 			attrs["ami_id"] = types.StringValue(st.AMIID)
 		}
@@ -155,6 +159,7 @@ func awsObject(ctx context.Context, a *cluster.AWS, diags *diag.Diagnostics) typ
 		"api_address": types.StringValue(a.APIAddress), "tags": mapOrNull(ctx, a.Tags, diags), "deletion_protection": types.BoolValue(a.DeletionProtection),
 		"instance_ids": types.MapNull(types.StringType), "network_interface_ids": types.MapNull(types.StringType), "private_ips": types.MapNull(types.StringType),
 		"security_group_id": types.StringNull(), "instance_profile": types.StringNull(), "ssm_parameter_path": types.StringNull(),
+		"load_balancer": types.BoolValue(a.LoadBalancer), "load_balancer_dns_name": types.StringNull(),
 	})
 	diags.Append(d...)
 	return out
@@ -181,8 +186,15 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 		attrs = plan.AWS.Attributes()
 	} else {
 		old := state.AWS.Attributes()
-		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips", "security_group_id", "instance_profile", "ssm_parameter_path"} {
+		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips", "security_group_id", "instance_profile", "ssm_parameter_path", "load_balancer_dns_name"} {
 			attrs[k] = old[k]
+		}
+		lb, _ := attrs["load_balancer"].(types.Bool)
+		switch {
+		case !lb.ValueBool():
+			attrs["load_balancer_dns_name"] = types.StringNull()
+		case !known(old["load_balancer_dns_name"]):
+			attrs["load_balancer_dns_name"] = types.StringUnknown()
 		}
 		if planned.Actions != "" {
 			attrs["instance_ids"] = types.MapUnknown(types.StringType)

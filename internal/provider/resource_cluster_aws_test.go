@@ -98,7 +98,8 @@ provider "pgnvme" {
     ssm = %[1]q
     iam = %[1]q
     sts = %[1]q
-    s3  = %[1]q
+    s3    = %[1]q
+    elbv2 = %[1]q
   }
 }
 resource "pgnvme_cluster" "c" {%[2]s}

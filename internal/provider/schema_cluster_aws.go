@@ -33,7 +33,7 @@ var clusterAWSAttrTypes = map[string]attr.Type{
 	"api_address": types.StringType, "tags": types.MapType{ElemType: types.StringType}, "deletion_protection": types.BoolType,
 	"instance_ids": types.MapType{ElemType: types.StringType}, "network_interface_ids": types.MapType{ElemType: types.StringType},
 	"private_ips": types.MapType{ElemType: types.StringType}, "security_group_id": types.StringType, "instance_profile": types.StringType,
-	"ssm_parameter_path": types.StringType,
+	"ssm_parameter_path": types.StringType, "load_balancer": types.BoolType, "load_balancer_dns_name": types.StringType,
 }
 
 // clusterAWSSchema is the aws platform block.
@@ -140,11 +140,20 @@ func clusterAWSSchema() schema.SingleNestedAttribute {
 				MarkdownDescription: "Refuse destroy (and replacement of the whole cluster) while true. Defaults to `true`: the data lives " +
 					"on instance store. To destroy, set it to `false`, apply, then destroy. (`prevent_destroy` cannot take a variable; this can.)",
 			},
-			"instance_ids":          computedMap("Each node's current instance, by node name. A replaced node has a new one."),
-			"network_interface_ids": computedMap("Each node's network interface, by node name: fixed for the node's life."),
-			"private_ips":           computedMap("Each node's private IP (its interface's), by node name: its stable address for etcd, Patroni and clients."),
-			"security_group_id":     schema.StringAttribute{Computed: true, MarkdownDescription: "The security group the provider created; null when `security_group_ids` is given."},
-			"instance_profile":      schema.StringAttribute{Computed: true, MarkdownDescription: "The instance profile the provider created; null when `iam_instance_profile` is given."},
+			"load_balancer": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Create an internal Network Load Balancer (`pgnvme-<name>`) in the nodes' subnets for clients that " +
+					"cannot use multi-host URIs: port 5432 forwards to the primary (targets healthy on Patroni's `GET /primary`), " +
+					"port 5433 to the standbys (`GET /replica`). The targets are the nodes' interface addresses, so a replaced node " +
+					"needs no re-registration. The health checks come from the load balancer's addresses in the subnets: " +
+					"`allowed_cidrs` must hold them (the default, the VPC's CIDR, does). Defaults to `false`; turning it off removes it.",
+			},
+			"load_balancer_dns_name": schema.StringAttribute{Computed: true, MarkdownDescription: "The load balancer's DNS name (`:5432` read-write, `:5433` read-only); null without `load_balancer`."},
+			"instance_ids":           computedMap("Each node's current instance, by node name. A replaced node has a new one."),
+			"network_interface_ids":  computedMap("Each node's network interface, by node name: fixed for the node's life."),
+			"private_ips":            computedMap("Each node's private IP (its interface's), by node name: its stable address for etcd, Patroni and clients."),
+			"security_group_id":      schema.StringAttribute{Computed: true, MarkdownDescription: "The security group the provider created; null when `security_group_ids` is given."},
+			"instance_profile":       schema.StringAttribute{Computed: true, MarkdownDescription: "The instance profile the provider created; null when `iam_instance_profile` is given."},
 			"ssm_parameter_path": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: fmt.Sprintf("SSM path of the cluster's password SecureStrings: `<path>/superuser-password` (user `%s`), "+
