@@ -259,10 +259,14 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 	if err != nil {
 		return result(err)
 	}
-	creating := len(o.instances) == 0
-	if creating {
-		// A new cluster (or one whose every node is lost): every node at once; etcd and Patroni form it.
+	_, led := o.patroni.Leader()
+	if len(o.instances) == 0 || !o.patroniOK || !led {
+		// A new cluster, one whose create was interrupted before it formed, or one whose every node is lost:
+		// every missing node at once (etcd and Patroni form the cluster from all of them), then wait for it.
 		for _, n := range s.Nodes {
+			if _, live := o.instances[n.Name]; live {
+				continue
+			}
 			if _, err := se.launch(ctx, t, n.Name, o.enis[n.Name], profile, userData[n.Name], prints[n.Name], replacedID(o, n.Name)); err != nil {
 				return result(err)
 			}
@@ -270,13 +274,11 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 		if err := se.waitWhole(ctx, "the cluster to have a leader and every standby streaming in the quorum"); err != nil {
 			return result(err)
 		}
-	} else {
-		if err := se.repair(ctx, t, &o, profile, userData, prints); err != nil {
-			return result(err)
-		}
-		if err := se.roll(ctx, t, profile, userData, prints); err != nil {
-			return result(err)
-		}
+	} else if err := se.repair(ctx, t, &o, profile, userData, prints); err != nil {
+		return result(err)
+	}
+	if err := se.roll(ctx, t, profile, userData, prints); err != nil {
+		return result(err)
 	}
 	return result(nil)
 }

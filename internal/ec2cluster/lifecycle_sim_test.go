@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,9 +30,16 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	ctx := context.Background()
 	e.config("sim", "m6id.large", true)
 
+	// An interrupted create: Terraform (and the provider with it) killed once the first instance boots,
+	// before anything is in state. The next apply plans to resume and finishes the cluster.
+	e.killApplyAtFirstBoot()
+	plan, _ := e.mustTerraform("plan", "-no-color", "-input=false")
+	if !strings.Contains(plan, "resume") {
+		t.Errorf("the plan after an interrupted create should say it resumes:\n%s", plan)
+	}
 	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
 	st := e.state()
-	t.Logf("create: %.0f s; synchronous_standby_names %q", secs, st.SynchronousStandbyNames)
+	t.Logf("create resumed after an interruption: %.0f s; synchronous_standby_names %q", secs, st.SynchronousStandbyNames)
 	zones := map[string]bool{}
 	for _, n := range st.Nodes {
 		zones[n.Zone] = true
@@ -83,7 +91,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	w := e.startWriter(st.ConnectionURI, passwords[0])
 	e.terminate(st.AWS.InstanceIDs[standby])
 	e.waitEvent("terminated", standby)
-	plan, _ := e.mustTerraform("plan", "-no-color", "-input=false")
+	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
 	if !strings.Contains(plan, "replace "+standby) || strings.Count(plan, "replace node-") != 1 {
 		t.Errorf("the plan after losing %s should replace it alone:\n%s", standby, plan)
 	}
@@ -140,6 +148,39 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	_, secs = e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
 	t.Logf("destroy: %.0f s", secs)
 	e.checkNothingLeft(ctx, st4)
+}
+
+// killApplyAtFirstBoot starts terraform apply and kills it with its provider (the whole process group) when
+// the simulator boots the first instance.
+func (e *simEnv) killApplyAtFirstBoot() {
+	e.t.Helper()
+	argv := []string{"--net=/run/netns/" + e.sim.ServiceNamespace(), "--", "terraform", "apply", "-auto-approve", "-no-color", "-input=false"}
+	cmd := exec.Command("nsenter", argv...)
+	cmd.Dir, cmd.Env = e.dir, e.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	booted := false
+	for !booted && time.Now().Before(deadline) {
+		for _, ev := range e.bridge.Events() {
+			if ev.Kind == "boot" {
+				booted = true
+			}
+		}
+		time.Sleep(100 * time.Millisecond) //nolint:forbidigo // polling the bridge's log in a test
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	if !booted {
+		e.t.Fatalf("no instance booted within 2 minutes of terraform apply:\n%s", out.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(e.dir, "terraform.tfstate")); err == nil && bytes.Contains(b, []byte("pgnvme_cluster")) {
+		e.t.Fatalf("the killed apply recorded the cluster in state; the test needs it killed before:\n%s", b)
+	}
 }
 
 // passwords reads the three generated passwords from SSM (superuser first).
