@@ -33,6 +33,19 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		return cluster.Plan{}, err
 	}
 	if len(prior) == 0 {
+		if s.AWS.IAMInstanceProfile == "" && len(o.enis) == 0 {
+			// IAM is global: the role and profile pgnvme-<name> of a cluster of the same name in another
+			// region (or left behind) would be taken over, its SSM policy rewritten, and removed with this one.
+			if _, err := se.cloud.InstanceProfile(ctx, s.Name); err == nil {
+				return cluster.Plan{}, cluster.Errorf([]string{"name"}, "Instance Profile Exists",
+					"The IAM role and instance profile pgnvme-%s exist already, but no network interface of a cluster %q does in %s: "+
+						"they belong to a cluster of the same name in another region, or were left behind. IAM names are global, so this "+
+						"cluster would take them over. Choose another name, give aws.iam_instance_profile, or delete the leftover role and profile.",
+					s.Name, s.Name, se.region)
+			} else if !errors.Is(err, ErrNotFound) {
+				return cluster.Plan{}, err
+			}
+		}
 		if len(o.enis) > 0 || len(o.instances) > 0 {
 			plan.Actions = fmt.Sprintf("1. resume: %d network interfaces and %d instances tagged %s=%s exist already (an interrupted apply?); the apply reuses them. "+
 				"If they belong to another cluster of the same name, choose another name.", len(o.enis), len(o.instances), cluster.TagCluster, s.Name)

@@ -320,3 +320,22 @@ func TestPlatform_stoppedInstanceIsLost(t *testing.T) {
 		t.Errorf("plan actions:\n%s", plan.Actions)
 	}
 }
+
+// A new cluster whose created role and profile would be another's (IAM names are global) is refused at
+// plan, at its name, before anything is made.
+func TestPlatform_profileOfAnotherRegion(t *testing.T) {
+	f := &fakeCloud{} // its InstanceProfile finds pgnvme-t, and there is no interface of the cluster here
+	_, err := fakePlatform(t, f, nil).Plan(context.Background(), fakeSpec(true), nil)
+	fields, _ := cluster.FieldErrors(err)
+	if len(fields) != 1 || strings.Join(fields[0].Path, ".") != "name" || fields[0].Summary != "Instance Profile Exists" {
+		t.Fatalf("err = %v", err)
+	}
+	if m := f.mutations(); len(m) != 0 {
+		t.Errorf("a refused plan changed things: %v", m)
+	}
+	s := fakeSpec(true)
+	s.AWS.IAMInstanceProfile = "db-nodes"
+	if _, err := fakePlatform(t, f, nil).Plan(context.Background(), s, nil); err != nil {
+		t.Errorf("with its own profile the cluster should plan: %v", err)
+	}
+}
