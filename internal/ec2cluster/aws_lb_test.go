@@ -3,7 +3,6 @@ package ec2cluster_test
 import (
 	"errors"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,8 +13,6 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/ec2cluster"
 )
@@ -37,37 +34,11 @@ type lbTest struct {
 	elb *elbv2.Client
 }
 
-// newLBTest starts moto and returns NewCloud's Cloud on it, as newAWSTest does, with the ELBv2 endpoint too.
+// newLBTest is newAWSTest's Cloud with the raw clients the load balancer tests use.
 func newLBTest(t *testing.T) *lbTest {
 	t.Helper()
-	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
-	t.Setenv("AWS_CONFIG_FILE", "/nonexistent/pgnvme-test/config")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/pgnvme-test/credentials")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
-	m := acctest.StartMoto(t)
-	clients := awsclient.New(awsclient.Config{
-		Region:                    awsTestRegion,
-		Endpoints:                 awsclient.Endpoints{EC2: m.URL, IAM: m.URL, STS: m.URL, SSM: m.URL, S3: m.URL, ELBV2: m.URL},
-		SkipCredentialsValidation: true,
-	})
-	ctx := t.Context()
-	cloud, err := ec2cluster.NewCloud(ctx, clients, awsTestRegion)
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
-	}
-	lt := &lbTest{Cloud: cloud}
-	if lt.ec2, err = clients.EC2(ctx, awsTestRegion); err != nil {
-		t.Fatal(err)
-	}
-	if lt.elb, err = clients.ELBV2(ctx, awsTestRegion); err != nil {
-		t.Fatal(err)
-	}
-	return lt
+	at := newAWSTest(t)
+	return &lbTest{Cloud: at.Cloud, ec2: at.ec2, elb: at.elb}
 }
 
 // network creates a VPC 10.30.0.0/16 with a subnet in each of eu-west-1a, b and c, and returns the VPC

@@ -18,6 +18,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
@@ -41,6 +42,7 @@ type awsTest struct {
 	ec2 *ec2.Client
 	iam *iam.Client
 	ssm *ssm.Client
+	elb *elbv2.Client
 }
 
 // newAWSTest starts moto and returns the Cloud NewCloud builds on it: the provider's clients with endpoint
@@ -59,7 +61,7 @@ func newAWSTest(t *testing.T) *awsTest {
 	m := acctest.StartMoto(t)
 	clients := awsclient.New(awsclient.Config{
 		Region:                    awsTestRegion,
-		Endpoints:                 awsclient.Endpoints{EC2: m.URL, IAM: m.URL, STS: m.URL, SSM: m.URL, S3: m.URL},
+		Endpoints:                 awsclient.Endpoints{EC2: m.URL, IAM: m.URL, STS: m.URL, SSM: m.URL, S3: m.URL, ELBV2: m.URL},
 		SkipCredentialsValidation: true,
 	})
 	ctx := t.Context()
@@ -75,6 +77,9 @@ func newAWSTest(t *testing.T) *awsTest {
 		t.Fatal(err)
 	}
 	if at.ssm, err = clients.SSM(ctx, awsTestRegion); err != nil {
+		t.Fatal(err)
+	}
+	if at.elb, err = clients.ELBV2(ctx, awsTestRegion); err != nil {
 		t.Fatal(err)
 	}
 	return at
