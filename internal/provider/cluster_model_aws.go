@@ -228,3 +228,49 @@ func patroniObject(p cluster.AWSPatroni, diags *diag.Diagnostics) types.Object {
 	diags.Append(d...)
 	return out
 }
+
+// asGiven leaves what the configuration did not set as it left it (null), so that an imported cluster
+// whose configuration relies on defaults plans no change: the configuration as given is what the platform
+// kept (the aws platform's spec parameter).
+func asGiven(m *clusterModel, g cluster.Input, diags *diag.Diagnostics) {
+	var d diag.Diagnostics
+	if g.PostgresMajor > 0 {
+		m.PostgresMajor = types.Int64Value(int64(g.PostgresMajor))
+	}
+	if g.Nodes == nil {
+		m.Node = types.ListNull(types.ObjectType{AttrTypes: clusterNodeInputAttrTypes})
+		if g.NodeCount != nil {
+			m.NodeCount = types.Int64Value(int64(*g.NodeCount))
+		}
+	}
+	str := func(v string) types.String {
+		if v == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(v)
+	}
+	if sy := g.Synchronous; sy == (cluster.SynchronousInput{}) {
+		m.Synchronous = types.ObjectNull(clusterSynchronousAttrTypes)
+	} else {
+		number := types.Int64Null()
+		if sy.Number != nil {
+			number = types.Int64Value(int64(*sy.Number))
+		}
+		m.Synchronous, d = types.ObjectValue(clusterSynchronousAttrTypes, map[string]attr.Value{
+			"method": str(sy.Method), "number": number, "data_durability": str(sy.DataDurability), "commit": str(sy.Commit),
+		})
+		diags.Append(d...)
+	}
+	if g.Archive != nil && g.Archive.BackupOnCreate == nil && known(m.Archive) {
+		attrs := m.Archive.Attributes()
+		attrs["backup_on_create"] = types.BoolNull()
+		m.Archive, d = types.ObjectValue(clusterArchiveAttrTypes, attrs)
+		diags.Append(d...)
+	}
+	if g.AWS != nil && known(m.AWS) {
+		attrs := m.AWS.Attributes()
+		attrs["ami_id"] = str(g.AWS.AMIID) // computed: the first refresh records the image the nodes run
+		m.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
+		diags.Append(d...)
+	}
+}
