@@ -33,6 +33,11 @@ type Member struct {
 	Timeline int    `json:"timeline"`
 	// Lag is the standby's lag in bytes, or "unknown".
 	Lag json.RawMessage `json:"lag,omitempty"`
+	// PendingRestart is true when PostgreSQL runs with settings that only a restart applies;
+	// PendingRestartReason names them (parameter -> old and new value). Patroni publishes both in the
+	// member's DCS key once per loop, so they can be a loop late.
+	PendingRestart       bool                       `json:"pending_restart,omitempty"`
+	PendingRestartReason map[string]json.RawMessage `json:"pending_restart_reason,omitempty"`
 }
 
 // Status is GET /cluster: the members as the DCS knows them.
