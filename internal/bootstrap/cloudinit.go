@@ -174,9 +174,12 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		return UserData{}, err
 	}
 
-	patroniYAML := fmt.Sprintf("# Patroni configuration of node %s in cluster %s, rendered by pgnvme.\n"+
-		"# No password here: Patroni reads them from its environment (PATRONI_*_PASSWORD, from SSM at boot).\n",
-		n.Name, c.Name) + patroniDoc(ec, n, r, view).String()
+	dynamic := patroniDynamic(ec, n, r)
+	patroniYAML := func(dcs yamlMap) string {
+		return fmt.Sprintf("# Patroni configuration of node %s in cluster %s, rendered by pgnvme.\n"+
+			"# No password here: Patroni reads them from its environment (PATRONI_*_PASSWORD, from SSM at boot).\n",
+			n.Name, c.Name) + patroniDoc(ec, n, r, view, dcs).String()
+	}
 
 	var files []File
 	add := func(p string, mode fs.FileMode, content string) {
@@ -216,7 +219,8 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		errs = append(errs, script(view.Scripts.Etcd, "etcd.sh"))
 		add(view.EtcdEnvFile, 0o644, etcdEnvFile(c, n, view))
 	}
-	add(ec2PatroniConfig, 0o640, patroniYAML)
+	add(ec2PatroniConfig, 0o640, patroniYAML(dynamic))
+	patroniFile := len(files) - 1
 	if view.WALG {
 		add(ec2WALGEnv, 0o640, r.WALGEnvFile)
 	} else {
@@ -233,11 +237,17 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		return UserData{}, fmt.Errorf("provider bug: rendering node %s's scripts: %w", n.Name, err)
 	}
 
+	// The identity: the same user-data with the DCS part left out, which Patroni reads only when it
+	// creates the cluster (later changes go through PATCH /config).
+	static := slices.Clone(files)
+	static[patroniFile].Content = patroniYAML(yamlMap{{"dynamic_configuration", "applied through Patroni's REST API"}})
 	u := UserData{
-		CloudConfig: cloudConfig(c, n, files, view),
-		Files:       files,
-		PatroniYAML: patroniYAML,
-		EtcdMember:  view.EtcdMember,
+		CloudConfig:   cloudConfig(c, n, files, view),
+		Files:         files,
+		PatroniYAML:   files[patroniFile].Content,
+		EtcdMember:    view.EtcdMember,
+		DynamicConfig: dynamic.toJSON(),
+		Identity:      cloudConfig(c, n, static, view),
 	}
 	if size := len(u.Gzip()); size > MaxUserDataBytes {
 		return UserData{}, problemf("The user-data of node %s is %d bytes even with gzip, more than the %d bytes EC2 accepts; shorten the parameters or the archive's settings.", n.Name, size, MaxUserDataBytes)

@@ -105,6 +105,16 @@ type Peer struct {
 	IP string
 }
 
+// DefaultEtcdMembers is how many of a cluster of nodes nodes run an etcd
+// member when Etcd.Members is 0: 3 for clusters of 3 or more nodes, 1 for
+// smaller ones.
+func DefaultEtcdMembers(nodes int) int {
+	if nodes >= 3 {
+		return 3
+	}
+	return 1
+}
+
 // Etcd is the etcd that holds Patroni's state (its DCS).
 type Etcd struct {
 	// Members is how many nodes run an etcd member: the first Members nodes
@@ -260,10 +270,7 @@ func (n EC2Node) WithDefaults(c Cluster) EC2Node {
 	setInt(&n.DiskWaitSeconds, DefaultDiskWaitSeconds)
 
 	if n.Etcd.Members == 0 {
-		n.Etcd.Members = 1
-		if len(c.Nodes) >= 3 {
-			n.Etcd.Members = 3
-		}
+		n.Etcd.Members = DefaultEtcdMembers(len(c.Nodes))
 	}
 	setInt(&n.Etcd.ClientPort, DefaultEtcdClientPort)
 	setInt(&n.Etcd.PeerPort, DefaultEtcdPeerPort)
@@ -340,6 +347,16 @@ type UserData struct {
 	PatroniYAML string
 	// EtcdMember reports whether the node runs an etcd member.
 	EtcdMember bool
+	// DynamicConfig is the cluster's dynamic configuration as Patroni's
+	// GET /config shows it (bootstrap.dcs in PatroniYAML): timings, quorum
+	// mode, use_slots and every cluster-wide PostgreSQL parameter. Patroni
+	// reads bootstrap.dcs only when it creates the cluster; a running
+	// cluster takes changes through PATCH /config. The same for every node.
+	DynamicConfig map[string]any
+	// Identity is CloudConfig without the dynamic configuration: two
+	// renderings with the same Identity differ only in what PATCH /config
+	// changes on a running cluster, so an instance need not be replaced.
+	Identity string
 }
 
 // MaxUserDataBytes is the largest user-data EC2 accepts, before base64.

@@ -134,8 +134,8 @@ func TestRenderEC2_noSecrets(t *testing.T) {
 
 // TestRenderEC2_patroniOwnsReplication: under Patroni, nothing renders
 // synchronous_standby_names, primary_conninfo or standby.signal; quorum
-// mode, strictness and the parameters go to Patroni's YAML, the ones
-// Patroni takes only from the DCS under bootstrap.dcs.
+// mode, strictness and the cluster's parameters go to bootstrap.dcs (the
+// dynamic configuration), the ones tied to the user-data's files stay local.
 func TestRenderEC2_patroniOwnsReplication(t *testing.T) {
 	for _, tc := range []struct {
 		durability bootstrap.Durability
@@ -176,12 +176,15 @@ func TestRenderEC2_patroniOwnsReplication(t *testing.T) {
 			t.Fatalf("no postgresql section in the Patroni YAML:\n%s", y)
 		}
 		local := y[i:]
-		for _, k := range []string{"max_connections", "wal_level", "max_wal_senders", "hot_standby", "wal_log_hints"} {
+		for _, k := range []string{"max_connections", "wal_level", "max_wal_senders", "hot_standby", "wal_log_hints", "shared_buffers", "synchronous_commit", "archive_timeout"} {
 			if !strings.Contains(dcs, "      "+k+":") || strings.Contains(local, "    "+k+":") {
 				t.Errorf("%s is not in bootstrap.dcs.postgresql.parameters alone", k)
 			}
+			if _, ok := u.DynamicConfig["postgresql"].(map[string]any)["parameters"].(map[string]any)[k]; !ok {
+				t.Errorf("%s is not in DynamicConfig's postgresql.parameters: %v", k, u.DynamicConfig)
+			}
 		}
-		for _, k := range []string{"shared_buffers", "archive_command", "archive_mode", "synchronous_commit"} {
+		for _, k := range []string{"unix_socket_directories", "archive_command", "archive_mode"} {
 			if strings.Contains(dcs, k+":") || !strings.Contains(local, "    "+k+":") {
 				t.Errorf("%s is not in postgresql.parameters alone", k)
 			}

@@ -7,25 +7,25 @@ import (
 	"strconv"
 )
 
-// patroniDCSParameters are the parameters Patroni takes only from the DCS
-// (the cluster-wide configuration in etcd) and passes to the postmaster on
-// its command line; in a node's own configuration Patroni discards them.
-// From Patroni's ConfigHandler.CMDLINE_OPTIONS (patroni/postgresql/config.py),
-// without listen_addresses, port and cluster_name, which Patroni sets itself.
-var patroniDCSParameters = []string{
-	"hot_standby", "max_connections", "max_locks_per_transaction", "max_prepared_transactions",
-	"max_replication_slots", "max_wal_senders", "max_worker_processes", "track_commit_timestamp",
-	"wal_keep_segments", "wal_keep_size", "wal_level", "wal_log_hints",
-}
-
 // patroniRecoveryParameters are recovery settings, which Patroni takes
 // from postgresql.recovery_conf and writes itself.
 var patroniRecoveryParameters = []string{"restore_command", "archive_cleanup_command", "recovery_end_command"}
 
+// patroniLocalParameters are the parameters that stay in the node's own
+// configuration: those tied to the files the user-data writes (the socket
+// directory, the archiver and its settings), which change only with the
+// user-data, that is with a new instance. Every other parameter is the
+// cluster's and goes to the DCS, where Patroni's dynamic configuration
+// (PATCH /config) changes it on every node: a node's own configuration would
+// override the DCS, and Patroni takes some parameters (max_connections,
+// wal_level, ...) only from the DCS.
+var patroniLocalParameters = []string{"unix_socket_directories", "archive_mode", "archive_command"}
+
 // patroniDoc is the Patroni configuration of node n (with defaults) in c,
-// from r, the node's rendering in Patroni mode.
-func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View) yamlMap {
-	dcsParams, localParams, recovery := yamlMap{}, yamlMap{}, yamlMap{}
+// from r, the node's rendering in Patroni mode. dynamic is the DCS part
+// (bootstrap.dcs): the given one, or nil for the cluster's DynamicConfig.
+func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View, dynamic yamlMap) yamlMap {
+	localParams, recovery := yamlMap{}, yamlMap{}
 	params := maps.Clone(r.Parameters)
 	params["unix_socket_directories"] = ec2SocketDir
 	if view.WALG {
@@ -34,49 +34,19 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View) yamlMap {
 	}
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		switch {
-		case slices.Contains(patroniDCSParameters, k):
-			dcsParams = append(dcsParams, yamlItem{k, params[k]})
+		case slices.Contains(patroniLocalParameters, k):
+			localParams = append(localParams, yamlItem{k, params[k]})
 		case slices.Contains(patroniRecoveryParameters, k):
 			recovery = append(recovery, yamlItem{k, params[k]})
-		default:
-			localParams = append(localParams, yamlItem{k, params[k]})
 		}
 	}
-
-	s := c.Synchronous
-	dcs := yamlMap{
-		{"ttl", n.Patroni.TTL},
-		{"loop_wait", n.Patroni.LoopWait},
-		{"retry_timeout", n.Patroni.RetryTimeout},
-		{"maximum_lag_on_failover", n.Patroni.MaximumLagOnFailover},
+	if dynamic == nil {
+		dynamic = patroniDynamic(c, n, r)
 	}
-	if s.Number > 0 {
-		dcs = append(dcs,
-			yamlItem{"synchronous_mode", "quorum"},
-			yamlItem{"synchronous_node_count", s.Number},
-			// required: with too few standbys, commits wait; preferred:
-			// Patroni lowers the quorum to the standbys there are.
-			yamlItem{"synchronous_mode_strict", s.DataDurability == DurabilityRequired})
-	} else {
-		dcs = append(dcs, yamlItem{"synchronous_mode", false})
-	}
-	dcs = append(dcs,
-		yamlItem{"failsafe_mode", true},
-		yamlItem{"postgresql", yamlMap{
-			{"use_pg_rewind", true},
-			{"use_slots", true},
-			{"parameters", dcsParams},
-		}})
-
 	var hosts []any
 	for _, m := range view.members() {
 		hosts = append(hosts, net.JoinHostPort(m.ip, strconv.Itoa(n.Etcd.ClientPort)))
 	}
-	hba := make([]any, len(r.HBA))
-	for i, l := range r.HBA {
-		hba[i] = l
-	}
-
 	pg := yamlMap{
 		{"listen", net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Port))},
 		{"connect_address", net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Port))},
@@ -90,7 +60,6 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View) yamlMap {
 		}},
 		{"parameters", localParams},
 		{"recovery_conf", recovery},
-		{"pg_hba", hba},
 	}
 	basebackup := yamlMap{{"checkpoint", "fast"}}
 	if view.WALG {
@@ -113,7 +82,7 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View) yamlMap {
 	}
 
 	boot := yamlMap{
-		{"dcs", dcs},
+		{"dcs", dynamic},
 		{"initdb", []any{yamlMap{{"encoding", "UTF8"}}, "data-checksums"}},
 	}
 	if view.PostBootstrap {
@@ -136,4 +105,49 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View) yamlMap {
 		{"postgresql", pg},
 		{"tags", yamlMap{{"zone", n.Zone}}},
 	}
+}
+
+// patroniDynamic is the cluster's dynamic configuration, which Patroni keeps
+// in the DCS: its timings, quorum mode, every cluster-wide parameter and
+// pg_hba. The
+// same for every node of c (it is taken from n's Patroni settings, which are
+// the cluster's).
+func patroniDynamic(c Cluster, n EC2Node, r Rendered) yamlMap {
+	params := yamlMap{}
+	for _, k := range slices.Sorted(maps.Keys(r.Parameters)) {
+		if !slices.Contains(patroniLocalParameters, k) && !slices.Contains(patroniRecoveryParameters, k) {
+			params = append(params, yamlItem{k, r.Parameters[k]})
+		}
+	}
+	s := c.Synchronous
+	dcs := yamlMap{
+		{"ttl", n.Patroni.TTL},
+		{"loop_wait", n.Patroni.LoopWait},
+		{"retry_timeout", n.Patroni.RetryTimeout},
+		{"maximum_lag_on_failover", n.Patroni.MaximumLagOnFailover},
+	}
+	if s.Number > 0 {
+		dcs = append(dcs,
+			yamlItem{"synchronous_mode", "quorum"},
+			yamlItem{"synchronous_node_count", s.Number},
+			// required: with too few standbys, commits wait; preferred:
+			// Patroni lowers the quorum to the standbys there are.
+			yamlItem{"synchronous_mode_strict", s.DataDurability == DurabilityRequired})
+	} else {
+		dcs = append(dcs, yamlItem{"synchronous_mode", false})
+	}
+	hba := make([]any, len(r.HBA))
+	for i, l := range r.HBA {
+		hba[i] = l
+	}
+	return append(dcs,
+		yamlItem{"failsafe_mode", true},
+		yamlItem{"postgresql", yamlMap{
+			{"use_pg_rewind", true},
+			{"use_slots", true},
+			{"parameters", params},
+			// In the DCS, so that a node added to the cluster (its address among
+			// the allowed networks) changes no other node's user-data.
+			{"pg_hba", hba},
+		}})
 }

@@ -160,9 +160,12 @@ func renderHBA(c Cluster, n Node) []string {
 		repl = quoteHBAName(n.ReplicationUser)
 	}
 
-	out := []string{
-		fmt.Sprintf("# pg_hba.conf of node %s in cluster %s, rendered by pgnvme. The first matching line applies.", n.Name, c.Name),
+	header := fmt.Sprintf("# pg_hba.conf of node %s in cluster %s, rendered by pgnvme. The first matching line applies.", n.Name, c.Name)
+	if n.Patroni {
+		// Patroni's dynamic configuration: one file for every node.
+		header = fmt.Sprintf("# pg_hba.conf of cluster %s, rendered by pgnvme. The first matching line applies.", c.Name)
 	}
+	out := []string{header}
 	if len(loop) > 0 {
 		out = append(out,
 			"# Loopback connections and the Unix socket are trusted without a password: for the local platform only,",

@@ -112,3 +112,28 @@ func writeYAMLList(b *strings.Builder, list []any, indent int) {
 		b.WriteString("\n")
 	}
 }
+
+// toJSON is m as JSON values (map[string]any, []any, string, int, int64,
+// bool), as encoding/json writes and Patroni's REST API reads them.
+func (m yamlMap) toJSON() map[string]any {
+	out := make(map[string]any, len(m))
+	for _, it := range m {
+		out[it.key] = yamlToJSON(it.value)
+	}
+	return out
+}
+
+func yamlToJSON(v any) any {
+	switch v := v.(type) {
+	case yamlMap:
+		return v.toJSON()
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = yamlToJSON(e)
+		}
+		return out
+	default:
+		return v
+	}
+}

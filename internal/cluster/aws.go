@@ -3,6 +3,9 @@ package cluster
 import (
 	"maps"
 	"slices"
+	"strings"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 )
 
 // PlatformAWS runs each node on an EC2 instance with instance-store NVMe.
@@ -135,4 +138,31 @@ type AWSStatus struct {
 	SSMPath string
 	// LoadBalancerDNSName is the load balancer's DNS name ("" without one).
 	LoadBalancerDNSName string
+	// ConfigApplied reports whether Patroni's dynamic configuration (parameters, timings, quorum) is the
+	// spec's and no node waits for a restart to apply it; ConfigKnown is false when it could not be read.
+	ConfigKnown, ConfigApplied bool
+	// PendingRestart are the nodes whose PostgreSQL waits for a restart to apply settings, by name.
+	PendingRestart []string
+}
+
+// AWSNodeListChange is how the node list of a cluster on EC2 may change from prior to want: nodes added
+// after the last or removed from the end, so that the nodes that run etcd (the first three, or the first
+// one of a smaller cluster: bootstrap.DefaultEtcdMembers) stay the same, and with them every other node's
+// user-data. It returns the names added and removed, or an error at ["node"] saying what is possible.
+func AWSNodeListChange(prior, want []string) (added, removed []string, err error) {
+	k := min(len(prior), len(want))
+	members := bootstrap.DefaultEtcdMembers(len(prior))
+	switch {
+	case !slices.Equal(prior[:k], want[:k]):
+		return nil, nil, Errorf([]string{"node"}, "Node List Change Not Supported",
+			"The cluster on EC2 has the nodes [%s]; this configuration asks for [%s]. Nodes can be added after the last one or removed from the end; "+
+				"renaming or reordering nodes is not supported (a node's name is its identity in etcd, Patroni and its network interface). "+
+				"Keep the existing nodes in their order.", strings.Join(prior, ", "), strings.Join(want, ", "))
+	case bootstrap.DefaultEtcdMembers(len(want)) != members || len(want) < members:
+		return nil, nil, Errorf([]string{"node"}, "Node List Change Not Supported",
+			"The cluster on EC2 has %d nodes, of which the first %d run etcd; this configuration asks for %d. The etcd members cannot change: "+
+				"a cluster of 3 or more nodes keeps at least 3 (nodes 4 to %d can be added and removed), and a smaller one stays below 3. "+
+				"For another layout, create a new cluster and move the data.", len(prior), members, len(want), bootstrap.MaxNodes)
+	}
+	return slices.Clone(want[k:]), slices.Clone(prior[k:]), nil
 }

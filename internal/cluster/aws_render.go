@@ -98,8 +98,10 @@ func RenderAWS(s Spec, region string, addrs map[string]string, allowed []string,
 	return out, nil
 }
 
-// Fingerprint is a node's configuration identity: instance type, AMI and the user-data's bytes. An
-// instance whose pgnvme:config tag (TagConfig) differs must be replaced. 16 hex digits of a SHA-256.
+// Fingerprint is a node's configuration identity: instance type, AMI and the user-data's identity
+// (bootstrap.UserData.Identity: the user-data without Patroni's dynamic configuration, which a running
+// cluster changes through PATCH /config). An instance whose pgnvme:config tag (TagConfig) differs must be
+// replaced. 16 hex digits of a SHA-256.
 func Fingerprint(instanceType, ami string, userData []byte) string {
 	// Lengths first, so that no two different triples hash the same bytes.
 	b := fmt.Appendf(nil, "%d:%s\n%d:%s\n%d:", len(instanceType), instanceType, len(ami), ami, len(userData))
@@ -149,4 +151,16 @@ func postgresMajor(s Spec) int {
 		return capacity.DefaultPostgresMajor
 	}
 	return s.PostgresMajor
+}
+
+// AWSDynamicConfig is the dynamic configuration of s's cluster on EC2 (bootstrap.UserData.DynamicConfig,
+// the same for every node): what Patroni keeps in the DCS and a running cluster changes through
+// PATCH /config. addrs and allowed are RenderAWS's (pg_hba is in it); it does not depend on the instance
+// type, so it is rendered with a stand-in for it.
+func AWSDynamicConfig(s Spec, addrs map[string]string, allowed []string) (map[string]any, error) {
+	ud, err := RenderAWS(s, "us-east-1", addrs, allowed, AWSFacts{Architecture: bootstrap.ArchX86_64, DiskCount: 1})
+	if err != nil {
+		return nil, err
+	}
+	return ud[s.Nodes[0].Name].DynamicConfig, nil
 }

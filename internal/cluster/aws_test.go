@@ -405,10 +405,41 @@ func TestFingerprint(t *testing.T) {
 	addrs["node-3"] = "10.0.3.11"
 	c, _ := cluster.RenderAWS(s, "eu-west-1", addrs, nil, facts)
 	fp := func(m map[string]bootstrap.UserData) string {
-		return cluster.Fingerprint("m6id.large", "ami-0123456789abcdef0", m["node-1"].Gzip())
+		return cluster.Fingerprint("m6id.large", "ami-0123456789abcdef0", []byte(m["node-1"].Identity))
 	}
 	if fp(a) != fp(b) || fp(a) == fp(c) {
 		t.Errorf("fingerprints of node-1: %s, again %s, with node-3 moved %s", fp(a), fp(b), fp(c))
+	}
+	// Parameters go through Patroni's dynamic configuration: the identity, so the fingerprint, stays.
+	s.Parameters = map[string]string{"work_mem": "64MB"}
+	d, err := cluster.RenderAWS(s, "eu-west-1", awsAddrs(), nil, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp(d) != fp(a) || string(d["node-1"].Gzip()) == string(a["node-1"].Gzip()) {
+		t.Errorf("a parameter change: fingerprint %s -> %s (want the same), user-data changed: %v", fp(a), fp(d), string(d["node-1"].Gzip()) != string(a["node-1"].Gzip()))
+	}
+}
+
+// TestAWSDynamicConfig: the dynamic configuration is every node's, whatever the instance type.
+func TestAWSDynamicConfig(t *testing.T) {
+	s := cluster.FromInput(validAWS())
+	s.Parameters = map[string]string{"work_mem": "64MB"}
+	got, err := cluster.AWSDynamicConfig(s, awsAddrs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ud, err := cluster.RenderAWS(s, "eu-west-1", awsAddrs(), nil, cluster.AWSFacts{Architecture: bootstrap.ArchARM64, DiskCount: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, u := range ud {
+		if !reflect.DeepEqual(u.DynamicConfig, got) {
+			t.Errorf("node %s's dynamic configuration %v differs from AWSDynamicConfig's %v", name, u.DynamicConfig, got)
+		}
+	}
+	if got["postgresql"].(map[string]any)["parameters"].(map[string]any)["work_mem"] != "64MB" {
+		t.Errorf("AWSDynamicConfig lacks the parameters: %v", got)
 	}
 }
 
@@ -426,5 +457,34 @@ func TestConnectionURIs(t *testing.T) {
 	}
 	if rw, _ := cluster.ConnectionURIs([]cluster.Member{{Name: "x"}}, 5432, "postgres", "postgres"); rw != "" {
 		t.Errorf("no addresses: %q", rw)
+	}
+}
+
+func TestAWSNodeListChange(t *testing.T) {
+	three := []string{"a", "b", "c"}
+	for _, tc := range []struct {
+		prior, want    []string
+		added, removed []string
+		err            string
+	}{
+		{three, three, nil, nil, ""},
+		{three, []string{"a", "b", "c", "d", "e"}, []string{"d", "e"}, nil, ""},
+		{[]string{"a", "b", "c", "d", "e"}, three, nil, []string{"d", "e"}, ""},
+		{[]string{"a"}, []string{"a", "b"}, []string{"b"}, nil, ""},
+		{[]string{"a", "b"}, []string{"a"}, nil, []string{"b"}, ""},
+		{[]string{"a", "b"}, three, nil, nil, "first 1 run etcd"},
+		{three, []string{"a", "b"}, nil, nil, "first 3 run etcd"},
+		{three, []string{"a", "c", "b"}, nil, nil, "renaming or reordering"},
+		{three, []string{"a", "b", "x", "d"}, nil, nil, "renaming or reordering"},
+	} {
+		added, removed, err := cluster.AWSNodeListChange(tc.prior, tc.want)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%v -> %v: %v", tc.prior, tc.want, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%v -> %v: error %v, want one saying %q", tc.prior, tc.want, err, tc.err)
+		case tc.err == "" && (!slices.Equal(added, tc.added) || !slices.Equal(removed, tc.removed)):
+			t.Errorf("%v -> %v: added %v removed %v, want %v and %v", tc.prior, tc.want, added, removed, tc.added, tc.removed)
+		}
 	}
 }

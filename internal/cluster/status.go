@@ -121,6 +121,12 @@ type Plan struct {
 	Promoting bool
 	// Actions are the repair and replacement steps the apply takes, in order ("" when none): one line each.
 	Actions string
+	// Replaces is true when the apply replaces instances (the aws platform): their IDs are not known
+	// until then. Actions without it change the cluster in place (configuration, restarts).
+	Replaces bool
+	// Membership is true when the apply adds or removes nodes (the aws platform): their interfaces and
+	// addresses change with them.
+	Membership bool
 	// Local is the local platform's planned status, AWS the aws platform's (values it cannot know yet are
 	// empty and planned as unknown).
 	Local *LocalStatus
