@@ -17,8 +17,8 @@ import (
 )
 
 // ensure makes what the instances need, reusing what exists (an interrupted apply resumes): the security
-// group (unless given), one interface per node, the passwords, the instance profile (unless given). It
-// returns the nodes' addresses by name.
+// group (unless given), one interface per node (with an Elastic IP for api_address = "public_ip"), the
+// passwords, the instance profile (unless given). It returns the nodes' addresses by name.
 func (se *session) ensure(ctx context.Context, t target, o *observation) (groups []string, profile string, addrs map[string]string, err error) {
 	groups = se.a.SecurityGroupIDs
 	if len(groups) == 0 {
@@ -45,7 +45,19 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 			}
 			o.enis[n.Name] = e
 		}
+		if se.a.APIAddress == cluster.APIAddressPublic {
+			if e.PublicIP, err = se.cloud.PublicIP(ctx, e.ID, se.tags(n.Name)); err != nil {
+				return nil, "", nil, fmt.Errorf("the public address of node %s: %w", n.Name, err)
+			}
+			o.enis[n.Name] = e
+		}
 		addrs[n.Name] = e.PrivateIP
+	}
+	if se.a.APIAddress != cluster.APIAddressPublic {
+		// Those of api_address = "public_ip" before, if any.
+		if err := se.cloud.ReleasePublicIPs(ctx, se.s.Name, ""); err != nil {
+			return nil, "", nil, fmt.Errorf("releasing the Elastic IPs: %w", err)
+		}
 	}
 	names := se.ssmNames()
 	for _, name := range []string{names.superuser, names.replication, names.restapi} {
@@ -211,9 +223,10 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 	return p.apply(ctx, s, nil)
 }
 
-// Update replaces lost nodes (one at a time) and rolls outdated ones (standbys first, a switchover, the old
-// primary last). A node is outdated when its instance type, AMI or rendered user-data (which holds the
-// parameters) differs from what the configuration renders now.
+// Update replaces lost nodes (one at a time), makes Patroni's dynamic configuration (parameters, timings,
+// quorum) the spec's, rolls outdated nodes (standbys first, a switchover, the old primary last), then
+// restarts the nodes whose PostgreSQL waits for a restart (standbys first). A node is outdated when its
+// instance type, AMI or user-data identity differs from what the configuration renders now.
 func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
 	return p.apply(ctx, s, prior)
 }
@@ -259,6 +272,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 	if err != nil {
 		return result(err)
 	}
+	var patched time.Time // when the dynamic configuration last changed
 	_, led := o.patroni.Leader()
 	if len(o.instances) == 0 || !o.patroniOK || !led {
 		// A new cluster, one whose create was interrupted before it formed, or one whose every node is lost:
@@ -274,10 +288,37 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 		if err := se.waitWhole(ctx, "the cluster to have a leader and every standby streaming in the quorum"); err != nil {
 			return result(err)
 		}
-	} else if err := se.repair(ctx, t, &o, profile, userData, prints); err != nil {
+	} else {
+		// The configuration first (pg_hba with every node's address, a quorum no larger than the nodes
+		// there are), then the removed nodes go and the added and lost ones come, one at a time.
+		if o, err = se.observe(ctx); err != nil {
+			return result(err)
+		}
+		if patched, err = se.configure(ctx, o, &t, true); err != nil {
+			return result(fmt.Errorf("changing Patroni's dynamic configuration: %w", err))
+		}
+		if err := se.shrink(ctx, &o); err != nil {
+			return result(err)
+		}
+		if err := se.repair(ctx, t, &o, profile, userData, prints); err != nil {
+			return result(err)
+		}
+	}
+	// The whole dynamic configuration, before the roll, so that the nodes it replaces start with it.
+	if o, err = se.observe(ctx); err != nil {
 		return result(err)
 	}
+	again, err := se.configure(ctx, o, &t, false)
+	if err != nil {
+		return result(fmt.Errorf("changing Patroni's dynamic configuration: %w", err))
+	}
+	if !again.IsZero() {
+		patched = again
+	}
 	if err := se.roll(ctx, t, profile, userData, prints); err != nil {
+		return result(err)
+	}
+	if err := se.restartPending(ctx, patched); err != nil {
 		return result(err)
 	}
 	return result(nil)
@@ -293,8 +334,9 @@ func replacedID(o observation, node string) string {
 	return ""
 }
 
-// repair replaces each lost node alone: its stopped instance is terminated (its instance store is gone),
-// a new one attaches the same interface, and the next node waits until the cluster is whole again.
+// repair replaces each lost node alone (and launches each added one): its stopped instance is terminated
+// (its instance store is gone), a new one attaches the same interface, and the next node waits until the
+// cluster is whole again.
 func (se *session) repair(ctx context.Context, t target, o *observation, profile string, userData map[string][]byte, prints map[string]string) error {
 	for _, n := range se.s.Nodes {
 		if _, live := o.instances[n.Name]; live {
@@ -320,7 +362,7 @@ func (se *session) repair(ctx context.Context, t target, o *observation, profile
 		if err := se.waitBack(ctx, n.Name, o.enis[n.Name], launchedAt(in, start)); err != nil {
 			return err
 		}
-		tflog.Info(ctx, "replaced the lost node", map[string]any{"node": n.Name, "seconds": time.Since(start).Seconds()})
+		tflog.Info(ctx, "the node's new instance is in the cluster", map[string]any{"node": n.Name, "seconds": time.Since(start).Seconds()})
 		o2, err := se.observe(ctx)
 		if err != nil {
 			return err

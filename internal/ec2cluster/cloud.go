@@ -137,6 +137,11 @@ type Cloud interface {
 	WaitENIAvailable(ctx context.Context, eniID string, timeout time.Duration) error
 	// DeleteENI deletes an interface; gone already is success.
 	DeleteENI(ctx context.Context, eniID string) error
+	// PublicIP associates the Elastic IP tagged for tags' node (a new one, tagged with tags, when there is
+	// none) with the interface and returns its address.
+	PublicIP(ctx context.Context, eniID string, tags map[string]string) (string, error)
+	// ReleasePublicIPs releases the cluster's Elastic IPs: node's, or all of them for node "".
+	ReleasePublicIPs(ctx context.Context, clusterName, node string) error
 
 	// SecurityGroup finds the group the platform created for the cluster (ErrNotFound when none).
 	SecurityGroup(ctx context.Context, clusterName string) (string, error)

@@ -17,7 +17,8 @@ import (
 
 // Plan checks the spec against AWS and says what the apply will do: for a new cluster that it can be
 // created (subnets, type, zones, AMI); for an existing one which lost nodes it replaces and, when
-// instances must change, the rolling replacement's order.
+// instances must change, the rolling replacement's order, and the changes to Patroni's dynamic
+// configuration (parameters, timings, quorum) with the restarts they need.
 func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
 	se, err := p.open(ctx, s)
 	if err != nil {
@@ -60,11 +61,9 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		plan.Promoting = true // the addresses come with the interfaces, and Patroni elects the leader
 		return plan, nil
 	}
-	if names := memberNames(prior); !slices.Equal(names, s.NodeNames()) {
-		return cluster.Plan{}, cluster.Errorf([]string{"node"}, "Node List Change Not Supported",
-			"The cluster on EC2 has the nodes [%s]; this configuration asks for [%s]. Adding, removing, renaming or reordering nodes of a cluster on EC2 "+
-				"is not supported yet (etcd's membership would have to change with it). Keep the node list, or create a new cluster and move the data.",
-			strings.Join(names, ", "), strings.Join(s.NodeNames(), ", "))
+	added, removed, err := cluster.AWSNodeListChange(memberNames(prior), s.NodeNames())
+	if err != nil {
+		return cluster.Plan{}, err
 	}
 	addrs := map[string]string{}
 	for _, n := range s.Nodes {
@@ -74,12 +73,48 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			plan.Promoting = true
 		}
 	}
+	for _, n := range se.removed(o) { // also what an apply that stopped part-way left
+		if !slices.Contains(removed, n) {
+			removed = append(removed, n)
+		}
+	}
+	plan.Membership = len(added) > 0 || len(removed) > 0
+	if l, ok := o.patroni.Leader(); ok && slices.Contains(removed, l.Name) {
+		plan.Promoting = true
+	}
 	members, _ := se.members(o, prior)
 	var lines []string
+	for _, n := range removed {
+		lines = append(lines, fmt.Sprintf("remove %s: its instance terminated and its network interface deleted, after a switchover if it is the primary", n))
+		plan.Replaces = true
+	}
 	for _, n := range s.Nodes {
-		if why, lost := o.lost[n.Name]; lost {
+		why, lost := o.lost[n.Name]
+		switch {
+		case slices.Contains(added, n.Name):
+			lines = append(lines, fmt.Sprintf("add %s in %s: a network interface and an instance; it joins as a standby, seeded from the archive or the primary", n.Name, n.Zone))
+			plan.Replaces = true
+		case lost:
 			lines = append(lines, fmt.Sprintf("replace %s: %s", n.Name, why))
+			plan.Replaces = true
 		}
+	}
+	// The apply's order: lost nodes, the dynamic configuration, the roll, the restarts.
+	replacing := len(lines) > 0
+	var restarts []string
+	if _, led := o.patroni.Leader(); o.patroniOK && led {
+		_, changes, _, err := se.configChanges(ctx, o, &t, false)
+		switch {
+		case len(added) > 0:
+			lines = append(lines, "then make Patroni's dynamic configuration this configuration's (pg_hba with the added nodes' addresses, the quorum, the parameters), "+
+				"and restart, standbys first, each node that then waits for a restart")
+		case err != nil:
+			lines = append(lines, fmt.Sprintf("change Patroni's dynamic configuration where it differs from this configuration's (it could not be read now: %v), then restart the nodes that wait for it", err))
+		case len(changes) > 0:
+			lines = append(lines, "change Patroni's dynamic configuration (PATCH /config; every node reloads): "+strings.Join(changes, "; ")+
+				"; then restart, one at a time, standbys first and the primary last, each node whose PostgreSQL then waits for a restart")
+		}
+		_, restarts, _ = se.pendingRestart(ctx, o)
 	}
 	if !plan.Promoting {
 		_, prints, err := se.render(t, addrs)
@@ -88,9 +123,10 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		}
 		rms := se.rollMembers(o, prints)
 		outdated := slices.ContainsFunc(rms, func(m topology.RollMember) bool { return m.Outdated })
+		plan.Replaces = plan.Replaces || outdated
 		switch {
 		case !outdated:
-		case len(lines) > 0 || !o.patroniOK:
+		case replacing || !o.patroniOK:
 			lines = append(lines, "then replace every node whose instance type, AMI or user-data changed, one at a time: standbys first, a switchover, the old primary last (the order is decided from the live cluster at apply)")
 			plan.Promoting = true
 		default:
@@ -106,6 +142,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			}
 		}
 	}
+	lines = append(lines, restarts...)
 	for i := range lines {
 		lines[i] = strconv.Itoa(i+1) + ". " + lines[i]
 	}
@@ -183,6 +220,9 @@ func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ []cluster.Membe
 		if err := se.cloud.DeleteLoadBalancer(ctx, s.Name); err != nil {
 			return fmt.Errorf("deleting the load balancer: %w", err)
 		}
+	}
+	if err := se.cloud.ReleasePublicIPs(ctx, s.Name, ""); err != nil {
+		return fmt.Errorf("releasing the Elastic IPs: %w", err)
 	}
 	var errs []error
 	for _, e := range o.enis {

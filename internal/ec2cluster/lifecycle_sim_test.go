@@ -135,6 +135,13 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	e.checkRoll(mark, st3, st4)
 	e.emptyPlan("after the roll")
 
+	// Parameters change through Patroni's dynamic configuration: a reload, a restart where needed
+	// (standbys first), no instance replaced.
+	e.checkParameters(st4, passwords[0])
+
+	// Scale: node-4 added, made the primary, removed.
+	e.checkScale(e.state(), passwords)
+
 	// Import round-trips: a new working directory imports the cluster by region and name, and plans nothing.
 	e.checkImport()
 
@@ -255,7 +262,11 @@ func (e *simEnv) psql(uri, password, sql string) string {
 	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		e.t.Fatalf("psql %s: %v\n%s", uri, err, out)
+		var config any
+		if host, _, ok := strings.Cut(strings.TrimPrefix(uri, "postgresql://postgres@"), ":"); ok {
+			_ = e.getJSON(context.Background(), "http://"+host+":8008/config", &config)
+		}
+		e.t.Fatalf("psql %s: %v\n%s\nPatroni's configuration: %v\n%s", uri, err, out, config, e.logs())
 	}
 	return strings.TrimSpace(string(out))
 }

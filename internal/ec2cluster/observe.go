@@ -282,6 +282,17 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 			st.Degraded = counted < se.s.Synchronous.Number
 		}
 	}
+	if o.patroniOK {
+		patch, _, _, err := se.configChanges(ctx, o, t, false)
+		pending, _, warnings := se.pendingRestart(ctx, o)
+		st.Warnings = append(st.Warnings, warnings...)
+		as.PendingRestart = pending
+		if err != nil {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("Patroni's dynamic configuration could not be read: %v", err))
+		} else {
+			as.ConfigKnown, as.ConfigApplied = len(warnings) == 0, patch == nil && len(pending) == 0
+		}
+	}
 	tflog.Debug(ctx, "observed the cluster", map[string]any{"instances": len(o.instances), "lost": slices.Sorted(maps.Keys(o.lost)), "patroni": o.patroniOK})
 	return st
 }

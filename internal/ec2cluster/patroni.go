@@ -72,6 +72,53 @@ func (p *patroniClient) switchover(ctx context.Context, host, leader, candidate,
 	return nil
 }
 
+// config reads the cluster's dynamic configuration, GET /config, on host.
+func (p *patroniClient) config(ctx context.Context, host string) (map[string]any, error) {
+	b, status, err := p.do(ctx, http.MethodGet, host, "/config", nil, "", "")
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(b))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("GET /config on %s: %w", host, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("GET /config on %s: %w", host, err)
+	}
+	return out, nil
+}
+
+// patchConfig merges patch into the cluster's dynamic configuration (PATCH /config on host); every
+// member's Patroni applies it in its next loop, reloading PostgreSQL.
+func (p *patroniClient) patchConfig(ctx context.Context, host string, patch map[string]any, user, password string) error {
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	b, status, err := p.do(ctx, http.MethodPatch, host, "/config", body, user, password)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(b))
+	}
+	if err != nil {
+		return fmt.Errorf("PATCH /config on %s: %w", host, err)
+	}
+	return nil
+}
+
+// restart asks the Patroni on host to restart its PostgreSQL now; Patroni answers once it has.
+func (p *patroniClient) restart(ctx context.Context, host, user, password string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	b, status, err := p.doWith(ctx, &http.Client{}, http.MethodPost, host, "/restart", []byte("{}"), user, password)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(b))
+	}
+	if err != nil {
+		return fmt.Errorf("POST /restart on %s: %w", host, err)
+	}
+	return nil
+}
+
 // nodeState is what a node's own Patroni says of it (GET /patroni).
 type nodeState struct {
 	State            string `json:"state"`
@@ -79,6 +126,10 @@ type nodeState struct {
 	ReplicationState string `json:"replication_state"`
 	// PostmasterStartTime is when PostgreSQL started, as "2006-01-02 15:04:05.999999+00:00".
 	PostmasterStartTime string `json:"postmaster_start_time"`
+	// PendingRestart is true while PostgreSQL runs with settings only a restart applies, which
+	// PendingRestartReason names.
+	PendingRestart       bool                       `json:"pending_restart"`
+	PendingRestartReason map[string]json.RawMessage `json:"pending_restart_reason"`
 }
 
 // startedAfter reports whether PostgreSQL started after t.

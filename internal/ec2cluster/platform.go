@@ -216,7 +216,7 @@ func (se *session) render(t target, addrs map[string]string) (map[string][]byte,
 	data, prints := map[string][]byte{}, map[string]string{}
 	for name, u := range ud {
 		data[name] = u.Gzip()
-		prints[name] = cluster.Fingerprint(se.a.InstanceType, t.image.ID, data[name])
+		prints[name] = cluster.Fingerprint(se.a.InstanceType, t.image.ID, []byte(u.Identity))
 	}
 	return data, prints, nil
 }

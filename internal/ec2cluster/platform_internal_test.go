@@ -98,6 +98,14 @@ func (f *fakeCloud) DeleteENI(_ context.Context, id string) error {
 	f.call("DeleteENI %s", id)
 	return nil
 }
+func (f *fakeCloud) PublicIP(_ context.Context, id string, _ map[string]string) (string, error) {
+	f.call("PublicIP %s", id)
+	return "", errors.New("the fake cloud has no public addresses")
+}
+func (f *fakeCloud) ReleasePublicIPs(_ context.Context, _, node string) error {
+	f.call("ReleasePublicIPs %s", node)
+	return nil
+}
 func (f *fakeCloud) SecurityGroup(context.Context, string) (string, error) {
 	return "sg-0123456789", nil
 }

@@ -30,9 +30,10 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
-const simRegion = "eu-west-1"
+// simRegion has more zones than the cluster's three nodes: a fourth node needs a zone of its own.
+const simRegion = "us-east-1"
 
-var simZones = []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}
+var simZones = []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d"}
 
 // simEnv is a node simulator with its EC2 bridge, a VPC in moto over the simulator's network, an archive
 // bucket, and a Terraform working directory whose commands run in the simulator's service namespace (where
@@ -47,6 +48,9 @@ type simEnv struct {
 	dir     string
 	env     []string
 	bucket  string
+	// params is the cluster's parameters in HCL ("" for the first ones); fourth adds node-4.
+	params string
+	fourth bool
 }
 
 func newSimEnv(t *testing.T) *simEnv {
@@ -100,6 +104,14 @@ func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	for _, z := range simZones {
 		subnetLines = append(subnetLines, fmt.Sprintf("      %q = %q", z, e.subnets[z]))
 	}
+	params := e.params
+	if params == "" {
+		params = `{ shared_buffers = "64MB", max_connections = "50" }`
+	}
+	fourth := ""
+	if e.fourth {
+		fourth = "\n    { name = \"node-4\", zone = \"us-east-1d\" },"
+	}
 	hcl := fmt.Sprintf(`
 terraform {
   required_providers {
@@ -124,11 +136,11 @@ resource "pgnvme_cluster" "db" {
   name           = %[3]q
   postgres_major = 15
   node = [
-    { name = "node-1", zone = "eu-west-1a" },
-    { name = "node-2", zone = "eu-west-1b" },
-    { name = "node-3", zone = "eu-west-1c" },
+    { name = "node-1", zone = "us-east-1a" },
+    { name = "node-2", zone = "us-east-1b" },
+    { name = "node-3", zone = "us-east-1c" },%[10]s
   ]
-  parameters = { shared_buffers = "64MB", max_connections = "50" }
+  parameters = %[9]s
   archive = {
     pgbackrest_options = {
 %[4]s
@@ -148,7 +160,7 @@ resource "pgnvme_cluster" "db" {
 }
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
-`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection)
+`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth)
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
@@ -243,6 +255,8 @@ type clusterState struct {
 		SecurityGroupID   string            `json:"security_group_id"`
 		LoadBalancerDNS   string            `json:"load_balancer_dns_name"`
 		InstanceProfile   string            `json:"instance_profile"`
+		ConfigApplied     *bool             `json:"configuration_applied"`
+		PendingRestart    []string          `json:"pending_restart"`
 	} `json:"aws"`
 }
 

@@ -324,8 +324,11 @@ func (s *Sim) awsRequest(ctx context.Context, method, service, region, path stri
 
 // CreateBucket creates an S3 bucket in region at the AWS endpoint.
 func (s *Sim) CreateBucket(ctx context.Context, region, bucket string) error {
-	body := fmt.Sprintf(`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>%s</LocationConstraint></CreateBucketConfiguration>`, region)
-	status, out, err := s.awsRequest(ctx, http.MethodPut, "s3", region, "/"+bucket, nil, []byte(body))
+	var body []byte
+	if region != "us-east-1" { // S3 refuses a location constraint naming its default region
+		body = fmt.Appendf(nil, `<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>%s</LocationConstraint></CreateBucketConfiguration>`, region)
+	}
+	status, out, err := s.awsRequest(ctx, http.MethodPut, "s3", region, "/"+bucket, nil, body)
 	if err != nil {
 		return fmt.Errorf("creating bucket %s: %w", bucket, err)
 	}

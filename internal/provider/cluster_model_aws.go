@@ -37,6 +37,8 @@ type awsModel struct {
 	SSMParameterPath   types.String `tfsdk:"ssm_parameter_path"`
 	LoadBalancer       types.Bool   `tfsdk:"load_balancer"`
 	LoadBalancerDNS    types.String `tfsdk:"load_balancer_dns_name"`
+	ConfigApplied      types.Bool   `tfsdk:"configuration_applied"`
+	PendingRestart     types.List   `tfsdk:"pending_restart"`
 }
 
 type awsPatroniModel struct {
@@ -120,12 +122,20 @@ func setAWSStatus(ctx context.Context, m *clusterModel, st *cluster.AWSStatus, d
 		}
 		attrs["security_group_id"], attrs["instance_profile"], attrs["ssm_parameter_path"] = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
 		attrs["load_balancer_dns_name"] = types.StringUnknown()
+		attrs["configuration_applied"], attrs["pending_restart"] = types.BoolUnknown(), types.ListUnknown(types.StringType)
 	} else {
 		attrs["instance_ids"] = stringMap(ctx, orEmpty(st.InstanceIDs), diags)
 		attrs["network_interface_ids"] = stringMap(ctx, orEmpty(st.NetworkInterfaceID), diags)
 		attrs["private_ips"] = stringMap(ctx, orEmpty(st.PrivateIPs), diags)
 		attrs["security_group_id"], attrs["instance_profile"], attrs["ssm_parameter_path"] = str(st.SecurityGroupID), str(st.InstanceProfile), str(st.SSMPath)
 		attrs["load_balancer_dns_name"] = str(st.LoadBalancerDNSName)
+		attrs["configuration_applied"] = types.BoolNull()
+		if st.ConfigKnown {
+			attrs["configuration_applied"] = types.BoolValue(st.ConfigApplied)
+		}
+		pending, d := types.ListValueFrom(ctx, types.StringType, append([]string{}, st.PendingRestart...))
+		diags.Append(d...)
+		attrs["pending_restart"] = pending
 		if st.AMIID != "" && !known(attrs["ami_id"]) {
 			attrs["ami_id"] = types.StringValue(st.AMIID)
 		}
@@ -160,6 +170,7 @@ func awsObject(ctx context.Context, a *cluster.AWS, diags *diag.Diagnostics) typ
 		"instance_ids": types.MapNull(types.StringType), "network_interface_ids": types.MapNull(types.StringType), "private_ips": types.MapNull(types.StringType),
 		"security_group_id": types.StringNull(), "instance_profile": types.StringNull(), "ssm_parameter_path": types.StringNull(),
 		"load_balancer": types.BoolValue(a.LoadBalancer), "load_balancer_dns_name": types.StringNull(),
+		"configuration_applied": types.BoolNull(), "pending_restart": types.ListNull(types.StringType),
 	})
 	diags.Append(d...)
 	return out
@@ -186,7 +197,8 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 		attrs = plan.AWS.Attributes()
 	} else {
 		old := state.AWS.Attributes()
-		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips", "security_group_id", "instance_profile", "ssm_parameter_path", "load_balancer_dns_name"} {
+		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips", "security_group_id", "instance_profile", "ssm_parameter_path", "load_balancer_dns_name",
+			"configuration_applied", "pending_restart"} {
 			attrs[k] = old[k]
 		}
 		lb, _ := attrs["load_balancer"].(types.Bool)
@@ -196,8 +208,15 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 		case !known(old["load_balancer_dns_name"]):
 			attrs["load_balancer_dns_name"] = types.StringUnknown()
 		}
-		if planned.Actions != "" {
+		if planned.Replaces {
 			attrs["instance_ids"] = types.MapUnknown(types.StringType)
+		}
+		if planned.Membership {
+			attrs["network_interface_ids"], attrs["private_ips"] = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
+		}
+		if planned.Actions != "" || !plan.Parameters.Equal(state.Parameters) || !plan.Synchronous.Equal(state.Synchronous) {
+			// Configured and restarted by the apply: what Patroni then reports.
+			attrs["configuration_applied"], attrs["pending_restart"] = types.BoolUnknown(), types.ListUnknown(types.StringType)
 		}
 	}
 	if !known(attrs["ami_id"]) && planned.AWS.AMIID != "" {

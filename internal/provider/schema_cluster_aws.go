@@ -34,6 +34,7 @@ var clusterAWSAttrTypes = map[string]attr.Type{
 	"instance_ids": types.MapType{ElemType: types.StringType}, "network_interface_ids": types.MapType{ElemType: types.StringType},
 	"private_ips": types.MapType{ElemType: types.StringType}, "security_group_id": types.StringType, "instance_profile": types.StringType,
 	"ssm_parameter_path": types.StringType, "load_balancer": types.BoolType, "load_balancer_dns_name": types.StringType,
+	"configuration_applied": types.BoolType, "pending_restart": types.ListType{ElemType: types.StringType},
 }
 
 // clusterAWSSchema is the aws platform block.
@@ -127,7 +128,8 @@ func clusterAWSSchema() schema.SingleNestedAttribute {
 			"api_address": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(cluster.APIAddressPrivate),
 				MarkdownDescription: "Address the provider reaches the nodes' REST API and PostgreSQL at: `private_ip` (default; run " +
-					"Terraform in the VPC or over a VPN) or `public_ip` (the interface's public address, when it has one).",
+					"Terraform in the VPC or over a VPN) or `public_ip`: each node's interface gets an Elastic IP of its own (kept across replacements, " +
+					"released when the node is removed, on destroy or when this goes back to `private_ip`); `allowed_cidrs` must then hold the address Terraform runs from.",
 				Validators: []validator.String{stringvalidator.OneOf(cluster.APIAddressPrivate, cluster.APIAddressPublic)},
 			},
 			"tags": schema.MapAttribute{
@@ -149,11 +151,17 @@ func clusterAWSSchema() schema.SingleNestedAttribute {
 					"`allowed_cidrs` must hold them (the default, the VPC's CIDR, does). Defaults to `false`; turning it off removes it.",
 			},
 			"load_balancer_dns_name": schema.StringAttribute{Computed: true, MarkdownDescription: "The load balancer's DNS name (`:5432` read-write, `:5433` read-only); null without `load_balancer`."},
-			"instance_ids":           computedMap("Each node's current instance, by node name. A replaced node has a new one."),
-			"network_interface_ids":  computedMap("Each node's network interface, by node name: fixed for the node's life."),
-			"private_ips":            computedMap("Each node's private IP (its interface's), by node name: its stable address for etcd, Patroni and clients."),
-			"security_group_id":      schema.StringAttribute{Computed: true, MarkdownDescription: "The security group the provider created; null when `security_group_ids` is given."},
-			"instance_profile":       schema.StringAttribute{Computed: true, MarkdownDescription: "The instance profile the provider created; null when `iam_instance_profile` is given."},
+			"configuration_applied": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether Patroni's dynamic configuration " +
+				"(the parameters, `patroni` timings and the quorum, kept in etcd) is this configuration's and no node waits for a restart to apply it; " +
+				"false after a change made outside Terraform (`patronictl edit-config`) or an apply that stopped part-way, and the next apply sets it again. " +
+				"Null when it could not be read."},
+			"pending_restart": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "The nodes whose PostgreSQL " +
+				"waits for a restart to apply a setting (Patroni's `pending_restart`), in node order; the next apply restarts them one at a time, standbys first."},
+			"instance_ids":          computedMap("Each node's current instance, by node name. A replaced node has a new one."),
+			"network_interface_ids": computedMap("Each node's network interface, by node name: fixed for the node's life."),
+			"private_ips":           computedMap("Each node's private IP (its interface's), by node name: its stable address for etcd, Patroni and clients."),
+			"security_group_id":     schema.StringAttribute{Computed: true, MarkdownDescription: "The security group the provider created; null when `security_group_ids` is given."},
+			"instance_profile":      schema.StringAttribute{Computed: true, MarkdownDescription: "The instance profile the provider created; null when `iam_instance_profile` is given."},
 			"ssm_parameter_path": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: fmt.Sprintf("SSM path of the cluster's password SecureStrings: `<path>/superuser-password` (user `%s`), "+

@@ -1,0 +1,246 @@
+package ec2cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// The cluster's parameters, Patroni timings and quorum live in Patroni's dynamic configuration (the DCS),
+// not in the instances' user-data identity: a change is a PATCH /config, which every member's Patroni
+// applies in its next loop with a reload, and then a restart of each node whose PostgreSQL reports a
+// pending restart, standbys first, the primary last. No instance is replaced for it.
+
+// allowedCIDRs are the client networks the nodes' pg_hba accepts: aws.allowed_cidrs, or the VPC's CIDR
+// (t's when resolved, else read through the first node's interface).
+func (se *session) allowedCIDRs(ctx context.Context, o observation, t *target) ([]string, error) {
+	switch {
+	case t != nil:
+		return t.allowed, nil
+	case len(se.a.AllowedCIDRs) > 0:
+		return se.a.AllowedCIDRs, nil
+	}
+	for _, n := range se.s.Nodes {
+		if e, ok := o.enis[n.Name]; ok {
+			subnets, err := se.cloud.Subnets(ctx, []string{e.SubnetID})
+			if err != nil || len(subnets) == 0 {
+				return nil, fmt.Errorf("describing subnet %s: %w", e.SubnetID, err)
+			}
+			cidr, err := se.cloud.VPCCIDR(ctx, subnets[0].VPCID)
+			if err != nil {
+				return nil, fmt.Errorf("reading the CIDR of VPC %s: %w", subnets[0].VPCID, err)
+			}
+			return []string{cidr}, nil
+		}
+	}
+	return nil, errors.New("no node has a network interface")
+}
+
+// configChanges reads the dynamic configuration on the leader and returns the patch that makes it the
+// spec's, the changes it makes ("path: old -> new"), and the leader's REST address. Every node must have
+// its interface (pg_hba holds their addresses). transitional keeps synchronous_node_count at the lower of
+// the live and the desired value, for while the node list changes: a quorum never waits for nodes that
+// are not there yet or any more.
+func (se *session) configChanges(ctx context.Context, o observation, t *target, transitional bool) (patch map[string]any, changes []string, host string, err error) {
+	leader, ok := o.patroni.Leader()
+	if !o.patroniOK || !ok {
+		return nil, nil, "", errors.New("the dynamic configuration can be read only from a cluster with a leader")
+	}
+	e, ok := o.enis[leader.Name]
+	if !ok {
+		return nil, nil, "", fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
+	}
+	addrs := map[string]string{}
+	for _, n := range se.s.Nodes {
+		ne, ok := o.enis[n.Name]
+		if !ok {
+			return nil, nil, "", fmt.Errorf("node %s has no network interface yet", n.Name)
+		}
+		addrs[n.Name] = ne.PrivateIP
+	}
+	allowed, err := se.allowedCIDRs(ctx, o, t)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	desired, err := cluster.AWSDynamicConfig(se.s, addrs, allowed)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("rendering the dynamic configuration: %w", err)
+	}
+	host = se.apiHost(e)
+	current, err := se.p.patroni.config(ctx, host)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if n, ok := desired["synchronous_node_count"].(int); ok && transitional {
+		if live, ok := current["synchronous_node_count"].(float64); ok && int(live) < n {
+			desired["synchronous_node_count"] = int(live)
+		}
+	}
+	patch, changes = patroniapi.ConfigPatch(desired, current)
+	return patch, changes, host, nil
+}
+
+// configure makes Patroni's dynamic configuration the spec's; it returns when it changed it (zero when it
+// was the spec's already).
+func (se *session) configure(ctx context.Context, o observation, t *target, transitional bool) (time.Time, error) {
+	patch, changes, host, err := se.configChanges(ctx, o, t, transitional)
+	if err != nil || patch == nil {
+		return time.Time{}, err
+	}
+	password, err := se.cloud.Secret(ctx, se.ssmNames().restapi)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading the REST API password from SSM: %w", err)
+	}
+	tflog.Info(ctx, "changing Patroni's dynamic configuration", map[string]any{"changes": changes})
+	if err := se.p.patroni.patchConfig(ctx, host, patch, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+		return time.Time{}, err
+	}
+	return time.Now(), nil
+}
+
+// loopWait and retryTimeout are the Patroni timings the nodes run with.
+func (se *session) loopWait() time.Duration {
+	return time.Duration(positiveOr(se.a.Patroni.LoopWait, bootstrap.DefaultPatroniLoopWait)) * time.Second
+}
+
+func (se *session) retryTimeout() time.Duration {
+	return time.Duration(positiveOr(se.a.Patroni.RetryTimeout, bootstrap.DefaultPatroniRetryTimeout)) * time.Second
+}
+
+func positiveOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// restartPending restarts, one at a time, every node whose PostgreSQL waits for a restart (standbys first,
+// the primary last), each back before the next. After a configuration change at patched, it first waits
+// out a Patroni loop (loop_wait plus retry_timeout): only once a member has applied the change does its
+// PostgreSQL say which settings need a restart. Lowering max_connections and its kin can leave a standby
+// pending again after the primary's restart (its value must not be below the primary's), hence rounds.
+func (se *session) restartPending(ctx context.Context, patched time.Time) error {
+	if !patched.IsZero() {
+		if err := sleep(ctx, time.Until(patched.Add(se.loopWait()+se.retryTimeout()))); err != nil {
+			return err
+		}
+	}
+	var password string
+	for round := 0; round < 3; round++ {
+		o, err := se.observe(ctx)
+		if err != nil {
+			return err
+		}
+		leader, ok := o.patroni.Leader()
+		if !o.patroniOK || !ok {
+			return errors.New("restarting nodes needs a cluster with a leader; apply again once Patroni has one")
+		}
+		pending := map[string]nodeState{}
+		for _, n := range se.s.Nodes {
+			st, err := se.p.patroni.node(ctx, se.apiHost(o.enis[n.Name]))
+			if err != nil {
+				return fmt.Errorf("reading node %s's state: %w", n.Name, err)
+			}
+			if st.PendingRestart {
+				pending[n.Name] = st
+			}
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		if password == "" {
+			if password, err = se.cloud.Secret(ctx, se.ssmNames().restapi); err != nil {
+				return fmt.Errorf("reading the REST API password from SSM: %w", err)
+			}
+		}
+		order := slices.DeleteFunc(se.s.NodeNames(), func(n string) bool { _, p := pending[n]; return !p || n == leader.Name })
+		if _, p := pending[leader.Name]; p {
+			order = append(order, leader.Name)
+		}
+		for _, n := range order {
+			start := time.Now()
+			tflog.Info(ctx, "restarting the node's PostgreSQL", map[string]any{"node": n, "pending": reasons(pending[n].PendingRestartReason)})
+			if err := se.restartNode(ctx, n, se.apiHost(o.enis[n]), pending[n], n == leader.Name, password); err != nil {
+				return err
+			}
+			tflog.Info(ctx, "restarted the node's PostgreSQL", map[string]any{"node": n, "seconds": time.Since(start).Seconds()})
+		}
+	}
+	return errors.New("nodes still wait for a restart after three rounds of restarts; see each node's Patroni log, then apply again")
+}
+
+// restartNode restarts node's PostgreSQL through its Patroni and waits until it runs again (a standby
+// streaming) and the cluster is whole.
+func (se *session) restartNode(ctx context.Context, node, host string, before nodeState, primary bool, password string) error {
+	if err := se.p.patroni.restart(ctx, host, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+		return fmt.Errorf("restarting node %s: %w", node, err)
+	}
+	var last string
+	err := wait.Until(ctx, "node "+node+"'s PostgreSQL to run again", se.p.timeouts.Healthy, se.p.poll, nil, func(ctx context.Context) (bool, error) {
+		st, err := se.p.patroni.node(ctx, host)
+		if err != nil {
+			last = err.Error()
+			return false, wait.NotYet(err)
+		}
+		last = fmt.Sprintf("state %q, role %q, replication %q, PostgreSQL started %s", st.State, st.Role, st.ReplicationState, st.PostmasterStartTime)
+		restarted := st.PostmasterStartTime != before.PostmasterStartTime && st.State == "running"
+		return restarted && (primary || st.ReplicationState == "streaming"), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last seen: %s)", err, last)
+	}
+	return se.waitWhole(ctx, "node "+node+" to be back in the quorum after its restart")
+}
+
+// reasons are the settings a node waits to apply, sorted and joined.
+func reasons(m map[string]json.RawMessage) string {
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}
+
+// pendingRestart asks each live node's own Patroni (exact, where GET /cluster can be a loop late) whether
+// its PostgreSQL waits for a restart; it returns those nodes in the spec's order, a plan line for each,
+// and a warning for each node that could not be asked.
+func (se *session) pendingRestart(ctx context.Context, o observation) (names, lines, warnings []string) {
+	for _, n := range se.s.Nodes {
+		e, ok := o.enis[n.Name]
+		if _, live := o.instances[n.Name]; !ok || !live {
+			continue
+		}
+		st, err := se.p.patroni.node(ctx, se.apiHost(e))
+		switch {
+		case err != nil:
+			warnings = append(warnings, fmt.Sprintf("whether node %s waits for a restart could not be read: %v", n.Name, err))
+		case st.PendingRestart:
+			names = append(names, n.Name)
+			lines = append(lines, fmt.Sprintf("restart %s: its PostgreSQL waits for a restart to apply %s", n.Name, reasons(st.PendingRestartReason)))
+		}
+	}
+	return names, lines, warnings
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

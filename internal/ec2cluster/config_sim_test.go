@@ -1,0 +1,150 @@
+package ec2cluster_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// checkParameters changes a parameter a reload applies (work_mem) and one that needs a restart
+// (shared_buffers) with a writer running: the plan changes Patroni's configuration and replaces nothing;
+// the apply keeps every instance, every node runs the new values, the restarts ran standbys first and the
+// primary last, and no acknowledged commit is lost.
+func (e *simEnv) checkParameters(before clusterState, password string) {
+	e.t.Helper()
+	w := e.startWriter(before.ConnectionURI, password)
+	e.params = `{ shared_buffers = "96MB", max_connections = "50", work_mem = "8MB" }`
+	e.config("sim", "m6id.xlarge", true)
+	plan, _ := e.mustTerraform("plan", "-no-color", "-input=false")
+	if !strings.Contains(plan, "change Patroni's dynamic configuration") || !strings.Contains(plan, "shared_buffers: 64MB -> 96MB") ||
+		!strings.Contains(plan, "work_mem: (unset) -> 8MB") || strings.Contains(plan, ". replace ") {
+		e.t.Errorf("the plan of a parameter change should change Patroni's configuration and replace nothing:\n%s", plan)
+	}
+	logStart := len(e.providerLog())
+	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	after := e.state()
+	e.t.Logf("parameters changed (work_mem by a reload, shared_buffers by a restart): %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
+	if !maps.Equal(after.AWS.InstanceIDs, before.AWS.InstanceIDs) {
+		e.t.Errorf("a parameter change replaced instances: %v -> %v", before.AWS.InstanceIDs, after.AWS.InstanceIDs)
+	}
+	if after.AWS.ConfigApplied == nil || !*after.AWS.ConfigApplied || len(after.AWS.PendingRestart) != 0 {
+		e.t.Errorf("after the apply: configuration_applied %v, pending_restart %v; want true and none", after.AWS.ConfigApplied, after.AWS.PendingRestart)
+	}
+	for _, n := range after.Nodes {
+		uri := "postgresql://postgres@" + net.JoinHostPort(n.Host, "5432") + "/postgres"
+		if got := e.psql(uri, password, "SELECT current_setting('shared_buffers') || ' ' || current_setting('work_mem')"); got != "96MB 8MB" {
+			e.t.Errorf("node %s (%s) runs shared_buffers and work_mem %q; want 96MB 8MB", n.Name, n.Role, got)
+		}
+	}
+	// The restarts, from the provider's log: every node once, the primary last.
+	var order []string
+	for _, line := range strings.Split(e.providerLog()[logStart:], "\n") {
+		if strings.Contains(line, "restarting the node's PostgreSQL") {
+			if i := strings.Index(line, `node=`); i >= 0 {
+				order = append(order, strings.Trim(strings.Fields(line[i+len("node="):])[0], `"`))
+			}
+		}
+	}
+	primary := ""
+	for _, n := range after.Nodes {
+		if n.Role == "primary" {
+			primary = n.Name
+		}
+	}
+	if len(order) != 3 || order[2] != primary {
+		e.t.Errorf("restarts %v; want the three nodes once each, the primary %s last", order, primary)
+	}
+	e.t.Logf("restart order %v (primary %s)", order, primary)
+	e.emptyPlan("after a parameter change")
+}
+
+// providerLog is Terraform's log so far (TF_LOG_PROVIDER=INFO).
+func (e *simEnv) providerLog() string {
+	b, err := os.ReadFile(filepath.Join(e.dir, "terraform.log"))
+	if err != nil {
+		e.t.Fatalf("reading terraform's log: %v", err)
+	}
+	return string(b)
+}
+
+// checkScale adds node-4 (in us-east-1d, the fourth zone) and removes it again after making it the primary,
+// with a writer running: the plans say so and replace nothing; node-4 joins the quorum on an interface of
+// its own; its removal hands the primary over first, then leaves neither its instance nor its interface;
+// the other nodes keep their instances; no acknowledged commit is lost.
+func (e *simEnv) checkScale(before clusterState, passwords []string) {
+	e.t.Helper()
+	ctx := context.Background()
+	w := e.startWriter(before.ConnectionURI, passwords[0])
+	e.fourth = true
+	e.config("sim", "m6id.xlarge", true)
+	plan, _ := e.mustTerraform("plan", "-no-color", "-input=false")
+	if !strings.Contains(plan, "add node-4 in us-east-1d") || strings.Contains(plan, ". replace ") {
+		e.t.Errorf("the plan of a fourth node should add it and replace nothing:\n%s", plan)
+	}
+	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	grown := e.state()
+	e.t.Logf("node-4 added: %.0f s; synchronous_standby_names %q", secs, grown.SynchronousStandbyNames)
+	for node, id := range before.AWS.InstanceIDs {
+		if grown.AWS.InstanceIDs[node] != id {
+			e.t.Errorf("adding node-4 replaced %s's instance", node)
+		}
+	}
+	if len(grown.Nodes) != 4 || grown.AWS.InstanceIDs["node-4"] == "" || grown.AWS.NetworkInterfaces["node-4"] == "" ||
+		!strings.Contains(grown.SynchronousStandbyNames, `"node-4"`) {
+		e.t.Errorf("after adding node-4: %d nodes, instances %v, interfaces %v, synchronous_standby_names %q; want node-4 in the quorum",
+			len(grown.Nodes), grown.AWS.InstanceIDs, grown.AWS.NetworkInterfaces, grown.SynchronousStandbyNames)
+	}
+	e.emptyPlan("after adding node-4")
+
+	// node-4 becomes the primary, then is removed: the apply hands over first.
+	var leader string
+	for _, n := range grown.Nodes {
+		if n.Role == "primary" {
+			leader = n.Name
+		}
+	}
+	body := fmt.Sprintf(`{"leader": %q, "candidate": "node-4"}`, leader)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+grown.AWS.PrivateIPs[leader]+":8008/switchover", strings.NewReader(body))
+	req.SetBasicAuth("patroni", passwords[2])
+	if resp, err := (&http.Client{Transport: &http.Transport{DialContext: e.sim.DialContext}, Timeout: time.Minute}).Do(req); err != nil {
+		e.t.Fatalf("switchover to node-4: %v", err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			e.t.Fatalf("switchover to node-4: HTTP %d %s", resp.StatusCode, b)
+		}
+	}
+	e.waitLeader(grown, leader)
+	e.fourth = false
+	e.config("sim", "m6id.xlarge", true)
+	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
+	if !strings.Contains(plan, "remove node-4") || strings.Contains(plan, ". replace ") {
+		e.t.Errorf("the plan without node-4 should remove it and replace nothing:\n%s", plan)
+	}
+	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	shrunk := e.state()
+	e.t.Logf("node-4, the primary, removed: %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
+	if !maps.Equal(shrunk.AWS.InstanceIDs, before.AWS.InstanceIDs) || len(shrunk.Nodes) != 3 {
+		e.t.Errorf("after removing node-4: instances %v, want the first three's %v", shrunk.AWS.InstanceIDs, before.AWS.InstanceIDs)
+	}
+	out, err := e.ec2.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{grown.AWS.NetworkInterfaces["node-4"]}})
+	if err == nil && len(out.NetworkInterfaces) > 0 {
+		e.t.Errorf("node-4's interface %s is still there", grown.AWS.NetworkInterfaces["node-4"])
+	}
+	insts, err := e.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{grown.AWS.InstanceIDs["node-4"]}})
+	if err != nil || len(insts.Reservations) == 0 || insts.Reservations[0].Instances[0].State.Name != ec2types.InstanceStateNameTerminated {
+		e.t.Errorf("node-4's instance %s is not terminated: %v", grown.AWS.InstanceIDs["node-4"], err)
+	}
+	e.emptyPlan("after removing node-4")
+}
