@@ -6,17 +6,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,13 +35,21 @@ func run() error {
 	runs := flag.Int("runs", 5, "repetitions per measurement (the median is reported)")
 	decideRuns := flag.Int("decide-runs", 5, "paired repetitions of the figures that decide something (tuned vs defaults, NVMe-like vs gp3-like); at least 3")
 	seconds := flag.Int("decide-seconds", 30, "length of each pgbench run behind those figures")
-	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage); empty runs all")
+	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage,ablation); empty runs all but ablation, which runs only when named")
+	ablationPairs := flag.Int("ablation-pairs", 3, "ablation: paired runs per parameter; at least 1")
+	ablationSeconds := flag.Int("ablation-seconds", 12, "ablation: length of each pgbench run")
+	ablationParams := flag.String("ablation-params", "", "ablation: comma-separated tuned parameters to measure, \"full\" for the whole set; empty measures each and the whole set")
 	flag.Parse()
 	if *decideRuns < 3 {
 		return fmt.Errorf("-decide-runs %d: medians need at least 3 paired runs", *decideRuns)
 	}
+	if *ablationPairs < 1 || *ablationSeconds < 1 {
+		return fmt.Errorf("-ablation-pairs %d, -ablation-seconds %d: both must be at least 1", *ablationPairs, *ablationSeconds)
+	}
+	// ablation is long (a pair of runs for every tuned parameter): it runs only when -only names it.
 	want := func(section string) bool {
-		return *only == "" || strings.Contains(","+*only+",", ","+section+",")
+		named := strings.Contains(","+*only+",", ","+section+",")
+		return named || (*only == "" && section != "ablation")
 	}
 
 	bin, err := filepath.Abs(*providerBin)
@@ -92,6 +103,14 @@ func run() error {
 			return fmt.Errorf("storage under limits: %w", err)
 		}
 	}
+	if want("ablation") {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		report.Ablation, err = benchAblation(ctx, *ablationPairs, *ablationSeconds, *ablationParams)
+		stop()
+		if err != nil {
+			return fmt.Errorf("ablation: %w", err)
+		}
+	}
 
 	if err := os.MkdirAll(*outDir, 0o755); err != nil {
 		return err
@@ -111,17 +130,18 @@ func run() error {
 
 // Report is the JSON written for one run of the benchmarks.
 type Report struct {
-	Started       string        `json:"started"`
-	GoVersion     string        `json:"go_version"`
-	CPUs          int           `json:"cpus"`
-	Runs          int           `json:"runs"`
-	DecideRuns    int           `json:"decide_runs"`
-	DecideSeconds int           `json:"decide_seconds"`
-	Plan          *PlanBench    `json:"plan,omitempty"`
-	Catalog       *CatalogBench `json:"catalog,omitempty"`
-	Pgbench       *PgbenchBench `json:"pgbench,omitempty"`
-	Cluster       *ClusterBench `json:"cluster,omitempty"`
-	Storage       *StorageBench `json:"storage,omitempty"`
+	Started       string         `json:"started"`
+	GoVersion     string         `json:"go_version"`
+	CPUs          int            `json:"cpus"`
+	Runs          int            `json:"runs"`
+	DecideRuns    int            `json:"decide_runs"`
+	DecideSeconds int            `json:"decide_seconds"`
+	Plan          *PlanBench     `json:"plan,omitempty"`
+	Catalog       *CatalogBench  `json:"catalog,omitempty"`
+	Pgbench       *PgbenchBench  `json:"pgbench,omitempty"`
+	Cluster       *ClusterBench  `json:"cluster,omitempty"`
+	Storage       *StorageBench  `json:"storage,omitempty"`
+	Ablation      *AblationBench `json:"ablation,omitempty"`
 }
 
 // started is when the command started, for the progress lines.
@@ -176,6 +196,9 @@ func (r *Report) print(w *os.File) {
 	}
 	if st := r.Storage; st != nil {
 		st.print(w, line)
+	}
+	if a := r.Ablation; a != nil {
+		a.print(w)
 	}
 }
 
