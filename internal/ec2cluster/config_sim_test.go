@@ -66,6 +66,42 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 	}
 	e.t.Logf("restart order %v (primary %s)", order, primary)
 	e.emptyPlan("after a parameter change")
+
+	// Drift: work_mem changed behind Terraform's back (as patronictl edit-config would). The refresh sees
+	// it, the plan puts it back, the apply does.
+	e.patroni(after.AWS.PrivateIPs[primary], http.MethodPatch, "/config", `{"postgresql": {"parameters": {"work_mem": "16MB"}}}`, e.secret(after.AWS.SSMPath+"/restapi-password"))
+	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
+	if !strings.Contains(plan, "work_mem: 16MB -> 8MB") || !strings.Contains(plan, "configuration_applied") {
+		e.t.Errorf("the plan after work_mem drifted should put it back:\n%s", plan)
+	}
+	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	for _, n := range after.Nodes {
+		uri := "postgresql://postgres@" + net.JoinHostPort(n.Host, "5432") + "/postgres"
+		if got := e.psql(uri, password, "SHOW work_mem"); got != "8MB" {
+			e.t.Errorf("after the drift was put back node %s runs work_mem %q; want 8MB", n.Name, got)
+		}
+	}
+	e.emptyPlan("after putting back a drifted parameter")
+}
+
+// patroni sends an authenticated request to Patroni's REST API on host and fails the test unless it
+// answers 200.
+func (e *simEnv) patroni(host, method, path, body, password string) {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, "http://"+host+":8008"+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.SetBasicAuth("patroni", password)
+	resp, err := (&http.Client{Transport: &http.Transport{DialContext: e.sim.DialContext}, Timeout: time.Minute}).Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s on %s: %v", method, path, host, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("%s %s on %s: HTTP %d %s", method, path, host, resp.StatusCode, b)
+	}
 }
 
 // providerLog is Terraform's log so far (TF_LOG_PROVIDER=INFO).
@@ -113,18 +149,7 @@ func (e *simEnv) checkScale(before clusterState, passwords []string) {
 			leader = n.Name
 		}
 	}
-	body := fmt.Sprintf(`{"leader": %q, "candidate": "node-4"}`, leader)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+grown.AWS.PrivateIPs[leader]+":8008/switchover", strings.NewReader(body))
-	req.SetBasicAuth("patroni", passwords[2])
-	if resp, err := (&http.Client{Transport: &http.Transport{DialContext: e.sim.DialContext}, Timeout: time.Minute}).Do(req); err != nil {
-		e.t.Fatalf("switchover to node-4: %v", err)
-	} else {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			e.t.Fatalf("switchover to node-4: HTTP %d %s", resp.StatusCode, b)
-		}
-	}
+	e.patroni(grown.AWS.PrivateIPs[leader], http.MethodPost, "/switchover", fmt.Sprintf(`{"leader": %q, "candidate": "node-4"}`, leader), passwords[2])
 	e.waitLeader(grown, leader)
 	e.fourth = false
 	e.config("sim", "m6id.xlarge", true)
