@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Nodes are added after the last and removed from the end (cluster.AWSNodeListChange), so the etcd members
@@ -59,13 +60,15 @@ func (se *session) shrink(ctx context.Context, o *observation) error {
 	for _, node := range se.removed(*o) {
 		start := time.Now()
 		if l, ok := o.patroni.Leader(); ok && l.Name == node {
-			target, err := se.handoverTarget(*o)
+			target, err := se.waitHandoverTarget(ctx, o, node)
 			if err != nil {
 				return fmt.Errorf("removing node %s, the primary: %w", node, err)
 			}
-			tflog.Info(ctx, "the node to remove is the primary: switching over first", map[string]any{"node": node, "to": target})
-			if err := se.switchover(ctx, *o, node, target); err != nil {
-				return err
+			if target != "" {
+				tflog.Info(ctx, "the node to remove is the primary: switching over first", map[string]any{"node": node, "to": target})
+				if err := se.switchover(ctx, *o, node, target); err != nil {
+					return err
+				}
 			}
 		}
 		var ids []string
@@ -104,6 +107,31 @@ func (se *session) shrink(ctx context.Context, o *observation) error {
 	return nil
 }
 
+// waitHandoverTarget waits until a node of the spec can take over from leader (a standby that has just
+// changed primaries streams again only after a moment) and returns it, or "" when leader no longer leads.
+// o is kept up to date.
+func (se *session) waitHandoverTarget(ctx context.Context, o *observation, leader string) (string, error) {
+	var target string
+	var last error
+	err := wait.Until(ctx, "a remaining node to stream in the quorum, to take over from "+leader, se.p.timeouts.Healthy, se.p.poll, nil, func(ctx context.Context) (bool, error) {
+		o2, err := se.observe(ctx)
+		if err != nil {
+			return false, wait.NotYet(err)
+		}
+		*o = o2
+		if l, ok := o.patroni.Leader(); !ok || l.Name != leader {
+			target = ""
+			return ok, nil
+		}
+		target, last = se.handoverTarget(*o)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return "", fmt.Errorf("%w (%w)", err, last)
+	}
+	return target, err
+}
+
 // handoverTarget is the first node of the spec that streams in the quorum within maximum_lag_on_failover.
 func (se *session) handoverTarget(o observation) (string, error) {
 	for _, n := range se.s.Nodes {
@@ -114,5 +142,5 @@ func (se *session) handoverTarget(o observation) (string, error) {
 			}
 		}
 	}
-	return "", errors.New("no remaining node streams in the quorum within maximum_lag_on_failover to take over; apply again once one does")
+	return "", errors.New("no remaining node streams in the quorum within maximum_lag_on_failover to take over")
 }
