@@ -158,9 +158,14 @@ func postgresMajor(s Spec) int {
 // PATCH /config. addrs and allowed are RenderAWS's (pg_hba is in it); it does not depend on the instance
 // type, so it is rendered with a stand-in for it.
 func AWSDynamicConfig(s Spec, addrs map[string]string, allowed []string) (map[string]any, error) {
-	ud, err := RenderAWS(s, "us-east-1", addrs, allowed, AWSFacts{Architecture: bootstrap.ArchX86_64, DiskCount: 1})
-	if err != nil {
-		return nil, err
+	c, nodes := AWSBootstrap(s, "us-east-1", addrs, allowed, AWSFacts{Architecture: bootstrap.ArchX86_64, DiskCount: 1})
+	if len(nodes) == 0 {
+		return nil, errors.New("the cluster has no nodes")
 	}
-	return ud[s.Nodes[0].Name].DynamicConfig, nil
+	// Every node has the same; one rendering is enough (a refresh asks for it).
+	u, err := bootstrap.RenderEC2(c, nodes[0])
+	if err != nil {
+		return nil, fmt.Errorf("rendering the user-data of node %s: %w", nodes[0].Name, err)
+	}
+	return u.DynamicConfig, nil
 }
