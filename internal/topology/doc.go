@@ -3,7 +3,10 @@
 // observed to what the configuration asks for: which standby to promote when
 // the primary is lost, which nodes to repoint, start, reseed, create or
 // remove, and in what order. It runs nothing: the local platform executes
-// the actions with internal/localnode, the EC2 platform with its own adapter.
+// Plan's actions with internal/localnode; the EC2 platform, whose members are
+// machines run by Patroni, executes Next's steps (reconcile.go) one at a time
+// and lists Steps, Next's simulation, as its plan, so the plan's text and the
+// apply's steps come from the same rules.
 //
 // The rules protect data first and availability second:
 //
@@ -29,4 +32,16 @@
 // roll starts only on a whole cluster whose quorum still confirms commits
 // with one standby down; otherwise it refuses and says what comes first (a
 // repair with Plan, a lower synchronous number, another member).
+//
+// Next (for members that are machines run by Patroni) adds what such a
+// cluster needs on top: a cluster that never formed is formed from all its
+// members at once; one whose every member is lost has lost its data
+// (ErrDataLost: no launch brings it back, and a new empty database would
+// write over its archive); one without a leader waits for Patroni's failover
+// while the live members hold the DCS's majority, and otherwise no election
+// can happen (ErrNoElection). With a leader it changes the dynamic
+// configuration, removes, replaces and adds members one at a time (a leader
+// being removed hands over first to a member proven caught up), rolls
+// outdated machines by NextRoll, and restarts members whose PostgreSQL waits
+// for it, standbys first.
 package topology

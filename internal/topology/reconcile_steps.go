@@ -1,0 +1,81 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+)
+
+// StepKind is what a Step does.
+type StepKind string
+
+const (
+	// StepForm launches the machines of Nodes at once, so that etcd and Patroni form the cluster from all
+	// of them (a new cluster, or one whose create stopped before it formed), and waits until it has a
+	// leader and every standby streams.
+	StepForm StepKind = "form"
+	// StepAwaitLeader waits until Patroni elects a leader among the live members (a failover under way).
+	StepAwaitLeader StepKind = "await-leader"
+	// StepAwaitHandover waits until a standby can take over from the leader Node, which is being removed.
+	StepAwaitHandover StepKind = "await-handover"
+	// StepAwaitMembers waits until every member of a cluster that is forming streams in the quorum.
+	StepAwaitMembers StepKind = "await-members"
+	// StepConfigure makes Patroni's dynamic configuration the configuration's (PATCH /config).
+	StepConfigure StepKind = "configure"
+	// StepSwitchover hands the leader role from Node to Target and waits until Node streams from Target.
+	StepSwitchover StepKind = "switchover"
+	// StepRemove removes Node (not the leader): its machine and address go, and the cluster is whole
+	// without it.
+	StepRemove StepKind = "remove"
+	// StepReplace launches a new machine for the lost member Node and waits until it streams in the quorum.
+	StepReplace StepKind = "replace"
+	// StepAdd launches the machine of Node, added to the cluster, and waits until it streams in the quorum.
+	StepAdd StepKind = "add"
+	// StepRoll replaces the live, outdated standby Node with a new machine (a rolling replacement).
+	StepRoll StepKind = "roll"
+	// StepRestart restarts Node's PostgreSQL to apply settings only a restart applies.
+	StepRestart StepKind = "restart"
+)
+
+// Step is one step of an apply.
+type Step struct {
+	Kind StepKind
+	// Node is the member the step changes; for StepForm, Nodes are the members launched.
+	Node  string
+	Nodes []string
+	// Target is the member that leads after a switchover.
+	Target string
+	// Reason is one sentence for the plan and the log saying why.
+	Reason string
+}
+
+// String is the step without its reason, the same words in the plan and in the apply's log: "replace
+// node-2", "switchover node-1 to node-2", "form node-1, node-2, node-3".
+func (s Step) String() string {
+	switch s.Kind {
+	case StepForm:
+		return "form the cluster from " + strings.Join(s.Nodes, ", ")
+	case StepAwaitLeader:
+		return "wait for a leader"
+	case StepAwaitHandover:
+		return "wait for a standby to take over from " + s.Node
+	case StepAwaitMembers:
+		return "wait for every member to stream"
+	case StepConfigure:
+		return "change Patroni's dynamic configuration"
+	case StepSwitchover:
+		return fmt.Sprintf("switchover %s to %s", s.Node, s.Target)
+	case StepRoll:
+		return "replace " + s.Node + " (roll)"
+	}
+	return string(s.Kind) + " " + s.Node
+}
+
+// Waits reports whether the step only waits for the cluster to change by itself.
+func (s Step) Waits() bool {
+	return s.Kind == StepAwaitLeader || s.Kind == StepAwaitHandover || s.Kind == StepAwaitMembers
+}
+
+// StepsSummary renders steps as numbered lines "N. <step>: <reason>"; no steps is "".
+func StepsSummary(steps []Step) string {
+	return numbered(steps, func(s Step) string { return s.Reason })
+}

@@ -1,0 +1,306 @@
+package topology_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// whole is a cluster of names, the first leading, every other streaming in the quorum, all current.
+func whole(names ...string) topology.Cluster {
+	c := topology.Cluster{SyncNumber: 1, MaxLagBytes: maxLag, Formed: true, ViewKnown: true}
+	for i, n := range names {
+		m := topology.Member{Name: n, Wanted: true, Machine: topology.MachineLive, Etcd: i < 3, Role: topology.RoleStandby, Running: true, Streaming: true, InQuorum: true}
+		if i == 0 {
+			m.Role, m.Streaming, m.InQuorum = topology.RolePrimary, false, false
+		}
+		c.Members = append(c.Members, m)
+	}
+	return c
+}
+
+// lose makes node's machine lost.
+func lose(c topology.Cluster, nodes ...string) topology.Cluster {
+	c.Members = slices.Clone(c.Members)
+	for i, m := range c.Members {
+		if slices.Contains(nodes, m.Name) {
+			c.Members[i] = topology.Member{Name: m.Name, Wanted: m.Wanted, Etcd: m.Etcd, Machine: topology.MachineLost, Why: "its instance is terminated", LagBytes: -1}
+		}
+	}
+	return c
+}
+
+func stepStrings(steps []topology.Step) []string {
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = s.String()
+	}
+	return out
+}
+
+func TestSteps_cases(t *testing.T) {
+	rolled := whole("n1", "n2", "n3")
+	for i := range rolled.Members {
+		rolled.Members[i].Outdated = []string{"instance_type m6id.large -> m6id.xlarge"}
+	}
+	added := whole("n1", "n2", "n3", "n4")
+	added.Members[3] = topology.Member{Name: "n4", Wanted: true, Machine: topology.MachineAbsent, LagBytes: -1}
+	added.ConfigChanges = []string{"postgresql.pg_hba: [3 entries] -> [4 entries]"}
+	removedPrimary := whole("n4", "n1", "n2", "n3")
+	removedPrimary.Members = append(removedPrimary.Members[1:], removedPrimary.Members[0])
+	removedPrimary.Members[3].Wanted = false
+	noLeaderYet := lose(whole("n1", "n2", "n3"), "n1")
+	for i := range noLeaderYet.Members {
+		noLeaderYet.Members[i].Role, noLeaderYet.Members[i].Running = "", false
+	}
+	noLeaderYet.ViewKnown = false
+	fresh := topology.Cluster{SyncNumber: 1, MaxLagBytes: maxLag}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		fresh.Members = append(fresh.Members, topology.Member{Name: n, Wanted: true, Machine: topology.MachineAbsent, Etcd: true, LagBytes: -1})
+	}
+	interrupted := fresh
+	interrupted.Members = slices.Clone(fresh.Members)
+	interrupted.Members[0] = topology.Member{Name: "n1", Wanted: true, Machine: topology.MachineLive, Etcd: true, LagBytes: -1}
+	pending := whole("n1", "n2", "n3")
+	pending.Members[0].PendingRestart = []string{"shared_buffers"}
+	pending.Members[2].PendingRestart = []string{"shared_buffers"}
+
+	for _, tc := range []struct {
+		name string
+		c    topology.Cluster
+		want []string
+		err  error
+	}{
+		{"whole", whole("n1", "n2", "n3"), nil, nil},
+		{"one standby lost", lose(whole("n1", "n2", "n3"), "n3"), []string{"replace n3"}, nil},
+		{"the primary lost, Patroni failed over", func() topology.Cluster {
+			c := lose(whole("n1", "n2", "n3"), "n1")
+			c.Members[1].Role, c.Members[1].Streaming, c.Members[1].InQuorum = topology.RolePrimary, false, false
+			return c
+		}(), []string{"replace n1"}, nil},
+		{"the primary lost, failover under way", noLeaderYet, []string{"wait for a leader", "replace n1"}, nil},
+		{"every member lost", lose(whole("n1", "n2", "n3"), "n1", "n2", "n3"), nil, topology.ErrDataLost},
+		{"the primary and a standby lost", lose(whole("n1", "n2", "n3"), "n1", "n2"), nil, topology.ErrNoElection},
+		{"a new cluster", fresh, []string{"form the cluster from n1, n2, n3"}, nil},
+		{"an interrupted create", interrupted, []string{"form the cluster from n2, n3"}, nil},
+		{"an instance-type roll", rolled, []string{"replace n3 (roll)", "replace n2 (roll)", "switchover n1 to n2", "replace n1 (roll)"}, nil},
+		{"a node added", added, []string{"change Patroni's dynamic configuration", "add n4"}, nil},
+		{"a node removed while it leads", removedPrimary, []string{"switchover n4 to n1", "remove n4"}, nil},
+		{"restarts, the leader last", pending, []string{"restart n3", "restart n1"}, nil},
+		{"a forming cluster with a leader", func() topology.Cluster {
+			c := whole("n1", "n2", "n3")
+			c.Formed = false
+			c.Members[2].Streaming, c.Members[2].InQuorum = false, false
+			return c
+		}(), []string{"wait for every member to stream"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps, err := topology.Steps(tc.c)
+			if !errors.Is(err, tc.err) || (err != nil) != (tc.err != nil) {
+				t.Fatalf("Steps: error %v; want %v (steps %v)", err, tc.err, stepStrings(steps))
+			}
+			if got := stepStrings(steps); !slices.Equal(got, tc.want) {
+				t.Errorf("Steps: %q; want %q\n%s", got, tc.want, topology.StepsSummary(steps))
+			}
+			s, done, nerr := topology.Next(tc.c)
+			switch {
+			case tc.err != nil && !errors.Is(nerr, tc.err):
+				t.Errorf("Next: error %v; want %v", nerr, tc.err)
+			case tc.err == nil && len(tc.want) == 0 && !done:
+				t.Errorf("Next: %s; want done", s)
+			case tc.err == nil && len(tc.want) > 0 && s.String() != tc.want[0]:
+				t.Errorf("Next: %s; want %s, the plan's first step", s, tc.want[0])
+			}
+		})
+	}
+}
+
+func TestSteps_quorumLater(t *testing.T) {
+	// Adding n4 with ANY 2: the quorum stays at the live count until n4 streams, then rises.
+	c := whole("n1", "n2", "n3", "n4")
+	c.Members[3] = topology.Member{Name: "n4", Wanted: true, Machine: topology.MachineAbsent, LagBytes: -1}
+	c.SyncNumber = 2
+	c.ConfigChanges = []string{"postgresql.pg_hba: [3 entries] -> [4 entries]"}
+	c.ConfigLater = []string{"synchronous_node_count: 1 -> 2"}
+	steps, err := topology.Steps(c)
+	want := []string{"change Patroni's dynamic configuration", "add n4", "change Patroni's dynamic configuration"}
+	if err != nil || !slices.Equal(stepStrings(steps), want) {
+		t.Fatalf("Steps: %q, %v; want %q", stepStrings(steps), err, want)
+	}
+	if !strings.Contains(steps[2].Reason, "synchronous_node_count: 1 -> 2") {
+		t.Errorf("the second configure step should name the quorum: %s", steps[2].Reason)
+	}
+}
+
+func TestNext_staleViewIsNoLeader(t *testing.T) {
+	// A survivor whose DCS is gone still shows the lost leader: the adapter drops the view, and the engine
+	// neither configures through the lost leader nor replaces around it.
+	c := lose(whole("n1", "n2", "n3"), "n1", "n2")
+	c.ViewKnown, c.ViewError = false, "the view's leader n1 has no live machine"
+	for i := range c.Members {
+		c.Members[i].Role = ""
+	}
+	if _, _, err := topology.Next(c); !errors.Is(err, topology.ErrNoElection) || !strings.Contains(err.Error(), "1 of the DCS's 3 members live (n3)") {
+		t.Errorf("Next: %v; want ErrNoElection naming the one live DCS member", err)
+	}
+}
+
+// TestSteps_invariants runs the engine over every small topology: 1 to 3 wanted members and at most one
+// being removed, each member's machine live, lost or absent, a live one leading, a standby streaming in the
+// quorum or not, caught up or far behind, current or outdated, the cluster formed or not. For each it
+// checks what must always hold, step by step through the simulation.
+func TestSteps_invariants(t *testing.T) {
+	type variant struct {
+		machine              topology.Machine
+		role                 string
+		running, streaming   bool
+		lag                  int64
+		outdated, restarting bool
+	}
+	var variants []variant
+	for _, machine := range []topology.Machine{topology.MachineLive, topology.MachineLost, topology.MachineAbsent} {
+		if machine != topology.MachineLive {
+			variants = append(variants, variant{machine: machine, lag: -1})
+			continue
+		}
+		for _, role := range []string{topology.RolePrimary, topology.RoleStandby, ""} {
+			for _, streaming := range []bool{true, false} {
+				for _, lag := range []int64{0, 2 * maxLag, -1} {
+					for _, outdated := range []bool{false, true} {
+						for _, restarting := range []bool{false, true} {
+							if role != topology.RoleStandby && (streaming || lag != 0) || restarting && (outdated || lag != 0) {
+								continue
+							}
+							variants = append(variants, variant{machine, role, role != "", streaming, lag, outdated, restarting})
+						}
+					}
+				}
+			}
+		}
+	}
+	checked, refused := 0, 0
+	var build func(prefix []variant, n int)
+	build = func(prefix []variant, n int) {
+		if len(prefix) == n {
+			for _, removed := range []bool{false, true} {
+				if removed && n < 2 {
+					continue
+				}
+				for _, formed := range []bool{false, true} {
+					for _, syncNumber := range []int{0, 1} {
+						c := topology.Cluster{SyncNumber: syncNumber, MaxLagBytes: maxLag, Formed: formed, ViewKnown: true}
+						for i, v := range prefix {
+							m := topology.Member{Name: fmt.Sprintf("n%d", i+1), Wanted: !(removed && i == n-1), Machine: v.machine, Etcd: i < 3,
+								Role: v.role, Running: v.running, Streaming: v.streaming, InQuorum: v.streaming, LagBytes: v.lag}
+							if v.outdated {
+								m.Outdated = []string{"instance_type a -> b"}
+							}
+							if v.restarting {
+								m.PendingRestart = []string{"shared_buffers"}
+							}
+							c.Members = append(c.Members, m)
+						}
+						if slices.ContainsFunc(c.Members, func(m topology.Member) bool { return !m.Wanted && m.Machine == topology.MachineAbsent }) {
+							continue // a member being removed had a machine or an address
+						}
+						checked++
+						if err := invariants(c); err != nil {
+							if errors.Is(err, errRefused) {
+								refused++
+								continue
+							}
+							t.Fatalf("%v\ncluster: %+v", err, c)
+						}
+					}
+				}
+			}
+			return
+		}
+		for _, v := range variants {
+			if v.role == topology.RolePrimary && slices.ContainsFunc(prefix, func(p variant) bool { return p.role == topology.RolePrimary }) {
+				continue
+			}
+			build(append(slices.Clone(prefix), v), n)
+		}
+	}
+	for n := 1; n <= 3; n++ {
+		build(nil, n)
+	}
+	t.Logf("%d topologies checked, %d refused (as they should be)", checked, refused)
+	if checked < 10000 {
+		t.Errorf("only %d topologies checked", checked)
+	}
+}
+
+var errRefused = errors.New("refused")
+
+// invariants walks c's simulated apply and reports the first rule broken.
+func invariants(c topology.Cluster) error {
+	steps, err := topology.Steps(c)
+	lost := !slices.ContainsFunc(c.Members, func(m topology.Member) bool { return m.Machine == topology.MachineLive })
+	if c.Formed && lost {
+		if !errors.Is(err, topology.ErrDataLost) {
+			return fmt.Errorf("no member holds the data: want ErrDataLost, got steps %q, error %v", stepStrings(steps), err)
+		}
+		return errRefused
+	}
+	if err != nil && strings.Contains(err.Error(), "bug in the provider") {
+		return err
+	}
+	if first, done, nerr := topology.Next(c); (nerr == nil) != (err == nil || len(steps) > 0) ||
+		(len(steps) > 0 && first.String() != steps[0].String()) || (done != (err == nil && len(steps) == 0)) {
+		return fmt.Errorf("Next (%s, done %v, %v) is not the plan's first step (%q, %v)", first, done, nerr, stepStrings(steps), err)
+	}
+	cur := c
+	cur.Members = slices.Clone(c.Members)
+	for _, s := range steps {
+		byName := map[string]topology.Member{}
+		for _, m := range cur.Members {
+			byName[m.Name] = m
+		}
+		switch s.Kind {
+		case topology.StepForm:
+			if cur.Formed {
+				return fmt.Errorf("%s: a cluster that had formed is never formed anew (initdb over its data)", s)
+			}
+		case topology.StepSwitchover:
+			tg := byName[s.Target]
+			if tg.Machine != topology.MachineLive || tg.Role != topology.RoleStandby || !tg.Running || !topology.Counted(tg.Streaming, tg.InQuorum, cur.SyncNumber) ||
+				tg.LagBytes < 0 || tg.LagBytes > cur.MaxLagBytes || (len(tg.Outdated) > 0 && byName[s.Node].Wanted) {
+				return fmt.Errorf("%s: the target %+v is not proven caught up", s, tg)
+			}
+		case topology.StepRoll, topology.StepRestart:
+			for _, m := range cur.Members {
+				if m.Name == s.Node || !m.Wanted {
+					continue
+				}
+				serving := m.Machine == topology.MachineLive && m.Running && (m.Role == topology.RolePrimary || (m.Role == topology.RoleStandby && topology.Counted(m.Streaming, m.InQuorum, cur.SyncNumber)))
+				if !serving {
+					return fmt.Errorf("%s takes %s down while %s does not serve: two members down", s, s.Node, m.Name)
+				}
+			}
+		case topology.StepReplace, topology.StepAdd:
+			if _, ok := leaderOf(cur); !ok {
+				return fmt.Errorf("%s without a leader to seed from", s)
+			}
+		}
+		cur = topology.AfterStep(cur, s)
+	}
+	if err != nil {
+		return errRefused
+	}
+	return nil
+}
+
+func leaderOf(c topology.Cluster) (topology.Member, bool) {
+	for _, m := range c.Members {
+		if m.Role == topology.RolePrimary && m.Machine == topology.MachineLive && m.Running && c.ViewKnown {
+			return m, true
+		}
+	}
+	return topology.Member{}, false
+}
