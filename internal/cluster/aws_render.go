@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -96,17 +94,6 @@ func RenderAWS(s Spec, region string, addrs map[string]string, allowed []string,
 		return nil, err
 	}
 	return out, nil
-}
-
-// Fingerprint is a node's configuration identity: instance type, AMI and the user-data's identity
-// (bootstrap.UserData.Identity: the user-data without Patroni's dynamic configuration, which a running
-// cluster changes through PATCH /config). An instance whose pgnvme:config tag (TagConfig) differs must be
-// replaced. 16 hex digits of a SHA-256.
-func Fingerprint(instanceType, ami string, userData []byte) string {
-	// Lengths first, so that no two different triples hash the same bytes.
-	b := fmt.Appendf(nil, "%d:%s\n%d:%s\n%d:", len(instanceType), instanceType, len(ami), ami, len(userData))
-	sum := sha256.Sum256(append(b, userData...))
-	return hex.EncodeToString(sum[:8])
 }
 
 // SSMPath is the cluster's SSM parameter path, "/pgnvme/<name>", under which its password parameters are.

@@ -378,23 +378,46 @@ func TestRenderAWS(t *testing.T) {
 	}
 }
 
-func TestFingerprint(t *testing.T) {
-	base := cluster.Fingerprint("m6id.large", "ami-0123456789abcdef0", []byte("user-data"))
-	if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(base) {
-		t.Fatalf("Fingerprint = %q, want 16 hex digits", base)
+func TestLaunch(t *testing.T) {
+	aws := &cluster.AWS{InstanceType: "m6id.large", RootVolumeGiB: 20}
+	base := cluster.NewLaunch(aws, "ami-0123456789abcdef0", []byte("user-data"))
+	if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(base.Fingerprint()) {
+		t.Fatalf("Fingerprint = %q, want 16 hex digits", base.Fingerprint())
 	}
-	if again := cluster.Fingerprint("m6id.large", "ami-0123456789abcdef0", []byte("user-data")); again != base {
-		t.Errorf("not stable: %s, %s", base, again)
+	if again := cluster.NewLaunch(aws, "ami-0123456789abcdef0", []byte("user-data")); again.Fingerprint() != base.Fingerprint() {
+		t.Errorf("not stable: %s, %s", base.Fingerprint(), again.Fingerprint())
 	}
-	for _, other := range []string{
-		cluster.Fingerprint("m6id.xlarge", "ami-0123456789abcdef0", []byte("user-data")),
-		cluster.Fingerprint("m6id.large", "ami-0123456789abcdef1", []byte("user-data")),
-		cluster.Fingerprint("m6id.large", "ami-0123456789abcdef0", []byte("user-data2")),
-		cluster.Fingerprint("m6id.large", "ami-0123456789abcdef0user-data", nil), // the same bytes, split differently
+	if got := base.Changes("m6id.large", "ami-0123456789abcdef0", base.Tags()); got != nil {
+		t.Errorf("an instance launched so: changes %q; want none", got)
+	}
+	// Each field changes the fingerprint and is named as the reason.
+	for _, tc := range []struct {
+		change func(l *cluster.Launch)
+		want   string
+	}{
+		{func(l *cluster.Launch) { l.InstanceType = "m6id.xlarge" }, "aws.instance_type m6id.large -> m6id.xlarge"},
+		{func(l *cluster.Launch) { l.AMI = "ami-0123456789abcdef1" }, "aws.ami_id ami-0123456789abcdef0 -> ami-0123456789abcdef1"},
+		{func(l *cluster.Launch) { l.RootVolumeGiB = 40 }, "aws.root_volume_gib 20 -> 40"},
+		{func(l *cluster.Launch) { l.KeyName = "ops" }, "aws.key_name (none) -> ops"},
+		{func(l *cluster.Launch) { l.UserData = cluster.NewLaunch(aws, "", []byte("user-data2")).UserData }, "its user-data changed"},
 	} {
-		if other == base {
-			t.Errorf("a different configuration has the same fingerprint %s", base)
+		want := base
+		tc.change(&want)
+		if want.Fingerprint() == base.Fingerprint() {
+			t.Errorf("%s: the fingerprint stays %s", tc.want, base.Fingerprint())
 		}
+		got := want.Changes(base.InstanceType, base.AMI, base.Tags())
+		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("changes %q; want one, %q", got, tc.want)
+		}
+	}
+	// An instance from before the named tags: its fingerprint alone says it differs.
+	if got := base.Changes("m6id.large", "ami-0123456789abcdef0", map[string]string{cluster.TagConfig: "0123456789abcdef"}); len(got) != 1 || !strings.Contains(got[0], "pgnvme:config") {
+		t.Errorf("an untagged instance: changes %q; want the general reason", got)
+	}
+	// The same bytes split differently are another launch.
+	if x, y := (cluster.Launch{InstanceType: "ab", AMI: "c"}), (cluster.Launch{InstanceType: "a", AMI: "bc"}); x.Fingerprint() == y.Fingerprint() {
+		t.Error("fingerprints of different launches agree")
 	}
 	// Real user-data: a node whose peers move changes; rendering again does not.
 	s := cluster.FromInput(validAWS())
@@ -405,7 +428,7 @@ func TestFingerprint(t *testing.T) {
 	addrs["node-3"] = "10.0.3.11"
 	c, _ := cluster.RenderAWS(s, "eu-west-1", addrs, nil, facts)
 	fp := func(m map[string]bootstrap.UserData) string {
-		return cluster.Fingerprint("m6id.large", "ami-0123456789abcdef0", []byte(m["node-1"].Identity))
+		return cluster.NewLaunch(aws, "ami-0123456789abcdef0", []byte(m["node-1"].Identity)).Fingerprint()
 	}
 	if fp(a) != fp(b) || fp(a) == fp(c) {
 		t.Errorf("fingerprints of node-1: %s, again %s, with node-3 moved %s", fp(a), fp(b), fp(c))
