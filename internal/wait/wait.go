@@ -178,6 +178,22 @@ func Until(ctx context.Context, what string, timeout, interval time.Duration, cl
 	return err
 }
 
+// Sleep waits d on clock, or until ctx ends (its error then). A d of zero or less returns at once.
+func Sleep(ctx context.Context, clock Clock, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if clock == nil {
+		clock = Real
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-clock.After(d):
+		return nil
+	}
+}
+
 // notYet marks a condition's error as "keep waiting".
 type notYet struct{ err error }
 
