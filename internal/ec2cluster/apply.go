@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -143,16 +145,17 @@ func password() string {
 // launch starts node's instance on its interface (after the interface is free) and waits until it runs.
 // replaced is the instance it replaces ("" for a first launch): with the fingerprint it makes the client
 // token, so a retried apply does not launch twice.
-func (se *session) launch(ctx context.Context, t target, node string, eni ENI, profile string, userData []byte, print, replaced string) (Instance, error) {
+func (se *session) launch(ctx context.Context, t target, node string, eni ENI, m machines, replaced string) (Instance, error) {
 	if err := se.cloud.WaitENIAvailable(ctx, eni.ID, se.p.timeouts.Terminate); err != nil {
 		return Instance{}, fmt.Errorf("waiting for node %s's network interface %s to come free: %w", node, eni.ID, err)
 	}
 	tags := se.tags(node)
-	tags[cluster.TagConfig] = print
-	sum := sha256.Sum256([]byte(se.s.Name + "/" + node + "/" + print + "/" + replaced))
+	l := m.launches[node]
+	maps.Copy(tags, l.Tags())
+	sum := sha256.Sum256([]byte(se.s.Name + "/" + node + "/" + l.Fingerprint() + "/" + replaced))
 	spec := RunSpec{
 		ClientToken: "pgnvme-" + hex.EncodeToString(sum[:16]), InstanceType: se.a.InstanceType, AMI: t.image.ID, ENIID: eni.ID,
-		InstanceProfile: profile, KeyName: se.a.KeyName, UserData: userData, RootDeviceName: t.image.RootDeviceName,
+		InstanceProfile: m.profile, KeyName: se.a.KeyName, UserData: m.userData[node], RootDeviceName: t.image.RootDeviceName,
 		RootVolumeGiB: se.a.RootVolumeGiB, Tags: tags,
 	}
 	tflog.Info(ctx, "launching the node's instance", map[string]any{"node": node, "type": se.a.InstanceType, "zone": eni.Zone, "replaces": replaced})
@@ -178,7 +181,7 @@ func (se *session) launch(ctx context.Context, t target, node string, eni ENI, p
 func (se *session) waitBack(ctx context.Context, node string, e ENI, launched time.Time) error {
 	host := se.apiHost(e)
 	var last string
-	err := wait.Until(ctx, "node "+node+"'s new instance to stream from the primary", se.p.timeouts.Healthy, se.p.poll, nil, func(ctx context.Context) (bool, error) {
+	err := wait.Until(ctx, "node "+node+"'s new instance to stream from the primary", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
 		st, err := se.p.patroni.node(ctx, host)
 		if err != nil {
 			last = err.Error()
@@ -197,7 +200,7 @@ func (se *session) waitBack(ctx context.Context, node string, e ENI, launched ti
 func (se *session) waitWhole(ctx context.Context, what string) error {
 	nodes := se.s.NodeNames()
 	var last string
-	err := wait.Until(ctx, what, se.p.timeouts.Healthy, se.p.poll, nil, func(ctx context.Context) (bool, error) {
+	err := wait.Until(ctx, what, se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
 		o, err := se.observe(ctx)
 		if err != nil {
 			return false, wait.NotYet(err)
@@ -223,10 +226,12 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 	return p.apply(ctx, s, nil)
 }
 
-// Update replaces lost nodes (one at a time), makes Patroni's dynamic configuration (parameters, timings,
-// quorum) the spec's, rolls outdated nodes (standbys first, a switchover, the old primary last), then
-// restarts the nodes whose PostgreSQL waits for a restart (standbys first). A node is outdated when its
-// instance type, AMI or user-data identity differs from what the configuration renders now.
+// Update makes the cluster the spec's one step at a time, as topology.Next decides (converge): Patroni's
+// dynamic configuration (parameters, timings, quorum), removed nodes, lost and added ones one at a time,
+// the rolling replacement of outdated nodes (standbys first, a switchover, the old primary last), then the
+// restarts of nodes whose PostgreSQL waits for one (standbys first). A node is outdated when what its
+// machine was launched with (cluster.Launch: instance type, AMI, root volume, key pair, user-data) differs
+// from what the configuration asks now.
 func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
 	return p.apply(ctx, s, prior)
 }
@@ -254,6 +259,13 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 		}
 		return se.status(ctx, o, prior, &t), err
 	}
+	// What no step can change (every member lost, no election possible) stops the apply before it
+	// makes or changes anything.
+	if _, _, err := topology.Next(se.engine(ctx, o, engineInput{known: memberNames(prior)})); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
+		err = refusal(err)
+		tflog.Info(ctx, "apply step", map[string]any{"step": stopStep, "reason": err.Error()})
+		return result(err)
+	}
 	groups, profile, addrs, err := se.ensure(ctx, t, &o)
 	if err != nil {
 		return result(err)
@@ -268,57 +280,11 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 	if err := se.ensureLoadBalancer(ctx, t, addrs, hadLB); err != nil {
 		return result(err)
 	}
-	userData, prints, err := se.render(t, addrs)
+	userData, launches, err := se.render(t, addrs)
 	if err != nil {
 		return result(err)
 	}
-	var patched time.Time // when the dynamic configuration last changed
-	_, led := o.patroni.Leader()
-	if len(o.instances) == 0 || !o.patroniOK || !led {
-		// A new cluster, one whose create was interrupted before it formed, or one whose every node is lost:
-		// every missing node at once (etcd and Patroni form the cluster from all of them), then wait for it.
-		for _, n := range s.Nodes {
-			if _, live := o.instances[n.Name]; live {
-				continue
-			}
-			if _, err := se.launch(ctx, t, n.Name, o.enis[n.Name], profile, userData[n.Name], prints[n.Name], replacedID(o, n.Name)); err != nil {
-				return result(err)
-			}
-		}
-		if err := se.waitWhole(ctx, "the cluster to have a leader and every standby streaming in the quorum"); err != nil {
-			return result(err)
-		}
-	} else {
-		// The configuration first (pg_hba with every node's address, a quorum no larger than the nodes
-		// there are), then the removed nodes go and the added and lost ones come, one at a time.
-		if o, err = se.observe(ctx); err != nil {
-			return result(err)
-		}
-		if patched, err = se.configure(ctx, o, &t, true); err != nil {
-			return result(fmt.Errorf("changing Patroni's dynamic configuration: %w", err))
-		}
-		if err := se.shrink(ctx, &o); err != nil {
-			return result(err)
-		}
-		if err := se.repair(ctx, t, &o, profile, userData, prints); err != nil {
-			return result(err)
-		}
-	}
-	// The whole dynamic configuration, before the roll, so that the nodes it replaces start with it.
-	if o, err = se.observe(ctx); err != nil {
-		return result(err)
-	}
-	again, err := se.configure(ctx, o, &t, false)
-	if err != nil {
-		return result(fmt.Errorf("changing Patroni's dynamic configuration: %w", err))
-	}
-	if !again.IsZero() {
-		patched = again
-	}
-	if err := se.roll(ctx, t, profile, userData, prints); err != nil {
-		return result(err)
-	}
-	if err := se.restartPending(ctx, patched); err != nil {
+	if err := se.converge(ctx, t, memberNames(prior), machines{profile: profile, userData: userData, launches: launches}); err != nil {
 		return result(err)
 	}
 	return result(nil)
@@ -332,44 +298,6 @@ func replacedID(o observation, node string) string {
 		}
 	}
 	return ""
-}
-
-// repair replaces each lost node alone (and launches each added one): its stopped instance is terminated
-// (its instance store is gone), a new one attaches the same interface, and the next node waits until the
-// cluster is whole again.
-func (se *session) repair(ctx context.Context, t target, o *observation, profile string, userData map[string][]byte, prints map[string]string) error {
-	for _, n := range se.s.Nodes {
-		if _, live := o.instances[n.Name]; live {
-			continue
-		}
-		var stale []string
-		for _, in := range o.others {
-			if in.Tags[cluster.TagNode] == n.Name && in.State != "terminated" {
-				stale = append(stale, in.ID)
-			}
-		}
-		if len(stale) > 0 {
-			tflog.Info(ctx, "terminating the lost node's instance", map[string]any{"node": n.Name, "instances": stale})
-			if err := se.cloud.Terminate(ctx, stale, se.p.timeouts.Terminate); err != nil {
-				return fmt.Errorf("terminating node %s's lost instance: %w", n.Name, err)
-			}
-		}
-		start := time.Now()
-		in, err := se.launch(ctx, t, n.Name, o.enis[n.Name], profile, userData[n.Name], prints[n.Name], replacedID(*o, n.Name))
-		if err != nil {
-			return err
-		}
-		if err := se.waitBack(ctx, n.Name, o.enis[n.Name], launchedAt(in, start)); err != nil {
-			return err
-		}
-		tflog.Info(ctx, "the node's new instance is in the cluster", map[string]any{"node": n.Name, "seconds": time.Since(start).Seconds()})
-		o2, err := se.observe(ctx)
-		if err != nil {
-			return err
-		}
-		*o = o2
-	}
-	return nil
 }
 
 // launchedAt is when EC2 launched in (its own clock, which the node's is synchronised with), else since.

@@ -107,7 +107,7 @@ func (se *session) configure(ctx context.Context, o observation, t *target, tran
 	if err := se.p.patroni.patchConfig(ctx, host, patch, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
 		return time.Time{}, err
 	}
-	return time.Now(), nil
+	return se.p.clock.Now(), nil
 }
 
 // loopWait and retryTimeout are the Patroni timings the nodes run with.
@@ -126,61 +126,6 @@ func positiveOr(v, def int) int {
 	return def
 }
 
-// restartPending restarts, one at a time, every node whose PostgreSQL waits for a restart (standbys first,
-// the primary last), each back before the next. After a configuration change at patched, it first waits
-// out a Patroni loop (loop_wait plus retry_timeout): only once a member has applied the change does its
-// PostgreSQL say which settings need a restart. Lowering max_connections and its kin can leave a standby
-// pending again after the primary's restart (its value must not be below the primary's), hence rounds.
-func (se *session) restartPending(ctx context.Context, patched time.Time) error {
-	if !patched.IsZero() {
-		if err := sleep(ctx, time.Until(patched.Add(se.loopWait()+se.retryTimeout()))); err != nil {
-			return err
-		}
-	}
-	var password string
-	for round := 0; round < 3; round++ {
-		o, err := se.observe(ctx)
-		if err != nil {
-			return err
-		}
-		leader, ok := o.patroni.Leader()
-		if !o.patroniOK || !ok {
-			return errors.New("restarting nodes needs a cluster with a leader; apply again once Patroni has one")
-		}
-		pending := map[string]nodeState{}
-		for _, n := range se.s.Nodes {
-			st, err := se.p.patroni.node(ctx, se.apiHost(o.enis[n.Name]))
-			if err != nil {
-				return fmt.Errorf("reading node %s's state: %w", n.Name, err)
-			}
-			if st.PendingRestart {
-				pending[n.Name] = st
-			}
-		}
-		if len(pending) == 0 {
-			return nil
-		}
-		if password == "" {
-			if password, err = se.cloud.Secret(ctx, se.ssmNames().restapi); err != nil {
-				return fmt.Errorf("reading the REST API password from SSM: %w", err)
-			}
-		}
-		order := slices.DeleteFunc(se.s.NodeNames(), func(n string) bool { _, p := pending[n]; return !p || n == leader.Name })
-		if _, p := pending[leader.Name]; p {
-			order = append(order, leader.Name)
-		}
-		for _, n := range order {
-			start := time.Now()
-			tflog.Info(ctx, "restarting the node's PostgreSQL", map[string]any{"node": n, "pending": reasons(pending[n].PendingRestartReason)})
-			if err := se.restartNode(ctx, n, se.apiHost(o.enis[n]), pending[n], n == leader.Name, password); err != nil {
-				return err
-			}
-			tflog.Info(ctx, "restarted the node's PostgreSQL", map[string]any{"node": n, "seconds": time.Since(start).Seconds()})
-		}
-	}
-	return errors.New("nodes still wait for a restart after three rounds of restarts; see each node's Patroni log, then apply again")
-}
-
 // restartNode restarts node's PostgreSQL through its Patroni and waits until it runs again (a standby
 // streaming) and the cluster is whole.
 func (se *session) restartNode(ctx context.Context, node, host string, before nodeState, primary bool, password string) error {
@@ -188,7 +133,7 @@ func (se *session) restartNode(ctx context.Context, node, host string, before no
 		return fmt.Errorf("restarting node %s: %w", node, err)
 	}
 	var last string
-	err := wait.Until(ctx, "node "+node+"'s PostgreSQL to run again", se.p.timeouts.Healthy, se.p.poll, nil, func(ctx context.Context) (bool, error) {
+	err := wait.Until(ctx, "node "+node+"'s PostgreSQL to run again", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
 		st, err := se.p.patroni.node(ctx, host)
 		if err != nil {
 			last = err.Error()
@@ -209,10 +154,11 @@ func reasons(m map[string]json.RawMessage) string {
 	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
-// pendingRestart asks each live node's own Patroni (exact, where GET /cluster can be a loop late) whether
-// its PostgreSQL waits for a restart; it returns those nodes in the spec's order, a plan line for each,
-// and a warning for each node that could not be asked.
-func (se *session) pendingRestart(ctx context.Context, o observation) (names, lines, warnings []string) {
+// pendingRestart asks each live node's own Patroni (exact, where GET /cluster can be a loop late) which
+// settings its PostgreSQL waits to apply with a restart, by node, and warns of each node that could not
+// be asked.
+func (se *session) pendingRestart(ctx context.Context, o observation) (pending map[string][]string, warnings []string) {
+	pending = map[string][]string{}
 	for _, n := range se.s.Nodes {
 		e, ok := o.enis[n.Name]
 		if _, live := o.instances[n.Name]; !ok || !live {
@@ -223,24 +169,12 @@ func (se *session) pendingRestart(ctx context.Context, o observation) (names, li
 		case err != nil:
 			warnings = append(warnings, fmt.Sprintf("whether node %s waits for a restart could not be read: %v", n.Name, err))
 		case st.PendingRestart:
-			names = append(names, n.Name)
-			lines = append(lines, fmt.Sprintf("restart %s: its PostgreSQL waits for a restart to apply %s", n.Name, reasons(st.PendingRestartReason)))
+			settings := []string{"settings only a restart applies"}
+			if r := reasons(st.PendingRestartReason); r != "" {
+				settings = strings.Split(r, ", ")
+			}
+			pending[n.Name] = settings
 		}
 	}
-	return names, lines, warnings
-}
-
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return pending, warnings
 }

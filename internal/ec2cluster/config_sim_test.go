@@ -48,11 +48,9 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 	}
 	// The restarts, from the provider's log: every node once, the primary last.
 	var order []string
-	for _, line := range strings.Split(e.providerLog()[logStart:], "\n") {
-		if strings.Contains(line, "restarting the node's PostgreSQL") {
-			if i := strings.Index(line, `node=`); i >= 0 {
-				order = append(order, strings.Trim(strings.Fields(line[i+len("node="):])[0], `"`))
-			}
+	for _, step := range e.appliedSteps(logStart) {
+		if node, ok := strings.CutPrefix(step, "restart "); ok {
+			order = append(order, node)
 		}
 	}
 	primary := ""
@@ -123,11 +121,10 @@ func (e *simEnv) checkScale(before clusterState, passwords []string) {
 	w := e.startWriter(before.ConnectionURI, passwords[0])
 	e.fourth = true
 	e.config("sim", "m6id.xlarge", true)
-	plan, _ := e.mustTerraform("plan", "-no-color", "-input=false")
-	if !strings.Contains(plan, "add node-4 in us-east-1d") || strings.Contains(plan, ". replace ") {
+	plan, _, secs := e.planIsApply("a node added", []string{"change Patroni's dynamic configuration", "add node-4"}, false)
+	if strings.Contains(plan, ". replace ") {
 		e.t.Errorf("the plan of a fourth node should add it and replace nothing:\n%s", plan)
 	}
-	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
 	grown := e.state()
 	e.t.Logf("node-4 added: %.0f s; synchronous_standby_names %q", secs, grown.SynchronousStandbyNames)
 	for node, id := range before.AWS.InstanceIDs {
@@ -151,13 +148,13 @@ func (e *simEnv) checkScale(before clusterState, passwords []string) {
 	}
 	e.patroni(grown.AWS.PrivateIPs[leader], http.MethodPost, "/switchover", fmt.Sprintf(`{"leader": %q, "candidate": "node-4"}`, leader), passwords[2])
 	e.waitLeader(grown, leader)
+	e.waitSettled(grown)
 	e.fourth = false
 	e.config("sim", "m6id.xlarge", true)
-	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
-	if !strings.Contains(plan, "remove node-4") || strings.Contains(plan, ". replace ") {
-		e.t.Errorf("the plan without node-4 should remove it and replace nothing:\n%s", plan)
+	plan, _, secs = e.planIsApply("a node removed while it leads", []string{"change Patroni's dynamic configuration", "switchover node-4 to node-1", "remove node-4"}, false)
+	if !strings.Contains(plan, "switchover node-4 to node-1") || !strings.Contains(plan, "remove node-4") || strings.Contains(plan, ". replace ") {
+		e.t.Errorf("the plan without node-4 should hand over to node-1, remove node-4 and replace nothing:\n%s", plan)
 	}
-	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
 	shrunk := e.state()
 	e.t.Logf("node-4, the primary, removed: %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
 	if !maps.Equal(shrunk.AWS.InstanceIDs, before.AWS.InstanceIDs) || len(shrunk.Nodes) != 3 {

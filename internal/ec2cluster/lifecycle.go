@@ -61,8 +61,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		plan.Promoting = true // the addresses come with the interfaces, and Patroni elects the leader
 		return plan, nil
 	}
-	added, removed, err := cluster.AWSNodeListChange(memberNames(prior), s.NodeNames())
-	if err != nil {
+	if _, _, err := cluster.AWSNodeListChange(memberNames(prior), s.NodeNames()); err != nil {
 		return cluster.Plan{}, err
 	}
 	addrs := map[string]string{}
@@ -70,91 +69,45 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		if e, ok := o.enis[n.Name]; ok {
 			addrs[n.Name] = e.PrivateIP
 		} else {
-			plan.Promoting = true
+			plan.Promoting = true // a new interface, a new address
 		}
 	}
-	for _, n := range se.removed(o) { // also what an apply that stopped part-way left
-		if !slices.Contains(removed, n) {
-			removed = append(removed, n)
-		}
-	}
-	plan.Membership = len(added) > 0 || len(removed) > 0
-	if l, ok := o.patroni.Leader(); ok && slices.Contains(removed, l.Name) {
-		plan.Promoting = true
-	}
-	members, _ := se.members(o, prior)
-	var lines []string
-	for _, n := range removed {
-		lines = append(lines, fmt.Sprintf("remove %s: its instance terminated and its network interface deleted, after a switchover if it is the primary", n))
-		plan.Replaces = true
-	}
-	for _, n := range s.Nodes {
-		why, lost := o.lost[n.Name]
-		switch {
-		case slices.Contains(added, n.Name):
-			lines = append(lines, fmt.Sprintf("add %s in %s: a network interface and an instance; it joins as a standby, seeded from the archive or the primary", n.Name, n.Zone))
-			plan.Replaces = true
-		case lost:
-			lines = append(lines, fmt.Sprintf("replace %s: %s", n.Name, why))
-			plan.Replaces = true
-		}
-	}
-	// The apply's order: lost nodes, the dynamic configuration, the roll, the restarts.
-	replacing := len(lines) > 0
-	var restarts []string
-	if _, led := o.patroni.Leader(); o.patroniOK && led {
-		_, changes, _, err := se.configChanges(ctx, o, &t, false)
-		switch {
-		case len(added) > 0:
-			lines = append(lines, "then make Patroni's dynamic configuration this configuration's (pg_hba with the added nodes' addresses, the quorum, the parameters), "+
-				"and restart, standbys first, each node that then waits for a restart")
-		case err != nil:
-			lines = append(lines, fmt.Sprintf("change Patroni's dynamic configuration where it differs from this configuration's (it could not be read now: %v), then restart the nodes that wait for it", err))
-		case len(changes) > 0:
-			lines = append(lines, "change Patroni's dynamic configuration (PATCH /config; every node reloads): "+strings.Join(changes, "; ")+
-				"; then restart, one at a time, standbys first and the primary last, each node whose PostgreSQL then waits for a restart")
-		}
-		_, restarts, _ = se.pendingRestart(ctx, o)
-	}
-	if !plan.Promoting {
-		_, prints, err := se.render(t, addrs)
-		if err != nil {
+	var launches map[string]cluster.Launch
+	if len(addrs) == len(s.Nodes) {
+		// Without every address the user-data cannot be rendered; the nodes without one are new, and the
+		// others are then rolled only when the addresses they hold change (the apply renders again).
+		if _, launches, err = se.render(t, addrs); err != nil {
 			return cluster.Plan{}, err
 		}
-		rms := se.rollMembers(o, prints)
-		outdated := slices.ContainsFunc(rms, func(m topology.RollMember) bool { return m.Outdated })
-		plan.Replaces = plan.Replaces || outdated
-		switch {
-		case !outdated:
-		case replacing || !o.patroniOK:
-			lines = append(lines, "then replace every node whose instance type, AMI or user-data changed, one at a time: standbys first, a switchover, the old primary last (the order is decided from the live cluster at apply)")
+	}
+	c := se.engine(ctx, o, engineInput{known: memberNames(prior), launches: launches, t: &t, lenientConfig: true})
+	steps, err := topology.Steps(c)
+	plan.Actions = topology.StepsSummary(steps)
+	if err != nil {
+		// The apply takes the steps it can and then stops with this error; the plan says so rather than
+		// failing, so that other changes (deletion_protection, to destroy what is left) can still apply.
+		if plan.Actions != "" {
+			plan.Actions += "\n"
+		}
+		plan.Actions += fmt.Sprintf("%d. %s: %s", len(steps)+1, stopStep, refusal(err))
+	}
+	for _, st := range steps {
+		switch st.Kind {
+		case topology.StepAdd, topology.StepRemove:
+			plan.Membership, plan.Replaces = true, true
+		case topology.StepForm, topology.StepReplace, topology.StepRoll:
+			plan.Replaces = true
+		}
+		if st.Kind == topology.StepSwitchover || st.Kind == topology.StepAwaitLeader || st.Kind == topology.StepForm {
 			plan.Promoting = true
-		default:
-			actions, err := topology.PlanRoll(rms, s.NodeNames(), s.Synchronous.Number, se.maxLag())
-			if err != nil {
-				return cluster.Plan{}, fmt.Errorf("the instances must change, but a rolling replacement cannot run safely now: %w", err)
-			}
-			for _, a := range actions {
-				lines = append(lines, a.String()+": "+a.Reason)
-				if a.Kind == topology.RollSwitchover {
-					plan.Promoting = true
-				}
-			}
 		}
 	}
-	lines = append(lines, restarts...)
-	for i := range lines {
-		lines[i] = strconv.Itoa(i+1) + ". " + lines[i]
-	}
-	plan.Actions = strings.Join(lines, "\n")
+	members, _ := se.members(o, prior)
 	for i := range members {
 		members[i].State = cluster.StateRunning
 		if members[i].Role == "" {
 			members[i].Role = cluster.RoleStandby
 		}
-	}
-	if len(lines) > 0 && slices.ContainsFunc(members, func(m cluster.Member) bool { return m.Role == cluster.RolePrimary && o.lost[m.Name] != "" }) {
-		plan.Promoting = true // the lost primary's standby took over, or will
 	}
 	plan.Members = members
 	return plan, nil

@@ -91,11 +91,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	w := e.startWriter(st.ConnectionURI, passwords[0])
 	e.terminate(st.AWS.InstanceIDs[standby])
 	e.waitEvent("terminated", standby)
-	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
-	if !strings.Contains(plan, "replace "+standby) || strings.Count(plan, "replace node-") != 1 {
-		t.Errorf("the plan after losing %s should replace it alone:\n%s", standby, plan)
-	}
-	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	_, _, secs = e.planIsApply("a standby lost", []string{"replace " + standby}, false)
 	st2 := e.state()
 	if st2.AWS.InstanceIDs[standby] == st.AWS.InstanceIDs[standby] || st2.AWS.NetworkInterfaces[standby] != st.AWS.NetworkInterfaces[standby] {
 		t.Errorf("%s: want a new instance on the same interface; before %v/%v, after %v/%v", standby,
@@ -115,7 +111,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	e.terminate(st2.AWS.InstanceIDs[primary])
 	leader := e.waitLeader(st2, primary)
 	t.Logf("primary %s terminated: %s leads after %.1f s", primary, leader, time.Since(lostAt).Seconds())
-	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	_, _, secs = e.planIsApply("the primary lost", []string{"replace " + primary}, false)
 	st3 := e.state()
 	t.Logf("apply replaced %s in %.0f s; writer acknowledged %d commits, 0 lost (checked)", primary, secs, w.finish())
 	if got := e.psql(st3.ConnectionURI, passwords[0], "SELECT pg_is_in_recovery()"); got != "f" {
@@ -123,13 +119,22 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	}
 	e.emptyPlan("after replacing the primary")
 
-	// instance_type changed: a rolling replacement, standbys first, one switchover, never two down.
+	// instance_type, root_volume_gib and key_name changed: a rolling replacement that names each reason,
+	// standbys first, one switchover, never two down.
 	w = e.startWriter(st.ConnectionURI, passwords[0])
+	if _, err := e.ec2.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("tf-acc-ops")}); err != nil {
+		t.Fatal(err)
+	}
+	e.launch = "\n    root_volume_gib     = 24\n    key_name            = \"tf-acc-ops\""
 	e.config("sim", "m6id.xlarge", true)
-	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
-	t.Logf("roll plan:\n%s", grepLines(plan, ". replace ", ". switchover "))
 	mark := time.Now()
-	_, secs = e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	plan, _, secs = e.planIsApply("a roll", nil, false)
+	t.Logf("roll plan:\n%s", plan)
+	for _, why := range []string{"aws.instance_type m6id.large -> m6id.xlarge", "aws.root_volume_gib 20 -> 24", "aws.key_name (none) -> tf-acc-ops"} {
+		if strings.Count(plan, why) != 3 {
+			t.Errorf("the roll plan should name %q for each of the three nodes:\n%s", why, plan)
+		}
+	}
 	st4 := e.state()
 	t.Logf("rolling replacement of 3 nodes: %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
 	e.checkRoll(mark, st3, st4)
@@ -145,13 +150,36 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	// Import round-trips: a new working directory imports the cluster by region and name, and plans nothing.
 	e.checkImport()
 
-	// deletion_protection refuses destroy; cleared, destroy leaves nothing the resource created.
+	// Every node lost: the data is only in the archive. The plan says the apply stops, and the apply stops
+	// before it launches or changes anything (no initdb over the archive's history).
+	final := e.state()
+	mark = time.Now()
+	for _, n := range final.Nodes {
+		e.terminate(final.AWS.InstanceIDs[n.Name])
+	}
+	for _, n := range final.Nodes {
+		e.waitEvent("terminated", n.Name)
+	}
+	plan, out, _ := e.planIsApply("every node lost", []string{"stop"}, true)
+	if !strings.Contains(plan, "every member is lost") || !strings.Contains(out, "Every Node Lost") {
+		t.Errorf("every node lost: the plan should say the apply stops and the apply should refuse:\n%s\n%s", plan, out)
+	}
+	for _, ev := range e.bridge.Events() {
+		if ev.Time.After(mark) && ev.Kind == "booted" {
+			t.Errorf("every node lost: the apply launched %s", ev.Node)
+		}
+	}
+
+	// deletion_protection refuses destroy; cleared (the apply records it, and stops as before), destroy
+	// leaves nothing the resource created.
 	out, err := e.terraform("destroy", "-auto-approve", "-no-color", "-input=false")
 	if err == nil || !strings.Contains(out, "Deletion Protection Is On") {
 		t.Fatalf("destroy with deletion_protection: want it refused, got err %v:\n%s", err, out)
 	}
 	e.config("sim", "m6id.xlarge", false)
-	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	if out, err := e.terraform("apply", "-auto-approve", "-no-color", "-input=false"); err == nil || !strings.Contains(out, "Every Node Lost") {
+		t.Errorf("clearing deletion_protection of a lost cluster: want the apply to record it and stop, got err %v:\n%s", err, out)
+	}
 	_, secs = e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
 	t.Logf("destroy: %.0f s", secs)
 	e.checkNothingLeft(ctx, st4)
@@ -355,7 +383,7 @@ func (e *simEnv) checkRoll(mark time.Time, before, after clusterState) {
 	if log, err := os.ReadFile(filepath.Join(e.dir, "terraform.log")); err == nil {
 		steps := 0
 		for _, l := range strings.Split(string(log), "\n") {
-			if strings.Contains(l, "rolling replacement step:") && strings.Contains(l, `action="switchover `) {
+			if strings.Contains(l, "apply step:") && strings.Contains(l, `step="switchover `) {
 				steps++
 			}
 		}

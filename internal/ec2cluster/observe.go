@@ -82,11 +82,18 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 			}
 		}
 	}
-	if len(hosts) > 0 {
-		o.patroni, _, o.patroniErr = se.p.patroni.cluster(ctx, hosts)
-		o.patroniOK = o.patroniErr == nil
-	} else {
+	if len(hosts) == 0 {
 		o.patroniErr = fmt.Errorf("no node has a running instance")
+		return o, nil
+	}
+	var from string
+	o.patroni, from, o.patroniErr = se.p.patroni.cluster(ctx, hosts)
+	o.patroniOK = o.patroniErr == nil
+	if l, ok := o.patroni.Leader(); o.patroniOK && ok && !o.liveMachine(l.Name) {
+		// A member that lost its DCS shows what it last knew (or the leader key has not expired yet):
+		// nothing in the view can be trusted.
+		o.patroniOK = false
+		o.patroniErr = fmt.Errorf("Patroni's view from %s names %s the leader, but %s's machine is lost: the view is stale", from, l.Name, l.Name)
 	}
 	return o, nil
 }
@@ -126,11 +133,16 @@ func (se *session) members(o observation, prior []cluster.Member) ([]cluster.Mem
 			m.State = cluster.StateRunning
 			switch {
 			case !listed:
+				m.State = cluster.StateStopped
 				warnings = append(warnings, fmt.Sprintf("Node %s's instance %s is %s but Patroni does not list it (still booting, or PostgreSQL failed to start: see its console output).", n.Name, in.ID, in.State))
 			case pm.Role == patroniapi.RoleLeader:
 				m.Role = cluster.RolePrimary
 			default:
 				m.Role = cluster.RoleStandby
+			}
+			if listed && !postgresRuns(pm.State) {
+				m.State = cluster.StateStopped
+				warnings = append(warnings, fmt.Sprintf("Node %s's PostgreSQL is %q in Patroni's view, not running (Patroni restarts it; if it stays so, see the node's Patroni log).", n.Name, pm.State))
 			}
 		}
 		out = append(out, m)
@@ -138,35 +150,10 @@ func (se *session) members(o observation, prior []cluster.Member) ([]cluster.Mem
 	return out, warnings
 }
 
-// rollMembers are the members as the rolling replacement sees them; outdated marks the nodes whose
-// instance does not carry the desired fingerprint.
-func (se *session) rollMembers(o observation, prints map[string]string) []topology.RollMember {
-	var out []topology.RollMember
-	for _, n := range se.s.Nodes {
-		rm := topology.RollMember{Name: n.Name, State: topology.Missing, LagBytes: -1}
-		in, live := o.instances[n.Name]
-		if live {
-			rm.State = topology.Unknown
-			rm.Outdated = in.Tags[cluster.TagConfig] != prints[n.Name]
-		}
-		if pm, ok := o.patroni.Member(n.Name); ok && live {
-			rm.State = topology.Running
-			if pm.State != patroniapi.StateRunning && pm.State != patroniapi.StateStreaming {
-				rm.State = topology.Stopped
-			}
-			switch pm.Role {
-			case patroniapi.RoleLeader:
-				rm.Role = topology.RolePrimary
-			default:
-				rm.Role = topology.RoleStandby
-				rm.Streaming = pm.State == patroniapi.StateStreaming
-				rm.InQuorum = rm.Streaming && (pm.Role == patroniapi.RoleQuorumStandby || pm.Role == patroniapi.RoleSyncStandby)
-				rm.LagBytes = lagBytes(pm.Lag)
-			}
-		}
-		out = append(out, rm)
-	}
-	return out
+// postgresRuns reports whether a member's state in GET /cluster is a running PostgreSQL: a leader
+// running, a replica streaming or replaying the archive.
+func postgresRuns(state string) bool {
+	return state == patroniapi.StateRunning || state == patroniapi.StateStreaming || state == "in archive recovery"
 }
 
 // lagBytes is Patroni's lag (a number of bytes, or "unknown") or -1.
@@ -196,7 +183,7 @@ func whole(st patroniapi.Status, nodes []string, syncNumber int) (ok bool, why s
 			missing = append(missing, n+" not listed")
 		case m.State != patroniapi.StateStreaming:
 			missing = append(missing, n+" "+m.State)
-		case syncNumber > 0 && m.Role != patroniapi.RoleQuorumStandby && m.Role != patroniapi.RoleSyncStandby:
+		case !topology.Counted(true, quorumRole(m.Role), syncNumber):
 			missing = append(missing, n+" not in the quorum ("+m.Role+")")
 		}
 	}
@@ -275,7 +262,7 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 			st.SynchronousKnown, st.SynchronousStandbyNames = true, ssn
 			counted := 0
 			for _, m := range o.patroni.Members {
-				if m.State == patroniapi.StateStreaming && (m.Role == patroniapi.RoleQuorumStandby || m.Role == patroniapi.RoleSyncStandby) {
+				if m.Role != patroniapi.RoleLeader && topology.Counted(m.State == patroniapi.StateStreaming, quorumRole(m.Role), se.s.Synchronous.Number) {
 					counted++
 				}
 			}
@@ -284,9 +271,13 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 	}
 	if o.patroniOK {
 		patch, _, _, err := se.configChanges(ctx, o, t, false)
-		pending, _, warnings := se.pendingRestart(ctx, o)
+		pending, warnings := se.pendingRestart(ctx, o)
 		st.Warnings = append(st.Warnings, warnings...)
-		as.PendingRestart = pending
+		for _, n := range se.s.Nodes {
+			if _, p := pending[n.Name]; p {
+				as.PendingRestart = append(as.PendingRestart, n.Name)
+			}
+		}
 		if err != nil {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("Patroni's dynamic configuration could not be read: %v", err))
 		} else {

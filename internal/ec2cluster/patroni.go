@@ -58,7 +58,7 @@ func (p *patroniClient) switchover(ctx context.Context, host, leader, candidate,
 	// Patroni answers once the switchover is done, which takes longer than a read.
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	b, status, err := p.doWith(ctx, &http.Client{}, http.MethodPost, host, "/switchover", body, user, password)
+	b, status, err := p.doWith(ctx, p.long(), http.MethodPost, host, "/switchover", body, user, password)
 	if err != nil {
 		return fmt.Errorf("switchover from %s to %s: %w", leader, candidate, err)
 	}
@@ -109,7 +109,7 @@ func (p *patroniClient) patchConfig(ctx context.Context, host string, patch map[
 func (p *patroniClient) restart(ctx context.Context, host, user, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	b, status, err := p.doWith(ctx, &http.Client{}, http.MethodPost, host, "/restart", []byte("{}"), user, password)
+	b, status, err := p.doWith(ctx, p.long(), http.MethodPost, host, "/restart", []byte("{}"), user, password)
 	if err == nil && status != http.StatusOK {
 		err = fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(b))
 	}
@@ -150,6 +150,12 @@ func (p *patroniClient) node(ctx context.Context, host string) (nodeState, error
 		return nodeState{}, fmt.Errorf("GET /patroni on %s: HTTP %d: %w", host, status, err)
 	}
 	return st, nil
+}
+
+// long is the client for calls that Patroni answers only once it is done (a switchover, a restart): the
+// same transport, no timeout of its own (the caller's context bounds it).
+func (p *patroniClient) long() *http.Client {
+	return &http.Client{Transport: p.http.Transport}
 }
 
 func (p *patroniClient) do(ctx context.Context, method, host, path string, body []byte, user, password string) ([]byte, int, error) {

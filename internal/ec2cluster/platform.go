@@ -13,6 +13,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Timeouts bound the platform's waits.
@@ -34,8 +35,9 @@ type Platform struct {
 	// defaultTags are the provider's default_tags, under every resource's own.
 	defaultTags map[string]string
 	timeouts    Timeouts
-	// poll is how often waits look again.
-	poll time.Duration
+	// poll is how often waits look again; clock is the time every wait and log of durations reads.
+	poll  time.Duration
+	clock wait.Clock
 }
 
 // NewPlatform is the EC2 platform on the provider's AWS clients.
@@ -47,6 +49,7 @@ func NewPlatform(clients *awsclient.Clients) *Platform {
 		defaultTags: clients.Config().DefaultTags,
 		timeouts:    DefaultTimeouts,
 		poll:        2 * time.Second,
+		clock:       wait.Real,
 	}
 }
 
@@ -207,18 +210,18 @@ func (t target) facts() cluster.AWSFacts {
 	return cluster.AWSFacts{Architecture: t.image.Architecture, DiskCount: t.info.DiskCount}
 }
 
-// render renders every node's user-data (gzip) and its fingerprint.
-func (se *session) render(t target, addrs map[string]string) (map[string][]byte, map[string]string, error) {
+// render renders every node's user-data (gzip) and what its machine is launched with.
+func (se *session) render(t target, addrs map[string]string) (map[string][]byte, map[string]cluster.Launch, error) {
 	ud, err := cluster.RenderAWS(se.s, se.region, addrs, t.allowed, t.facts())
 	if err != nil {
 		return nil, nil, fmt.Errorf("rendering the nodes' user-data: %w", err)
 	}
-	data, prints := map[string][]byte{}, map[string]string{}
+	data, launches := map[string][]byte{}, map[string]cluster.Launch{}
 	for name, u := range ud {
 		data[name] = u.Gzip()
-		prints[name] = cluster.Fingerprint(se.a.InstanceType, t.image.ID, []byte(u.Identity))
+		launches[name] = cluster.NewLaunch(se.a, t.image.ID, []byte(u.Identity))
 	}
-	return data, prints, nil
+	return data, launches, nil
 }
 
 // tags are the tags of every object the platform creates for node ("" for cluster-wide objects): the

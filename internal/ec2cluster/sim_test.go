@@ -48,9 +48,11 @@ type simEnv struct {
 	dir     string
 	env     []string
 	bucket  string
-	// params is the cluster's parameters in HCL ("" for the first ones); fourth adds node-4.
+	// params is the cluster's parameters in HCL ("" for the first ones); fourth adds node-4; launch adds
+	// lines to the aws block (launch settings such as root_volume_gib).
 	params string
 	fourth bool
+	launch string
 }
 
 func newSimEnv(t *testing.T) *simEnv {
@@ -155,12 +157,12 @@ resource "pgnvme_cluster" "db" {
     patroni             = { ttl = 20, loop_wait = 2, retry_timeout = 4 }
     tags                = { team = "tf-acc" }
     load_balancer       = true
-    deletion_protection = %[8]t
+    deletion_protection = %[8]t%[11]s
   }
 }
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
-`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth)
+`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch)
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
@@ -501,6 +503,42 @@ func (e *simEnv) waitLeader(st clusterState, not string) string {
 		e.t.Fatalf("%v\n%s", err, e.logs())
 	}
 	return leader
+}
+
+// waitSettled waits until Patroni lists every node of st: one running leader and every other node
+// streaming in the quorum with a known lag under 1 MiB (what the engine needs to choose a handover target),
+// so that a plan taken now is the decision the apply takes.
+func (e *simEnv) waitSettled(st clusterState) {
+	e.t.Helper()
+	last := ""
+	err := wait.Until(context.Background(), "every node to stream in the quorum", 2*time.Minute, time.Second, nil, func(ctx context.Context) (bool, error) {
+		var c struct {
+			Members []struct {
+				Name, Role, State string
+				Lag               json.RawMessage
+			} `json:"members"`
+		}
+		for _, n := range st.Nodes {
+			if err := e.getJSON(ctx, "http://"+n.Host+":8008/cluster", &c); err == nil {
+				break
+			}
+		}
+		ok := len(c.Members) == len(st.Nodes)
+		for _, m := range c.Members {
+			var lag int64
+			switch {
+			case m.Role == "leader":
+				ok = ok && m.State == "running"
+			case m.Role != "quorum_standby" && m.Role != "sync_standby", m.State != "streaming", json.Unmarshal(m.Lag, &lag) != nil, lag > 1<<20:
+				ok = false
+			}
+		}
+		last = fmt.Sprintf("%+v", c.Members)
+		return ok, nil
+	})
+	if err != nil {
+		e.t.Fatalf("%v (last seen: %s)\n%s", err, last, e.logs())
+	}
 }
 
 func (e *simEnv) getJSON(ctx context.Context, url string, v any) error {

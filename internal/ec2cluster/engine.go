@@ -1,0 +1,145 @@
+package ec2cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+)
+
+// The decisions are topology's (topology.Next for the apply, topology.Steps for the plan): this file maps
+// what the platform observes to the engine's cluster, once, in one place.
+
+// engineInput is what the mapping needs beyond the observation.
+type engineInput struct {
+	// known are the members the state records (none for a cluster not created yet): when there are, the
+	// cluster has formed and held data, and a known member without a machine has lost its data.
+	known []string
+	// launches are what each node's machine is launched with now (nil when not rendered: no node is
+	// then outdated).
+	launches map[string]cluster.Launch
+	// t is the resolved target, when there is one (the client networks for the dynamic configuration).
+	t *target
+	// lenientConfig turns a dynamic configuration that cannot be read into a configure step (for the
+	// plan, which says so) instead of an error (for the apply, which cannot go on without it).
+	lenientConfig bool
+}
+
+// trustedView reports whether Patroni's view can be believed (observe distrusts a stale one), and why not.
+func (o observation) trustedView() (bool, string) {
+	switch {
+	case o.patroniOK:
+		return true, ""
+	case o.patroniErr != nil:
+		return false, o.patroniErr.Error()
+	}
+	return false, "Patroni's view was not read"
+}
+
+// liveMachine reports whether node has an instance that runs (or is starting), in or out of the spec.
+func (o observation) liveMachine(node string) bool {
+	if _, ok := o.instances[node]; ok {
+		return true
+	}
+	return slices.ContainsFunc(o.others, func(in Instance) bool {
+		return in.Tags[cluster.TagNode] == node && !slices.Contains(lostStates, in.State)
+	})
+}
+
+// engine is the cluster as the decision engine sees it.
+func (se *session) engine(ctx context.Context, o observation, in engineInput) topology.Cluster {
+	c := topology.Cluster{SyncNumber: se.s.Synchronous.Number, MaxLagBytes: se.maxLag(), Formed: len(in.known) > 0}
+	c.ViewKnown, c.ViewError = o.trustedView()
+	etcd := bootstrap.DefaultEtcdMembers(len(se.s.Nodes))
+	pending := map[string][]string{}
+	if c.ViewKnown {
+		pending, _ = se.pendingRestart(ctx, o)
+	}
+	member := func(node string, wanted bool, i int) topology.Member {
+		m := topology.Member{Name: node, Wanted: wanted, Etcd: wanted && i < etcd, Machine: topology.MachineAbsent, LagBytes: -1}
+		inst, live := o.instances[node]
+		switch {
+		case live || (!wanted && o.liveMachine(node)):
+			m.Machine = topology.MachineLive
+		case o.lost[node] != "" && (slices.Contains(in.known, node) || o.hadInstance(node)):
+			m.Machine, m.Why = topology.MachineLost, o.lost[node]
+		case !wanted:
+			m.Machine, m.Why = topology.MachineLost, "it has only its network interface left"
+		}
+		if live && in.launches != nil {
+			m.Outdated = in.launches[node].Changes(inst.Type, inst.AMI, inst.Tags)
+		}
+		if m.Machine != topology.MachineLive || !c.ViewKnown {
+			return m
+		}
+		pm, listed := o.patroni.Member(node)
+		if !listed {
+			return m
+		}
+		m.Role = topology.RoleStandby
+		if pm.Role == patroniapi.RoleLeader {
+			m.Role = topology.RolePrimary
+		}
+		m.Running = postgresRuns(pm.State)
+		m.Streaming = m.Role == topology.RoleStandby && pm.State == patroniapi.StateStreaming
+		m.InQuorum = m.Streaming && quorumRole(pm.Role)
+		if m.Role == topology.RolePrimary {
+			m.LagBytes = 0
+		} else {
+			m.LagBytes = lagBytes(pm.Lag)
+		}
+		m.PendingRestart = pending[node]
+		return m
+	}
+	for i, n := range se.s.Nodes {
+		c.Members = append(c.Members, member(n.Name, true, i))
+	}
+	for _, node := range se.removed(o) {
+		c.Members = append(c.Members, member(node, false, 0))
+	}
+	if _, led := o.patroni.Leader(); c.ViewKnown && led {
+		se.engineConfig(ctx, o, in, &c)
+	}
+	return c
+}
+
+// engineConfig fills the dynamic configuration's changes: the transitional ones while members are added,
+// replaced or removed, and those left for after.
+func (se *session) engineConfig(ctx context.Context, o observation, in engineInput, c *topology.Cluster) {
+	transitional := c.MembershipPending()
+	_, now, _, err := se.configChanges(ctx, o, in.t, transitional)
+	if err == nil && transitional {
+		var full []string
+		if _, full, _, err = se.configChanges(ctx, o, in.t, false); err == nil {
+			c.ConfigLater = slices.DeleteFunc(full, func(s string) bool { return slices.Contains(now, s) })
+		}
+	}
+	switch {
+	case err != nil && in.lenientConfig:
+		c.ConfigChanges = []string{fmt.Sprintf("where it differs from this configuration's (it could not be read now: %v)", err)}
+	case err != nil:
+		c.ConfigError = err.Error()
+	default:
+		c.ConfigChanges = now
+	}
+	if len(c.ConfigLater) == 0 {
+		c.ConfigLater = nil
+	}
+}
+
+// hadInstance reports whether node has an instance of any state (a lost one among them).
+func (o observation) hadInstance(node string) bool {
+	if _, ok := o.instances[node]; ok {
+		return true
+	}
+	return slices.ContainsFunc(o.others, func(in Instance) bool { return in.Tags[cluster.TagNode] == node })
+}
+
+// quorumRole reports whether a Patroni role is one the leader's synchronous quorum counts.
+func quorumRole(role string) bool {
+	return role == patroniapi.RoleQuorumStandby || role == patroniapi.RoleSyncStandby
+}

@@ -1,0 +1,136 @@
+package localcluster_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+)
+
+var (
+	planLine = regexp.MustCompile(`^(\d+)\. (.+?): `)
+	stepLog  = regexp.MustCompile(`: step \d+ of \d+: (.+)$`)
+)
+
+// TestPlatform_planIsApply: for each case the actions the plan lists are the actions the apply executes
+// (from the provider's log), in order, on a real local cluster: one standby lost, the primary lost, a node
+// added, a node removed.
+func TestPlatform_planIsApply(t *testing.T) {
+	t.Parallel()
+	p := localcluster.NewPlatform()
+	root, err := os.MkdirTemp("", "pgnvme-steps-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := acctest.FreePortBase(t, 4)
+	spec := func(nodes int) cluster.Spec {
+		var ns []cluster.Node
+		for i := range nodes {
+			ns = append(ns, cluster.Node{Name: fmt.Sprintf("node-%d", i+1), Zone: fmt.Sprintf("z%d", i+1)})
+		}
+		return cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: ns, Local: &cluster.Local{DataDir: root, PortBase: base}})
+	}
+	s := spec(3)
+	st, err := p.Create(ctxT(t), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+		defer cancel()
+		if err := p.Delete(ctx, spec(4), st.Members); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		_ = os.RemoveAll(root)
+	})
+	m, err := localcluster.NewManager("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loseNode := func(i int) {
+		mb := localcluster.Member{Name: fmt.Sprintf("node-%d", i+1), Port: base + i, DataDir: filepath.Join(root, fmt.Sprintf("node-%d", i+1))}
+		if err := m.Engine().Kill(localcluster.Node(mb, localnode.RoleStandby)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(mb.DataDir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	primary := func(members []cluster.Member) int {
+		for i, mb := range members {
+			if mb.Role == cluster.RolePrimary {
+				return i
+			}
+		}
+		t.Fatalf("no primary in %+v", members)
+		return -1
+	}
+
+	for _, tc := range []struct {
+		name   string
+		before func()
+		spec   cluster.Spec
+		want   []string // the first words of each action
+	}{
+		{"a standby lost", func() { loseNode((primary(st.Members) + 2) % 3) }, spec(3), []string{"reseed"}},
+		{"the primary lost", func() { loseNode(primary(st.Members)) }, spec(3), []string{"promote", "repoint", "reseed"}},
+		{"a node added", func() {}, spec(4), []string{"reseed"}},
+		{"a node removed", func() {}, spec(3), []string{"remove"}},
+	} {
+		tc.before()
+		plan, err := p.Plan(ctxT(t), tc.spec, st.Members)
+		if err != nil {
+			t.Fatalf("%s: plan: %v", tc.name, err)
+		}
+		var planned []string
+		for _, line := range strings.Split(plan.Actions, "\n") {
+			if mt := planLine.FindStringSubmatch(line); mt != nil {
+				planned = append(planned, mt[2])
+			}
+		}
+		var logs bytes.Buffer
+		st, err = p.Update(tflogtest.RootLogger(ctxT(t), &logs), tc.spec, st.Members)
+		if err != nil {
+			t.Fatalf("%s: apply: %v", tc.name, err)
+		}
+		var applied []string
+		sc := bufio.NewScanner(&logs)
+		for sc.Scan() {
+			var entry struct {
+				Message string `json:"@message"`
+			}
+			if json.Unmarshal(sc.Bytes(), &entry) == nil {
+				if mt := stepLog.FindStringSubmatch(entry.Message); mt != nil {
+					applied = append(applied, mt[1])
+				}
+			}
+		}
+		if !slices.Equal(applied, planned) || len(planned) != len(tc.want) {
+			t.Errorf("%s: the plan listed %q, the apply executed %q (want %d actions: %v)\n%s", tc.name, planned, applied, len(tc.want), tc.want, plan.Actions)
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(planned[i], w+" ") {
+				t.Errorf("%s: action %d is %q; want %s", tc.name, i+1, planned[i], w)
+			}
+		}
+		t.Logf("%s: plan and apply agree: %q", tc.name, applied)
+	}
+}
