@@ -207,8 +207,7 @@ type planner struct {
 // so destroying their leftovers loses none); a new name is created from P;
 // observed nodes no longer desired are removed last, lowest priority first,
 // so the cluster never has fewer copies than it needs while it changes. P
-// itself is never removed: when it is not in desired Plan refuses (Shrink
-// chooses the nodes to keep when only a count is configured). A node on a
+// itself is never removed: when it is not in desired Plan refuses. A node on a
 // newer timeline than P, or a stopped former primary not provably older than
 // P, means P may be a stale primary started by hand: Plan refuses.
 //
@@ -633,34 +632,6 @@ func timelineFor(tl int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (timeline %d)", tl)
-}
-
-// Shrink chooses which n of the nodes in current (priority order) remain
-// when a cluster configured by node count shrinks: the primary always, then
-// the others in priority order, so the lowest-priority standbys go. Removing
-// the primary would force a failover that no configuration change should
-// cause. The result keeps current's order; n >= len(current) keeps all.
-// primary must be one of current.
-func Shrink(current []string, primary string, n int) ([]string, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("node count %d: a cluster needs at least one node", n)
-	}
-	if !slices.Contains(current, primary) {
-		return nil, fmt.Errorf("primary %q is not one of the nodes %s", primary, strings.Join(current, ", "))
-	}
-	keep := make([]string, 0, min(n, len(current)))
-	others := n - 1
-	for _, name := range current {
-		switch {
-		case name == primary:
-		case others > 0:
-			others--
-		default:
-			continue
-		}
-		keep = append(keep, name)
-	}
-	return keep, nil
 }
 
 // describeNodes names nodes with their timelines, such as "n1 (timeline 1) and s2 (timeline 2)".
