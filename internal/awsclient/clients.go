@@ -60,7 +60,6 @@ type Clients struct {
 	ssm       map[string]*ssm.Client
 	elbv2     map[string]*elasticloadbalancingv2.Client
 	iam       *iam.Client
-	account   string
 
 	catalogMu sync.Mutex
 	catalogs  map[string]*catalogEntry
@@ -259,32 +258,6 @@ func (c *Clients) IAM(ctx context.Context, region string) (*iam.Client, error) {
 		})
 	}
 	return c.iam, nil
-}
-
-// AccountID returns the caller's AWS account ID (sts:GetCallerIdentity), read once.
-func (c *Clients) AccountID(ctx context.Context, region string) (string, error) {
-	c.mu.Lock()
-	if c.account != "" {
-		defer c.mu.Unlock()
-		return c.account, nil
-	}
-	c.mu.Unlock()
-	cfg, err := c.regionConfig(ctx, region)
-	if err != nil {
-		return "", err
-	}
-	out, err := sts.NewFromConfig(cfg, func(o *sts.Options) {
-		if c.cfg.Endpoints.STS != "" {
-			o.BaseEndpoint = aws.String(c.cfg.Endpoints.STS)
-		}
-	}).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil {
-		return "", fmt.Errorf("reading the AWS account ID with sts:GetCallerIdentity: %w", err)
-	}
-	c.mu.Lock()
-	c.account = aws.ToString(out.Account)
-	c.mu.Unlock()
-	return aws.ToString(out.Account), nil
 }
 
 // Catalog reads the live instance catalog of region from EC2 once per process; later calls for the same

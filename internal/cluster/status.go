@@ -100,16 +100,6 @@ func runningPrimary(members []Member) (Member, bool) {
 	return found[0], true
 }
 
-// NeedsRepair reports whether any member is not running with a known role.
-func NeedsRepair(members []Member) bool {
-	for _, m := range members {
-		if m.State != StateRunning || m.Role == "" {
-			return true
-		}
-	}
-	return false
-}
-
 // Plan is what a platform expects the cluster to look like after an apply.
 type Plan struct {
 	PostgresMajor int

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -510,57 +509,17 @@ func TestPlanRefuses(t *testing.T) {
 }
 
 func TestPlanScaleDownKeepsThePrimary(t *testing.T) {
-	current := []string{"n1", "n2", "n3", "n4", "n5"}
 	observed := []topology.Observed{
 		streaming("n1", 2, "0/5000000"), streaming("n2", 2, "0/5000000"), streaming("n3", 2, "0/5000000"),
 		streaming("n4", 2, "0/5000000"), primary("n5", 2, "0/5000000"),
 	}
-	keep, err := topology.Shrink(current, "n5", 3)
-	if err != nil {
-		t.Fatalf("Shrink: %v", err)
-	}
-	if want := []string{"n1", "n2", "n5"}; !slices.Equal(keep, want) {
-		t.Fatalf("Shrink = %v, want %v", keep, want)
-	}
-	got, err := topology.Plan(topology.Desired{Nodes: keep}, observed)
+	got, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n5"}}, observed)
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
 	want := []step{{topology.Remove, "n4", ""}, {topology.Remove, "n3", ""}}
 	if !reflect.DeepEqual(steps(got), want) {
 		t.Errorf("Plan =\n%s\nwant %v", topology.Summary(got), want)
-	}
-}
-
-func TestShrink(t *testing.T) {
-	current := []string{"a", "b", "c", "d", "e"}
-	tests := []struct {
-		primary string
-		n       int
-		want    []string
-	}{
-		{"a", 3, []string{"a", "b", "c"}},
-		{"e", 3, []string{"a", "b", "e"}},
-		{"c", 3, []string{"a", "b", "c"}},
-		{"d", 1, []string{"d"}},
-		{"b", 5, current},
-		{"b", 9, current},
-	}
-	for _, tt := range tests {
-		got, err := topology.Shrink(current, tt.primary, tt.n)
-		if err != nil {
-			t.Errorf("Shrink(%v, %s, %d): %v", current, tt.primary, tt.n, err)
-			continue
-		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("Shrink(%v, %s, %d) = %v, want %v", current, tt.primary, tt.n, got, tt.want)
-		}
-	}
-	if _, err := topology.Shrink(current, "a", 0); err == nil {
-		t.Error("Shrink to 0 nodes: want an error")
-	}
-	if _, err := topology.Shrink(current, "z", 3); err == nil {
-		t.Error("Shrink with a primary not in the list: want an error")
 	}
 }
 

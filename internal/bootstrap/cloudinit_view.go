@@ -1,0 +1,215 @@
+package bootstrap
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// ec2Scripts are the scripts' paths on the node.
+type ec2Scripts struct {
+	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, PostBootstrap string
+}
+
+// ec2View is what the templates see.
+type ec2View struct {
+	Cluster, Node, Region string
+	Major                 int
+	AptArch               string
+
+	DiskGlob        string
+	DiskCount       int
+	DiskWaitSeconds int
+	MDName          string
+	MDDevice        string
+	MountPoint      string
+	MountUnit       string
+	UnitDir         string
+	DataDir         string
+	OtherDirs       []string
+
+	WALG           bool
+	WALGVersion    string
+	WALGURL        string
+	WALGSHA256     string
+	WALGBin        string
+	WALGEnv        string
+	PgBackRestBin  string
+	PgBackRestConf string
+	Stanza         string
+	// BackupOnCreate is Archive.BackupOnCreate: the post-bootstrap script
+	// takes the first backup.
+	BackupOnCreate bool
+	// PostBootstrap reports whether Patroni runs Scripts.PostBootstrap.
+	PostBootstrap bool
+
+	Packages []string
+	// CheckCommands are the programs install.sh checks for instead of
+	// installing Packages (PGNVME_INSTALL=check).
+	CheckCommands []string
+	PostgresReads []string
+	PostgresDirs  []string
+	EnableUnits   []string
+
+	EtcdMember          bool
+	EtcdMembers         int
+	EtcdEnvFile         string
+	EtcdPeerURL         string
+	EtcdDataDir         string
+	EtcdInitialCluster  string
+	EtcdBootstrapID     string
+	EtcdOtherEndpoints  string
+	EtcdJoinWaitSeconds int
+
+	Superuser, ReplicationUser, RESTAPIUser  string
+	SSMSuperuser, SSMReplication, SSMRESTAPI string
+	SecretsFile                              string
+	SSMEndpoint                              string
+	PatroniConfig                            string
+	PrimaryURL                               string
+	BackupSchedule                           string
+
+	Scripts ec2Scripts
+
+	// etcdMembers are the cluster's etcd members (not for templates).
+	etcdMembersList []etcdMember
+}
+
+// members are the cluster's etcd members.
+func (v ec2View) members() []etcdMember { return v.etcdMembersList }
+
+// walgPrefetchDir is WALG_PREFETCH_DIR: on the instance store, beside the
+// data directory and outside it.
+func walgPrefetchDir(n EC2Node) string {
+	return path.Join(n.MountPoint, "walg-prefetch")
+}
+
+// newEC2View computes what the templates need from c and n (valid, with
+// defaults).
+func newEC2View(c Cluster, n EC2Node) ec2View {
+	walg := c.Archive != nil && len(c.Archive.WALGEnv) > 0
+	members := etcdMembers(c, n)
+	v := ec2View{
+		Cluster: c.Name, Node: n.Name, Region: n.Region,
+		Major:           c.PostgresMajor,
+		AptArch:         map[string]string{ArchX86_64: "amd64", ArchARM64: "arm64"}[n.Architecture],
+		DiskGlob:        n.InstanceStoreGlob,
+		DiskCount:       n.DiskCount,
+		DiskWaitSeconds: n.DiskWaitSeconds,
+		MDName:          ec2MDName,
+		MDDevice:        "/dev/md/" + ec2MDName,
+		MountPoint:      n.MountPoint,
+		MountUnit:       systemdMountUnit(n.MountPoint),
+		UnitDir:         ec2UnitDir,
+		DataDir:         n.DataDir,
+
+		WALG:        walg,
+		WALGVersion: n.WALG.Version, WALGURL: n.WALG.URL, WALGSHA256: n.WALG.SHA256, WALGBin: ec2WALGBin, WALGEnv: ec2WALGEnv,
+		PgBackRestBin: ec2PgBackRestBin, PgBackRestConf: ec2PgBackRestConf,
+
+		EtcdMembers:         len(members),
+		EtcdEnvFile:         path.Join(ec2ConfigDir, "etcd.env"),
+		EtcdDataDir:         n.Etcd.DataDir,
+		EtcdInitialCluster:  etcdInitialCluster(members),
+		EtcdJoinWaitSeconds: n.Etcd.JoinWaitSeconds,
+
+		Superuser: n.Patroni.Superuser, ReplicationUser: n.Patroni.ReplicationUser, RESTAPIUser: n.Patroni.RESTAPIUser,
+		SSMSuperuser: n.SSM.SuperuserPassword, SSMReplication: n.SSM.ReplicationPassword, SSMRESTAPI: n.SSM.RESTAPIPassword,
+		SecretsFile:    ec2SecretsFile,
+		SSMEndpoint:    n.SSMEndpoint,
+		PatroniConfig:  ec2PatroniConfig,
+		PrimaryURL:     "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/primary",
+		BackupSchedule: n.BackupSchedule,
+		Scripts: ec2Scripts{
+			Install:       path.Join(ec2ScriptDir, "install.sh"),
+			Disks:         path.Join(ec2ScriptDir, "disks.sh"),
+			Etcd:          path.Join(ec2ScriptDir, "etcd.sh"),
+			Secrets:       path.Join(ec2ScriptDir, "secrets.sh"),
+			WALGRestore:   path.Join(ec2ScriptDir, "walg-restore.sh"),
+			WALGReplica:   path.Join(ec2ScriptDir, "walg-replica.sh"),
+			Backup:        path.Join(ec2ScriptDir, "backup.sh"),
+			PostBootstrap: path.Join(ec2ScriptDir, "post-bootstrap.sh"),
+		},
+		etcdMembersList: members,
+	}
+	if c.Archive != nil {
+		v.Stanza = c.Archive.stanza(c)
+		v.BackupOnCreate = c.Archive.BackupOnCreate
+		// pgBackRest needs its stanza before the first archive-push; WAL-G
+		// needs nothing before its first backup.
+		v.PostBootstrap = !walg || v.BackupOnCreate
+	}
+	var others []string
+	for _, m := range members {
+		if m.name == n.Name {
+			v.EtcdMember = true
+			v.EtcdPeerURL = m.peerURL
+			v.EtcdBootstrapID = m.bootstrapID
+		} else {
+			others = append(others, m.clientURL)
+		}
+	}
+	v.EtcdOtherEndpoints = strings.Join(others, ",")
+
+	v.Packages = []string{
+		"postgresql-" + strconv.Itoa(c.PostgresMajor), "postgresql-client-" + strconv.Itoa(c.PostgresMajor),
+		"patroni", "python3-etcd", "python3-psycopg2", "python3-dnspython",
+		"etcd-client", "awscli", "curl", "ca-certificates", "xfsprogs",
+	}
+	if v.EtcdMember {
+		v.Packages = append(v.Packages, "etcd-server")
+	}
+	if n.DiskCount > 1 {
+		v.Packages = append(v.Packages, "mdadm")
+	}
+	v.CheckCommands = []string{"patroni", "etcdctl", "aws", "curl", "mkfs.xfs",
+		"/usr/lib/postgresql/" + strconv.Itoa(c.PostgresMajor) + "/bin/postgres"}
+	if v.EtcdMember {
+		v.CheckCommands = append(v.CheckCommands, "etcd")
+	}
+	if n.DiskCount > 1 {
+		v.CheckCommands = append(v.CheckCommands, "mdadm")
+	}
+	if walg {
+		v.CheckCommands = append(v.CheckCommands, ec2WALGBin)
+	} else {
+		v.CheckCommands = append(v.CheckCommands, ec2PgBackRestBin)
+	}
+	v.PostgresReads = []string{ec2PatroniConfig}
+	if walg {
+		v.PostgresReads = append(v.PostgresReads, ec2WALGEnv)
+		v.OtherDirs = []string{walgPrefetchDir(n)}
+	} else {
+		v.Packages = append(v.Packages, "pgbackrest")
+		v.PostgresReads = append(v.PostgresReads, ec2PgBackRestConf)
+		v.PostgresDirs = []string{ec2PgBackRestLog, ec2PgBackRestSpool}
+	}
+	v.EnableUnits = []string{"pgnvme-disks.service", "pgnvme-backup.timer"}
+	if v.EtcdMember {
+		v.EnableUnits = append([]string{"pgnvme-etcd.service"}, v.EnableUnits...)
+	}
+	return v
+}
+
+// systemdMountUnit is the name of the mount unit for p (a valid path, see
+// safePathPattern), as systemd-escape --path --suffix=mount writes it.
+func systemdMountUnit(p string) string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return "-.mount"
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '/':
+			b.WriteByte('-')
+		case c == '-', c == '.' && (i == 0 || p[i-1] == '/'):
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String() + ".mount"
+}

@@ -1,0 +1,129 @@
+package topology
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// failover promotes the furthest running standby.
+func (p *planner) failover() ([]Action, error) {
+	var cands, stopped []*node
+	for _, n := range p.nodes {
+		if n.Role != RoleStandby {
+			continue
+		}
+		switch n.State {
+		case Running:
+			cands = append(cands, n)
+		case Stopped:
+			stopped = append(stopped, n)
+		}
+	}
+	lost := p.lostPrimary()
+	if len(cands) == 0 {
+		msg := fmt.Sprintf("%s is gone and no standby is running, so no node can be shown to hold every acknowledged commit: "+
+			"they may exist only on the lost primary's disk", lost)
+		if len(stopped) > 0 {
+			msg += fmt.Sprintf("; stopped standby %s may hold them too, but its WAL position cannot be compared while it is stopped: "+
+				"start it by hand (pg_ctl start), wait until it has replayed its WAL, and plan again", namesOf(stopped))
+		} else {
+			msg += "; recover that disk, or restore the cluster from its archive"
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNoSurvivor, msg)
+	}
+	var blind []*node
+	for _, n := range cands {
+		if !n.posKnown {
+			blind = append(blind, n)
+		}
+	}
+	if len(blind) > 0 {
+		return nil, fmt.Errorf("%w: %s is gone and the WAL position of running standby %s cannot be read; "+
+			"promoting any standby could then lose acknowledged commits, so nothing is changed: plan again when every standby reports its LSNs",
+			ErrUndecided, lost, namesOf(blind))
+	}
+	best := slices.MinFunc(cands, func(a, b *node) int {
+		if c := compareAhead(b, a); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rank, b.rank)
+	})
+	for _, n := range stopped {
+		if !n.posKnown || compareAhead(n, best) > 0 {
+			return nil, fmt.Errorf("%w: %s is gone; the furthest running standby is %s (%s), but stopped standby %s %s "+
+				"and may hold acknowledged commits that %s lacks, so nothing is promoted: "+
+				"start %s by hand (pg_ctl start), wait until it has replayed its WAL, and plan again",
+				ErrUndecided, lost, best.Name, best.posText(), n.Name, stoppedAhead(n), best.Name, n.Name)
+		}
+	}
+	promote := Action{Kind: Promote, Node: best.Name, Reason: promoteReason(best, cands)}
+	return p.settle(best, modePromoted, []Action{promote})
+}
+
+// compareAhead orders two standbys by how far their history goes: the later
+// timeline first (it has seen a promotion the other has not), then the
+// higher WAL position. An unknown timeline (0) compares as the oldest.
+func compareAhead(a, b *node) int {
+	if c := cmp.Compare(a.Timeline, b.Timeline); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.pos, b.pos)
+}
+
+// stoppedAhead says why a stopped standby blocks a promotion.
+func stoppedAhead(n *node) string {
+	if !n.posKnown {
+		return "has an unknown WAL position"
+	}
+	return "is further ahead (" + n.posText() + timelineText(n) + ")"
+}
+
+func timelineText(n *node) string {
+	if n.Timeline == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" on timeline %d", n.Timeline)
+}
+
+// promoteReason explains the choice of best among cands.
+func promoteReason(best *node, cands []*node) string {
+	var tied, others []string
+	for _, n := range cands {
+		switch {
+		case n == best:
+		case compareAhead(n, best) == 0:
+			tied = append(tied, n.Name)
+		default:
+			others = append(others, fmt.Sprintf("%s: %s%s", n.Name, n.posText(), timelineText(n)))
+		}
+	}
+	var b strings.Builder
+	if len(tied) > 0 {
+		fmt.Fprintf(&b, "%s and %s have the same %s%s, the highest of the surviving standbys; %s comes first in the node list",
+			best.Name, strings.Join(tied, " and "), best.posText(), timelineText(best), best.Name)
+	} else {
+		fmt.Fprintf(&b, "%s has the highest %s%s of the surviving standbys", best.Name, best.posText(), timelineText(best))
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(others, ", "))
+	}
+	b.WriteString("; every commit acknowledged under ANY n is flushed on at least one standby, so promoting the furthest one loses none")
+	return b.String()
+}
+
+// lostPrimary names the primary that is gone, when an observation says which
+// (a missing node whose state remembers it as the primary).
+func (p *planner) lostPrimary() string {
+	var names []string
+	for _, n := range p.nodes {
+		if n.Role == RolePrimary && n.State == Missing {
+			names = append(names, n.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "the primary"
+	}
+	return "primary " + joinNames(names)
+}

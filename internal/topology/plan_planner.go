@@ -1,0 +1,224 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+)
+
+// node is an observation with what Plan derives from it.
+type node struct {
+	Observed
+	rank     int    // priority: the index in Desired.Nodes, else after them in observed order
+	pos      uint64 // max(flush, replay): the WAL surely on this node's disk
+	posKnown bool
+	flushed  bool // pos is the flush LSN (else the replay LSN)
+}
+
+// posText describes n's WAL position for a reason.
+func (n *node) posText() string {
+	if n.flushed {
+		return "flushed LSN " + FormatLSN(n.pos)
+	}
+	return "replayed LSN " + FormatLSN(n.pos) + " (flushed LSN unknown)"
+}
+
+// olderThan reports whether n is known to be on a timeline before tl (both
+// known): its history ends before a promotion that tl has seen.
+func (n *node) olderThan(tl int) bool { return n.Timeline > 0 && tl > 0 && n.Timeline < tl }
+
+// hasData reports whether n's data directory is present.
+func (n *node) hasData() bool { return n.State == Running || n.State == Stopped }
+
+type planner struct {
+	desired []string
+	want    map[string]bool
+	nodes   []*node // in observed order
+	byName  map[string]*node
+}
+
+func newPlanner(desired Desired, observed []Observed) (*planner, error) {
+	if len(desired.Nodes) == 0 {
+		return nil, errors.New("the cluster needs at least one node")
+	}
+	p := &planner{
+		desired: desired.Nodes,
+		want:    make(map[string]bool, len(desired.Nodes)),
+		byName:  make(map[string]*node, len(observed)),
+	}
+	rank := make(map[string]int, len(desired.Nodes))
+	for i, name := range desired.Nodes {
+		if name == "" {
+			return nil, fmt.Errorf("node %d of the node list has no name", i+1)
+		}
+		if p.want[name] {
+			return nil, fmt.Errorf("node %s appears twice in the node list: node names must be unique", name)
+		}
+		p.want[name] = true
+		rank[name] = i
+	}
+	var errs []error
+	for i, o := range observed {
+		if o.Name == "" {
+			return nil, fmt.Errorf("observed node %d has no name", i+1)
+		}
+		if p.byName[o.Name] != nil {
+			return nil, fmt.Errorf("node %s was observed twice", o.Name)
+		}
+		n := &node{Observed: o, rank: len(desired.Nodes) + i}
+		if r, ok := rank[o.Name]; ok {
+			n.rank = r
+		}
+		if err := n.check(); err != nil {
+			errs = append(errs, err)
+		}
+		p.nodes = append(p.nodes, n)
+		p.byName[o.Name] = n
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// check validates an observation and derives its WAL position.
+func (n *node) check() error {
+	switch n.State {
+	case Running, Stopped, Missing, Unknown:
+	default:
+		return fmt.Errorf("node %s: state %q: use %q, %q, %q or %q", n.Name, n.State, Running, Stopped, Missing, Unknown)
+	}
+	if n.Role != RolePrimary && n.Role != RoleStandby && n.Role != "" {
+		return fmt.Errorf("node %s: role %q: use %q, %q or \"\" when it cannot be read", n.Name, n.Role, RolePrimary, RoleStandby)
+	}
+	if n.Timeline < 0 {
+		return fmt.Errorf("node %s: timeline %d: use a timeline ID (1 or more) or 0 when unknown", n.Name, n.Timeline)
+	}
+	if n.FlushLSN != "" {
+		v, err := ParseLSN(n.FlushLSN)
+		if err != nil {
+			return fmt.Errorf("node %s: flush LSN: %w", n.Name, err)
+		}
+		n.pos, n.posKnown, n.flushed = v, true, true
+	}
+	if n.ReplayLSN != "" {
+		v, err := ParseLSN(n.ReplayLSN)
+		if err != nil {
+			return fmt.Errorf("node %s: replay LSN: %w", n.Name, err)
+		}
+		// WAL is flushed before it is replayed, so a replay position past the
+		// reported flush position (a receiver restarted without a primary
+		// reports where it started) is the better lower bound.
+		if !n.posKnown || v > n.pos {
+			n.pos, n.posKnown, n.flushed = v, true, false
+		}
+	}
+	return nil
+}
+
+func (p *planner) plan() ([]Action, error) {
+	// A node that cannot be seen might be a primary taking writes.
+	var unseen []string
+	for _, n := range p.nodes {
+		switch {
+		case n.State == Unknown:
+			unseen = append(unseen, n.Name+" (state unknown)")
+		case n.State == Running && n.Role == "":
+			unseen = append(unseen, n.Name+" (runs, role unreadable)")
+		}
+	}
+	if len(unseen) > 0 {
+		return nil, fmt.Errorf("%w: cannot observe %s; any of them might be a primary, so nothing is changed: "+
+			"wait until every node accepts connections (or fix what keeps it from being read) and plan again", ErrUndecided, joinNames(unseen))
+	}
+
+	if len(p.nodes) == 0 {
+		return p.create(), nil
+	}
+
+	var primaries []*node
+	for _, n := range p.nodes {
+		if n.State == Running && n.Role == RolePrimary {
+			primaries = append(primaries, n)
+		}
+	}
+	switch len(primaries) {
+	case 0:
+	case 1:
+		return p.settle(primaries[0], modeRunning, nil)
+	default:
+		return nil, fmt.Errorf("%w: %s all run as primaries (split brain, for example after a manual promote); "+
+			"pgnvme will not choose between them, because either choice discards the other's writes: "+
+			"keep the one with the writes you need, stop the others and delete their data directories, then plan again",
+			ErrSplitBrain, describeNodes(primaries))
+	}
+
+	// No running primary: restart a stopped primary in place when one is current.
+	maxTL := 0
+	for _, n := range p.nodes {
+		if n.hasData() {
+			maxTL = max(maxTL, n.Timeline)
+		}
+	}
+	var stopped, unreadable []*node
+	for _, n := range p.nodes {
+		switch {
+		case n.State != Stopped:
+		case n.Role == "":
+			unreadable = append(unreadable, n)
+		case n.Role == RolePrimary && !n.olderThan(maxTL):
+			stopped = append(stopped, n)
+		}
+	}
+	if len(unreadable) > 0 {
+		return nil, fmt.Errorf("%w: no primary is running and the role of stopped %s cannot be read from its data directory; "+
+			"it might hold the primary's data, so nothing is changed: check the data directory and plan again",
+			ErrUndecided, namesOf(unreadable))
+	}
+	switch len(stopped) {
+	case 0:
+	case 1:
+		pr := stopped[0]
+		start := Action{Kind: Start, Node: pr.Name, Reason: fmt.Sprintf(
+			"%s holds the primary's data and is stopped; starting it in place loses nothing (its WAL holds every commit it acknowledged) "+
+				"and needs no failover", pr.Name)}
+		return p.settle(pr, modeStarting, []Action{start})
+	default:
+		return nil, fmt.Errorf("%w: no primary is running and %s all hold a primary's data on the latest timeline; "+
+			"pgnvme will not choose which to start, because either choice discards the other's writes: "+
+			"keep the one with the writes you need, delete the others' data directories, then plan again",
+			ErrSplitBrain, describeNodes(stopped))
+	}
+	return p.failover()
+}
+
+// create plans a new cluster: Nodes[0] as the primary, the others copied from it.
+func (p *planner) create() []Action {
+	first := p.desired[0]
+	actions := []Action{{Kind: Create, Node: first,
+		Reason: fmt.Sprintf("the cluster is new and %s is first in the node list, so it is created as the primary", first)}}
+	for _, name := range p.desired[1:] {
+		actions = append(actions, Action{Kind: Create, Node: name, Source: first,
+			Reason: fmt.Sprintf("%s is created as a standby copied from the new primary %s", name, first)})
+	}
+	return actions
+}
+
+// describeNodes names nodes with their timelines, such as "n1 (timeline 1) and s2 (timeline 2)".
+func describeNodes(nodes []*node) string {
+	parts := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = n.Name
+		if n.Timeline > 0 {
+			parts[i] += fmt.Sprintf(" (timeline %d)", n.Timeline)
+		}
+	}
+	return joinNames(parts)
+}
+
+func namesOf(nodes []*node) string {
+	parts := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = n.Name
+	}
+	return joinNames(parts)
+}
