@@ -263,7 +263,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 	// makes or changes anything.
 	if _, _, err := topology.Next(se.engine(ctx, o, engineInput{known: memberNames(prior)})); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
 		err = refusal(err)
-		tflog.Info(ctx, "apply step", map[string]any{"step": stopStep, "reason": err.Error()})
+		tflog.Info(ctx, "apply step", map[string]any{"apply_step": stopStep, "reason": err.Error()})
 		return result(err)
 	}
 	groups, profile, addrs, err := se.ensure(ctx, t, &o)

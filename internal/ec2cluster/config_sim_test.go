@@ -26,6 +26,7 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 	e.params = `{ shared_buffers = "96MB", max_connections = "50", work_mem = "8MB" }`
 	e.config("sim", "m6id.xlarge", true)
 	plan, _ := e.mustTerraform("plan", "-no-color", "-input=false")
+	plan = strings.Join(strings.Fields(plan), " ") // Terraform wraps a warning's lines
 	if !strings.Contains(plan, "change Patroni's dynamic configuration") || !strings.Contains(plan, "shared_buffers: 64MB -> 96MB") ||
 		!strings.Contains(plan, "work_mem: (unset) -> 8MB") || strings.Contains(plan, ". replace ") {
 		e.t.Errorf("the plan of a parameter change should change Patroni's configuration and replace nothing:\n%s", plan)
@@ -69,6 +70,7 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 	// it, the plan puts it back, the apply does.
 	e.patroni(after.AWS.PrivateIPs[primary], http.MethodPatch, "/config", `{"postgresql": {"parameters": {"work_mem": "16MB"}}}`, e.secret(after.AWS.SSMPath+"/restapi-password"))
 	plan, _ = e.mustTerraform("plan", "-no-color", "-input=false")
+	plan = strings.Join(strings.Fields(plan), " ")
 	if !strings.Contains(plan, "work_mem: 16MB -> 8MB") || !strings.Contains(plan, "configuration_applied") {
 		e.t.Errorf("the plan after work_mem drifted should put it back:\n%s", plan)
 	}

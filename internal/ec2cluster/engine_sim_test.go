@@ -13,7 +13,8 @@ import (
 
 var (
 	planStepLine = regexp.MustCompile(`^(\d+)\. (.+?): `)
-	logStep      = regexp.MustCompile(`apply step: .*?step="([^"]*)"`)
+	// hclog quotes a value only when it has spaces: apply_step="replace node-2", apply_step=stop.
+	logStep = regexp.MustCompile(`apply step: .*?\bapply_step=(?:"([^"]*)"|(\S+))`)
 )
 
 // plannedSteps runs terraform plan -json and returns the steps of its "Cluster Changes Planned" warning
@@ -51,7 +52,7 @@ func (e *simEnv) appliedSteps(from int) []string {
 	var steps []string
 	for _, line := range strings.Split(e.providerLog()[from:], "\n") {
 		if m := logStep.FindStringSubmatch(line); m != nil {
-			steps = append(steps, m[1])
+			steps = append(steps, m[1]+m[2])
 		}
 	}
 	return steps

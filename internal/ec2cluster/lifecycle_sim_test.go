@@ -150,17 +150,30 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	// Import round-trips: a new working directory imports the cluster by region and name, and plans nothing.
 	e.checkImport()
 
-	// Every node lost: the data is only in the archive. The plan says the apply stops, and the apply stops
-	// before it launches or changes anything (no initdb over the archive's history).
+	// The primary and a standby lost together: the survivor alone is no majority of etcd, so Patroni cannot
+	// elect it, and neither does the provider (it cannot prove the survivor holds every acknowledged commit).
+	// The plan says the apply stops, the apply stops, nothing is launched.
 	final := e.state()
 	mark = time.Now()
+	var survivor string
 	for _, n := range final.Nodes {
-		e.terminate(final.AWS.InstanceIDs[n.Name])
+		if n.Role == "primary" || (n.Role == "standby" && survivor != "") {
+			e.terminate(final.AWS.InstanceIDs[n.Name])
+			e.waitEvent("terminated", n.Name)
+		} else {
+			survivor = n.Name
+		}
 	}
-	for _, n := range final.Nodes {
-		e.waitEvent("terminated", n.Name)
+	plan, out, _ := e.planIsApply("the primary and a standby lost", []string{"stop"}, true)
+	if !strings.Contains(plan, "no leader can be elected") || !strings.Contains(out, "No Leader Can Be Elected") {
+		t.Errorf("the primary and a standby lost: the plan should say no leader can be elected and the apply should refuse:\n%s\n%s", plan, out)
 	}
-	plan, out, _ := e.planIsApply("every node lost", []string{"stop"}, true)
+
+	// Every node lost: the data is only in the archive. The plan says the apply stops, and the apply stops
+	// before it launches or changes anything (no initdb over the archive's history).
+	e.terminate(final.AWS.InstanceIDs[survivor])
+	e.waitEvent("terminated", survivor)
+	plan, out, _ = e.planIsApply("every node lost", []string{"stop"}, true)
 	if !strings.Contains(plan, "every member is lost") || !strings.Contains(out, "Every Node Lost") {
 		t.Errorf("every node lost: the plan should say the apply stops and the apply should refuse:\n%s\n%s", plan, out)
 	}
@@ -383,7 +396,7 @@ func (e *simEnv) checkRoll(mark time.Time, before, after clusterState) {
 	if log, err := os.ReadFile(filepath.Join(e.dir, "terraform.log")); err == nil {
 		steps := 0
 		for _, l := range strings.Split(string(log), "\n") {
-			if strings.Contains(l, "apply step:") && strings.Contains(l, `step="switchover `) {
+			if strings.Contains(l, "apply step:") && strings.Contains(l, `apply_step="switchover `) {
 				steps++
 			}
 		}

@@ -40,7 +40,7 @@ func (se *session) converge(ctx context.Context, t target, known []string, m mac
 		step, done, err := topology.Next(c)
 		if err != nil {
 			err = refusal(err)
-			tflog.Info(ctx, "apply step", map[string]any{"step": stopStep, "reason": err.Error()})
+			tflog.Info(ctx, "apply step", map[string]any{"apply_step": stopStep, "reason": err.Error()})
 			return err
 		}
 		if (done || step.Kind == topology.StepRestart) && !settled {
@@ -56,7 +56,7 @@ func (se *session) converge(ctx context.Context, t target, known []string, m mac
 			return nil
 		}
 		start := se.p.clock.Now()
-		tflog.Info(ctx, "apply step", map[string]any{"step": step.String(), "reason": step.Reason})
+		tflog.Info(ctx, "apply step", map[string]any{"apply_step": step.String(), "reason": step.Reason})
 		if err := se.execute(ctx, step, c, o, t, in, m); err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func (se *session) converge(ctx context.Context, t target, known []string, m mac
 		case topology.StepForm:
 			in.known = se.s.NodeNames() // formed: from now on a member without a machine has lost data
 		}
-		tflog.Info(ctx, "apply step done", map[string]any{"step": step.String(), "seconds": se.p.clock.Now().Sub(start).Seconds()})
+		tflog.Info(ctx, "apply step done", map[string]any{"apply_step": step.String(), "seconds": se.p.clock.Now().Sub(start).Seconds()})
 	}
 }
 
