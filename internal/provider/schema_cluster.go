@@ -239,7 +239,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Attributes: map[string]schema.Attribute{
 					"data_dir": schema.StringAttribute{
 						Optional: true,
-						MarkdownDescription: "Required. Absolute directory holding one data directory per node (`<data_dir>/<node>`); " +
+						MarkdownDescription: "Required in `local {}`. Absolute directory holding one data directory per node (`<data_dir>/<node>`); " +
 							"it must be writable, and reachable by `run_as_user`. Keep the path short: PostgreSQL's socket path " +
 							"limit is 107 bytes.",
 						Validators:    []validator.String{requiredInBlock(), stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},

@@ -61,7 +61,7 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 			},
 			"instance_type": schema.StringAttribute{
 				Optional: true, Validators: []validator.String{requiredInBlock()},
-				MarkdownDescription: "Required. Instance type of every node, with instance-store NVMe, typically `data.pgnvme_capacity_plan.x.instance_type`. " +
+				MarkdownDescription: "Required in `aws {}`. Instance type of every node, with instance-store NVMe, typically `data.pgnvme_capacity_plan.x.instance_type`. " +
 					"Changing it replaces the nodes one at a time (a rolling replacement).",
 			},
 			"ami_id": schema.StringAttribute{
@@ -78,7 +78,7 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 			},
 			"subnet_ids": schema.MapAttribute{
 				ElementType: types.StringType, Optional: true, Validators: []validator.Map{requiredInBlock()},
-				MarkdownDescription: "Required. Subnet of each node zone, by zone name (`{ \"eu-west-1a\" = \"subnet-...\" }`), all in one VPC. " +
+				MarkdownDescription: "Required in `aws {}`. Subnet of each node zone, by zone name (`{ \"eu-west-1a\" = \"subnet-...\" }`), all in one VPC. " +
 					"Every `node[].zone` needs one. A node's subnet is fixed for life (its network interface lives there).",
 			},
 			"security_group_ids": schema.ListAttribute{
