@@ -57,9 +57,9 @@ data "pgnvme_tuning" "small" {
 resource "pgnvme_cluster" "b" {
   name        = "bench"
   node_count  = %d
-  synchronous = { number = %d }
+  synchronous { number = %d }
   %s
-  local = {
+  local {
     data_dir  = %q
     port_base = %d
   }

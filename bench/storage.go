@@ -98,22 +98,29 @@ resource "pgnvme_cluster" "nvme" {
   name       = "bench-nvme"
   node_count = 1
   parameters = %t ? data.pgnvme_tuning.lim.postgres_parameters : null
-  local = {
+  local {
     data_dir  = "%s/nvme"
     port_base = %d
-    limits    = { memory_mib = %d, disk_gib = %d }
+    limits {
+      memory_mib = %d
+      disk_gib   = %d
+    }
   }
 }
 resource "pgnvme_cluster" "gp3" {
   name       = "bench-gp3"
   node_count = 1
   parameters = data.pgnvme_tuning.lim.postgres_parameters
-  local = {
+  local {
     data_dir  = "%s/gp3"
     port_base = %d
-    limits = {
-      memory_mib = %d, disk_gib = %d
-      read_iops = 3000, write_iops = 3000, read_mib_per_second = 125, write_mib_per_second = 125
+    limits {
+      memory_mib           = %d
+      disk_gib             = %d
+      read_iops            = 3000
+      write_iops           = 3000
+      read_mib_per_second  = 125
+      write_mib_per_second = 125
     }
   }
 }

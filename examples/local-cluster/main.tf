@@ -77,12 +77,12 @@ data "pgnvme_tuning" "node" {
 resource "pgnvme_cluster" "demo" {
   name       = "demo"
   node_count = 3
-  synchronous = {
+  synchronous {
     method = "any"
     number = 1
   }
   parameters = data.pgnvme_tuning.node.postgres_parameters
-  local = {
+  local {
     data_dir  = var.data_dir
     port_base = var.port_base
   }

@@ -112,10 +112,10 @@ resource "pgnvme_cluster" "nvme" {
   name       = "lab-nvme"
   node_count = 1
   parameters = data.pgnvme_tuning.node.postgres_parameters
-  local = {
+  local {
     data_dir  = "${var.data_dir}/nvme"
     port_base = var.port_base
-    limits = {
+    limits {
       memory_mib = var.memory_mib
       disk_gib   = local.disk_gib
     }
@@ -126,10 +126,10 @@ resource "pgnvme_cluster" "gp3" {
   name       = "lab-gp3"
   node_count = 1
   parameters = data.pgnvme_tuning.node.postgres_parameters
-  local = {
+  local {
     data_dir  = "${var.data_dir}/gp3"
     port_base = var.port_base + 1
-    limits = {
+    limits {
       memory_mib           = var.memory_mib
       read_iops            = 3000
       write_iops           = 3000

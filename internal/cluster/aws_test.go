@@ -268,7 +268,7 @@ func TestValidateTwoPlatforms(t *testing.T) {
 	var paths []string
 	for _, e := range errs {
 		paths = append(paths, strings.Join(e.Path, "."))
-		if len(e.Path) == 0 && !strings.Contains(e.Detail, "aws = { instance_type") {
+		if len(e.Path) == 0 && !strings.Contains(e.Detail, "aws { instance_type") {
 			t.Errorf("the message names both blocks: %q", e.Detail)
 		}
 	}

@@ -86,8 +86,8 @@ func Validate(s Spec) []*FieldError {
 		add([]string{"name"}, "Invalid Cluster Name", "%s.", capitalize(err.Error()))
 	}
 	if s.Platform() == "" {
-		add(nil, "Missing Platform", "Set exactly one platform block: local = { data_dir = \"/var/lib/pgnvme/NAME\" } runs the nodes on this machine, "+
-			"aws = { instance_type = ..., subnet_ids = {...} } runs them on EC2 instances with instance-store NVMe.")
+		add(nil, "Missing Platform", "Set exactly one platform block: local { data_dir = \"/var/lib/pgnvme/NAME\" } runs the nodes on this machine, "+
+			"aws { instance_type = ..., subnet_ids = {...} } runs them on EC2 instances with instance-store NVMe.")
 	}
 	nodePath := []string{"node"}
 	if len(s.Nodes) < bootstrap.MinNodes || len(s.Nodes) > bootstrap.MaxNodes {

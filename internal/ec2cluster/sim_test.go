@@ -112,7 +112,7 @@ func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	}
 	fourth := ""
 	if e.fourth {
-		fourth = "\n    { name = \"node-4\", zone = \"us-east-1d\" },"
+		fourth = "\n  node {\n    name = \"node-4\"\n    zone = \"us-east-1d\"\n  }"
 	}
 	hcl := fmt.Sprintf(`
 terraform {
@@ -137,27 +137,38 @@ provider "pgnvme" {
 resource "pgnvme_cluster" "db" {
   name           = %[3]q
   postgres_major = 15
-  node = [
-    { name = "node-1", zone = "us-east-1a" },
-    { name = "node-2", zone = "us-east-1b" },
-    { name = "node-3", zone = "us-east-1c" },%[10]s
-  ]
+  node {
+    name = "node-1"
+    zone = "us-east-1a"
+  }
+  node {
+    name = "node-2"
+    zone = "us-east-1b"
+  }
+  node {
+    name = "node-3"
+    zone = "us-east-1c"
+  }%[10]s
   parameters = %[9]s
-  archive = {
+  archive {
     pgbackrest_options = {
 %[4]s
     }
   }
-  aws = {
+  aws {
     instance_type = %[5]q
     ami_id        = %[6]q
     subnet_ids = {
 %[7]s
     }
-    patroni             = { ttl = 20, loop_wait = 2, retry_timeout = 4 }
     tags                = { team = "tf-acc" }
     load_balancer       = true
     deletion_protection = %[8]t%[11]s
+    patroni {
+      ttl           = 20
+      loop_wait     = 2
+      retry_timeout = 4
+    }
   }
 }
 

@@ -201,6 +201,9 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 		if l.DataDir.IsUnknown() || l.PortBase.IsUnknown() || l.RunAsUser.IsUnknown() {
 			return cluster.Spec{}, false
 		}
+		if l.DataDir.IsNull() { // required: its validator says so (a block's attributes cannot be Required)
+			return cluster.Spec{}, false
+		}
 		limits, ok := limitsInput(ctx, l.Limits, diags)
 		if !ok {
 			return cluster.Spec{}, false

@@ -65,6 +65,9 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 			return nil, false
 		}
 	}
+	if m.InstanceType.IsNull() || m.SubnetIDs.IsNull() { // required: their validators say so (a block's attributes cannot be Required)
+		return nil, false
+	}
 	in := &cluster.AWSInput{AWS: cluster.AWS{
 		Region: m.Region.ValueString(), InstanceType: m.InstanceType.ValueString(), AMIParameter: m.AMIParameter.ValueString(),
 		IAMInstanceProfile: m.IAMInstanceProfile.ValueString(), NodePolicyJSON: m.NodePolicyJSON.ValueString(), KeyName: m.KeyName.ValueString(),

@@ -70,15 +70,22 @@ func newAWSFixture(t *testing.T, m *acctest.Moto) awsFixture {
 func (f awsFixture) config(m *acctest.Moto, edit func(string) string) string {
 	body := fmt.Sprintf(`
   name = "tf-acc-bad"
-  node = [
-    { name = "node-1", zone = "us-east-1a" },
-    { name = "node-2", zone = "us-east-1b" },
-    { name = "node-3", zone = "us-east-1c" },
-  ]
-  archive = {
+  node {
+    name = "node-1"
+    zone = "us-east-1a"
+  }
+  node {
+    name = "node-2"
+    zone = "us-east-1b"
+  }
+  node {
+    name = "node-3"
+    zone = "us-east-1c"
+  }
+  archive {
     walg_env = { WALG_S3_PREFIX = "s3://tf-acc-archive/clusters/bad", AWS_REGION = "us-east-1" }
   }
-  aws = {
+  aws {
     instance_type = "m6id.large"
     ami_id        = %q
     subnet_ids = {
@@ -125,12 +132,12 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 	}
 	cases := []badInput{
 		{"zone without a subnet", f.config(m, replace(`      "us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1c"]), ``)), `(?s)aws.subnet_ids.*us-east-1c`},
-		{"two nodes in one zone", f.config(m, replace(`{ name = "node-3", zone = "us-east-1c" }`, `{ name = "node-3", zone = "us-east-1b" }`)), `(?s)node.*us-east-1b`},
-		{"node without a zone", f.config(m, replace(`{ name = "node-3", zone = "us-east-1c" }`, `{ name = "node-3" }`)), `(?s)node.*zone`},
+		{"two nodes in one zone", f.config(m, replace(`zone = "us-east-1c"`, `zone = "us-east-1b"`)), `(?s)node.*us-east-1b`},
+		{"node without a zone", f.config(m, replace("    zone = \"us-east-1c\"\n", "")), `(?s)node.*zone`},
 		{"type without instance store", f.config(m, replace(`"m6id.large"`, `"m6i.large"`)), `(?s)No Instance-Store NVMe.*m6i.large`},
 		{"unknown type", f.config(m, replace(`"m6id.large"`, `"m6id.huge"`)), `(?s)m6id.huge`},
 		{"type not offered in a zone", f.config(m, func(s string) string {
-			s = replace(`{ name = "node-3", zone = "us-east-1c" }`, `{ name = "node-3", zone = "us-east-1e" }`)(s)
+			s = replace(`zone = "us-east-1c"`, `zone = "us-east-1e"`)(s)
 			return replace(`"us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1c"]), `"us-east-1e" = `+fmt.Sprintf("%q", f.subnets["us-east-1e"]))(s)
 		}), `(?s)not offered.*us-east-1e`},
 		{"AMI architecture not matching the type", f.config(m, replace(fmt.Sprintf("%q", f.amd64), fmt.Sprintf("%q", f.arm))), `(?s)AMI Architecture Mismatch.*arm64`},
@@ -142,20 +149,20 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 		{"subnet not found", f.config(m, replace(`"us-east-1a" = `+fmt.Sprintf("%q", f.subnets["us-east-1a"]), `"us-east-1a" = "subnet-0123456789abcdef0"`)), `(?s)Subnet Not Found`},
 		{"malformed subnet", f.config(m, replace(`"us-east-1a" = `+fmt.Sprintf("%q", f.subnets["us-east-1a"]), `"us-east-1a" = "default"`)), `(?s)aws.subnet_ids`},
 		{"WAL-G archive without walg_env", f.config(m, replace(`walg_env = { WALG_S3_PREFIX = "s3://tf-acc-archive/clusters/bad", AWS_REGION = "us-east-1" }`, `backup_on_create = true`)), `(?s)archive`},
-		{"no archive", f.config(m, replace("  archive = {\n    walg_env = { WALG_S3_PREFIX = \"s3://tf-acc-archive/clusters/bad\", AWS_REGION = \"us-east-1\" }\n  }\n", "")), `(?s)archive`},
+		{"no archive", f.config(m, replace("  archive {\n    walg_env = { WALG_S3_PREFIX = \"s3://tf-acc-archive/clusters/bad\", AWS_REGION = \"us-east-1\" }\n  }\n", "")), `(?s)archive`},
 		{"password as a plain attribute", f.config(m, replace(`AWS_REGION = "us-east-1" }`, `AWS_REGION = "us-east-1", AWS_SECRET_ACCESS_KEY = "hunter2" }`)), `(?s)AWS_SECRET_ACCESS_KEY`},
-		{"synchronous first", f.config(m, replace(`  aws = {`, "  synchronous = { method = \"first\" }\n  aws = {")), `(?s)synchronous`},
+		{"synchronous first", f.config(m, replace(`  aws {`, "  synchronous { method = \"first\" }\n  aws {")), `(?s)synchronous`},
 		{"malformed security group", f.config(m, addAWS(`security_group_ids = ["default"]`)), `(?s)aws.security_group_ids`},
 		{"bad CIDR", f.config(m, addAWS(`allowed_cidrs = ["10.0.0.0/33"]`)), `(?s)aws.allowed_cidrs`},
 		{"loopback CIDR", f.config(m, addAWS(`allowed_cidrs = ["127.0.0.0/8"]`)), `(?s)aws.allowed_cidrs`},
 		{"policy not JSON", f.config(m, addAWS(`node_policy_json = "{not json"`)), `(?s)aws.node_policy_json`},
 		{"policy with a given profile", f.config(m, addAWS("iam_instance_profile = \"db\"\n    node_policy_json = jsonencode({ Version = \"2012-10-17\", Statement = [] })")), `(?s)aws.node_policy_json`},
 		{"root volume too small", f.config(m, addAWS(`root_volume_gib = 4`)), `(?s)aws.root_volume_gib`},
-		{"Patroni timings", f.config(m, addAWS(`patroni = { ttl = 20, loop_wait = 10, retry_timeout = 10 }`)), `(?s)aws.patroni`},
+		{"Patroni timings", f.config(m, addAWS("patroni {\n      ttl           = 20\n      loop_wait     = 10\n      retry_timeout = 10\n    }")), `(?s)aws.patroni`},
 		{"API address", f.config(m, addAWS(`api_address = "dns"`)), `(?s)api_address`},
 		{"reserved tag", f.config(m, addAWS(`tags = { "pgnvme:cluster" = "other" }`)), `(?s)aws.tags`},
 		{"aws tag", f.config(m, addAWS(`tags = { "aws:owner" = "me" }`)), `(?s)aws.tags`},
-		{"two platform blocks", f.config(m, replace(`  aws = {`, "  local = { data_dir = \"/tmp/tf-acc-bad\" }\n  aws = {")), `(?s)Invalid Attribute Combination`},
+		{"two platform blocks", f.config(m, replace(`  aws {`, "  local { data_dir = \"/tmp/tf-acc-bad\" }\n  aws {")), `(?s)Invalid Attribute Combination`},
 		{"region name", f.config(m, addAWS(`region = "Europe"`)), `(?s)aws.region`},
 		{"name too long for the created role", f.config(m, replace(`name = "tf-acc-bad"`, `name = "tf-acc-`+strings.Repeat("x", 55)+`"`)), `(?s)Cluster Name Too Long For Its Role`},
 	}

@@ -33,7 +33,10 @@ func TestCluster_fakePlatform(t *testing.T) {
 	config := `
 resource "pgnvme_cluster" "demo" {
   name = "tf-fake"
-  local = { data_dir = "/nonexistent/tf-fake", port_base = 40000 }
+  local {
+    data_dir  = "/nonexistent/tf-fake"
+    port_base = 40000
+  }
 }
 `
 	resource.UnitTest(t, resource.TestCase{
@@ -90,4 +93,70 @@ resource "pgnvme_cluster" "demo" {
 		},
 	})
 	t.Logf("fake-platform glue test: %s", time.Since(start).Round(time.Millisecond))
+}
+
+// A misspelt or unknown argument inside one of the cluster's blocks is an error at plan that names it.
+// Terraform drops unknown keys of a nested attribute's object before the provider sees them
+// (hashicorp/terraform#33570), which is why these are blocks: `aws = { deletion_protect = false }` would
+// plan, with deletion protection on, and a password argument would be dropped without a word.
+func TestCluster_unknownArgumentInBlock(t *testing.T) {
+	awsCluster := func(aws, other string) string {
+		return fmt.Sprintf(`
+resource "pgnvme_cluster" "c" {
+  name = "tf-acc-typo"
+  node {
+    name = "node-1"
+    zone = "us-east-1a"
+  }
+  archive {
+    walg_env = { WALG_S3_PREFIX = "s3://tf-acc-archive/clusters/typo" }
+  }
+  aws {
+    instance_type = "m6id.large"
+    subnet_ids    = { "us-east-1a" = "subnet-0123456789abcdef0" }
+%s
+  }
+%s
+}
+`, aws, other)
+	}
+	localCluster := func(other, local string) string {
+		return fmt.Sprintf(`
+resource "pgnvme_cluster" "c" {
+  name = "tf-acc-typo"
+%s
+  local {
+    data_dir = "/nonexistent/tf-acc-typo"
+%s
+  }
+}
+`, other, local)
+	}
+	notExpected := func(name string) string {
+		return `(?s)Unsupported argument.*An argument named "` + name + `" is not expected here`
+	}
+	typo := awsCluster("    deletion_protect   = false\n    superuser_password = \"x\"", "")
+	runBadInputs(t, []badInput{
+		{"aws deletion_protect", typo, notExpected("deletion_protect")},
+		{"aws superuser_password", typo, notExpected("superuser_password")},
+		{"aws patroni", awsCluster("    patroni {\n      tll = 20\n    }", ""), notExpected("tll")},
+		{"node", awsCluster("", "  node {\n    name = \"node-2\"\n    zome = \"us-east-1b\"\n  }"), notExpected("zome")},
+		{"synchronous", awsCluster("", "  synchronous {\n    numbr = 2\n  }"), notExpected("numbr")},
+		{"archive", localCluster("  archive {\n    pgbackrest_option = { \"repo1-type\" = \"posix\" }\n  }", ""), notExpected("pgbackrest_option")},
+		{"local", localCluster("", "    port_bas = 40000"), notExpected("port_bas")},
+		{"local limits", localCluster("", "    limits {\n      memory_mb = 256\n    }"), notExpected("memory_mb")},
+	})
+}
+
+// A block's required arguments are asked for where the block is written, and only there (they are Optional
+// in the schema: the framework would otherwise ask for aws.instance_type on a local cluster).
+func TestCluster_requiredArgumentInBlock(t *testing.T) {
+	runBadInputs(t, []badInput{
+		{"local without data_dir", "resource \"pgnvme_cluster\" \"c\" {\n  name = \"tf-acc-req\"\n  local {\n    port_base = 40000\n  }\n}\n",
+			`(?s)Missing Required Argument.*"data_dir" is required in the local block`},
+		{"aws without instance_type and subnet_ids", "resource \"pgnvme_cluster\" \"c\" {\n  name = \"tf-acc-req\"\n  aws {\n    deletion_protection = false\n  }\n}\n",
+			`(?s)Missing Required Argument.*"instance_type" is required in the aws block`},
+		{"aws without subnet_ids", "resource \"pgnvme_cluster\" \"c\" {\n  name = \"tf-acc-req\"\n  aws {\n    instance_type = \"m6id.large\"\n  }\n}\n",
+			`(?s)Missing Required Argument.*"subnet_ids" is required in the aws block`},
+	})
 }

@@ -26,19 +26,22 @@ import (
 
 const limitsAddr = "pgnvme_cluster.lim"
 
+// limitsConfig is a cluster with limits, given as "a = 1, b = 2" (a block takes one argument a line).
 func limitsConfig(dir string, base int, limits string) string {
 	return fmt.Sprintf(`
 resource "pgnvme_cluster" "lim" {
   name        = "tf-acc-limits"
   node_count  = 2
   parameters  = { shared_buffers = "32MB" }
-  local = {
+  local {
     data_dir  = %q
     port_base = %d
-    limits    = { %s }
+    limits {
+      %s
+    }
   }
 }
-`, dir, base, limits)
+`, dir, base, strings.ReplaceAll(limits, ", ", "\n      "))
 }
 
 // cgroupFile reads one file of a node's cgroup in a v1 controller.
@@ -193,7 +196,7 @@ func TestAccCluster_limitsBadInputs(t *testing.T) {
 	dir := clusterDir(t)
 	base := acctest.FreePortBase(t, 1)
 	c := func(top, limits string) string {
-		return fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n%s\n  local = {\n    data_dir = %q\n    port_base = %d\n    limits = { %s }\n  }\n}\n", top, dir, base, limits)
+		return fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n%s\n  local {\n    data_dir = %q\n    port_base = %d\n    limits {\n      %s\n    }\n  }\n}\n", top, dir, base, strings.ReplaceAll(limits, ", ", "\n      "))
 	}
 	runBadInputs(t, []badInput{
 		{"negative memory", c("", "memory_mib = -1"), `(?s)Invalid Limit.*memory_mib is -1`},
@@ -202,7 +205,7 @@ func TestAccCluster_limitsBadInputs(t *testing.T) {
 		{"negative disk", c("", "read_iops = 100, disk_gib = -2"), `(?s)Invalid Limit.*disk_gib`},
 		{"memory below the default shared_buffers", c("", "memory_mib = 150"), `(?s)Memory Limit Too Small.*at least 192`},
 		{"memory below shared_buffers", c(`parameters = { shared_buffers = "1GB" }`, "memory_mib = 1024"), `(?s)Memory Limit Too Small.*shared_buffers is 1024 MiB`},
-		{"iops outside the local platform", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  limits = { read_iops = 3000 }\n  local = { data_dir = %q }\n}\n", dir),
+		{"iops outside the local platform", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  limits = { read_iops = 3000 }\n  local { data_dir = %q }\n}\n", dir),
 			`(?s)Unsupported argument.*"limits" is not expected here`},
 	})
 

@@ -45,18 +45,25 @@ func clusterConfig(dataDir string, portBase int, extra string) string {
 	return fmt.Sprintf(`
 resource "pgnvme_cluster" "demo" {
   name = "tf-acc"
-  node = [
-    { name = "node-1", zone = "zone-a" },
-    { name = "node-2", zone = "zone-b" },
-    { name = "node-3", zone = "zone-c" },
-  ]
-  synchronous = {
+  node {
+    name = "node-1"
+    zone = "zone-a"
+  }
+  node {
+    name = "node-2"
+    zone = "zone-b"
+  }
+  node {
+    name = "node-3"
+    zone = "zone-c"
+  }
+  synchronous {
     method          = "any"
     number          = 1
     data_durability = "required"
     commit          = "on"
   }
-  local = {
+  local {
     data_dir  = %q
     port_base = %d
   }
@@ -404,7 +411,7 @@ func TestAccCluster_standbyLossFromArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := acctest.FreePortBase(t, 3)
-	config := clusterConfig(dir, base, fmt.Sprintf(`  archive = {
+	config := clusterConfig(dir, base, fmt.Sprintf(`  archive {
     pgbackrest_options = {
       "repo1-type" = "posix"
       "repo1-path" = %q
@@ -473,18 +480,18 @@ func TestAccCluster_badInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := func(body string) string {
-		return fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n%s\n}\n", dir, base, body)
+		return fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n%s\n}\n", dir, base, body)
 	}
 	runBadInputs(t, []badInput{
-		{"number not below node count", c("node_count = 2\nsynchronous = { number = 2 }"), `(?s)Invalid Synchronous Replication.*more than the cluster's 1 standbys`},
-		{"duplicate node names", c("node = [{ name = \"a\" }, { name = \"A\" }]"), `(?s)node.*(Duplicate|lower-case)`},
+		{"number not below node count", c("node_count = 2\nsynchronous { number = 2 }"), `(?s)Invalid Synchronous Replication.*more than the cluster's 1 standbys`},
+		{"duplicate node names", c("node { name = \"a\" }\nnode { name = \"A\" }"), `(?s)node.*(Duplicate|lower-case)`},
 		{"node count out of range", c("node_count = 10"), `(?s)node_count.*between 1 and 9`},
-		{"count and nodes", c("node_count = 2\nnode = [{ name = \"a\" }]"), `(?s)Invalid Attribute Combination`},
-		{"archive with neither option map", c("archive = { backup_on_create = true }"), `(?s)Missing Archive Options.*pgbackrest_options`},
-		{"wal-g on the local platform", c("archive = { walg_env = { WALG_S3_PREFIX = \"s3://b/p\" } }"), `(?s)WAL-G On The Local Platform`},
-		{"relative data_dir", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = { data_dir = \"data\" }\n}\n", `(?s)data_dir.*absolute path`},
-		{"port range collides", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", dir, busyPort), `(?s)Cannot Create Cluster Here.*` + strconv.Itoa(busyPort)},
-		{"unreachable data_dir", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local = {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", filepath.Join(private, "c"), base), `(?s)Cannot Create Cluster Here`},
+		{"count and nodes", c("node_count = 2\nnode { name = \"a\" }"), `(?s)Invalid Attribute Combination`},
+		{"archive with neither option map", c("archive { backup_on_create = true }"), `(?s)Missing Archive Options.*pgbackrest_options`},
+		{"wal-g on the local platform", c("archive { walg_env = { WALG_S3_PREFIX = \"s3://b/p\" } }"), `(?s)WAL-G On The Local Platform`},
+		{"relative data_dir", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local { data_dir = \"data\" }\n}\n", `(?s)data_dir.*absolute path`},
+		{"port range collides", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", dir, busyPort), `(?s)Cannot Create Cluster Here.*` + strconv.Itoa(busyPort)},
+		{"unreachable data_dir", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", filepath.Join(private, "c"), base), `(?s)Cannot Create Cluster Here`},
 		{"reserved parameter", c("parameters = { port = \"5433\" }"), `(?s)Invalid Parameter.*"port" is set by the platform`},
 		{"no platform block", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n}\n", `(?s)Missing Attribute Configuration.*local`},
 		{"cluster name", strings.Replace(c(""), "tf-acc", "TF_acc", 1), `(?s)Invalid Cluster Name.*lower-case`},
@@ -504,7 +511,7 @@ func TestAccCluster_scale(t *testing.T) {
 resource "pgnvme_cluster" "demo" {
   name       = "tf-acc"
   node_count = %d
-  local = {
+  local {
     data_dir  = %q
     port_base = %d
   }

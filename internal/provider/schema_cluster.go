@@ -54,12 +54,11 @@ var clusterLocalAttrTypes = map[string]attr.Type{
 var clusterPrimaryAttrTypes = map[string]attr.Type{"host": types.StringType, "port": types.Int64Type}
 
 // clusterLimitsSchema is local.limits.
-func clusterLimitsSchema() schema.SingleNestedAttribute {
+func clusterLimitsSchema() schema.SingleNestedBlock {
 	limit := func(desc string) schema.Int64Attribute {
 		return schema.Int64Attribute{Optional: true, MarkdownDescription: desc + " Unset or `0`: no limit. Changed in place (the cgroup's files are rewritten, nothing restarts)."}
 	}
-	return schema.SingleNestedAttribute{
-		Optional: true,
+	return schema.SingleNestedBlock{
 		MarkdownDescription: "Per-node resource limits, so \"dataset much larger than memory\" and \"a volume with gp3's baseline\" are real " +
 			"on one machine. Each node's server processes (the postmaster and everything it starts) run in a cgroup of their own " +
 			"(cgroup v1 `memory` and `blkio` controllers, or v2 `memory` and `io`); with any I/O limit or `disk_gib`, each node's " +
@@ -124,47 +123,8 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"node_count": schema.Int64Attribute{
 				Optional: true,
 				MarkdownDescription: "Number of nodes, named `node-1` .. `node-N`, `node-1` the first primary. Defaults to " +
-					"`3`; 1 to 9. Conflicts with `node`.",
+					"`3`; 1 to 9. Conflicts with `node` blocks.",
 				Validators: []validator.Int64{int64validator.Between(1, 9), int64validator.ConflictsWith(path.MatchRoot("node"))},
-			},
-			"node": schema.ListNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "The nodes by name, in priority order (the first is the first primary), 1 to 9. `zone` " +
-					"is a label on the local platform (typically from `pgnvme_placement`).",
-				Validators: []validator.List{listvalidator.SizeBetween(1, 9)},
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"name": schema.StringAttribute{Required: true, MarkdownDescription: "Node name; also the standby's `application_name`.", Validators: []validator.String{nodeName}},
-					"zone": schema.StringAttribute{Optional: true, MarkdownDescription: "Zone label. Defaults to `local`."},
-				}},
-			},
-			"synchronous": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Synchronous replication, with CloudNativePG's meanings. Unset: `any`, 1 standby " +
-					"(0 for a single node), `required`, `on`.",
-				Attributes: map[string]schema.Attribute{
-					"method": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "`any` (default; quorum: the fastest `number` standbys) or `first` (priority order).",
-						Validators:          []validator.String{stringvalidator.OneOf("any", "first")},
-					},
-					"number": schema.Int64Attribute{
-						Optional:            true,
-						MarkdownDescription: "Standbys that confirm each commit. Defaults to 1 (0 for a single node). With `required` it must be below the node count.",
-						Validators:          []validator.Int64{int64validator.Between(0, 8)},
-					},
-					"data_durability": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "`required` (default): never lower `number`, so with too few standbys commits wait. " +
-							"`preferred`: when standbys are missing, lower `number` to the healthy ones so writes never stop " +
-							"(`synchronous_degraded` shows it). On the local platform this is enforced at each apply.",
-						Validators: []validator.String{stringvalidator.OneOf("required", "preferred")},
-					},
-					"commit": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "`synchronous_commit`: `on` (default), `remote_apply`, `remote_write`, `local` or `off`.",
-						Validators:          []validator.String{stringvalidator.OneOf(synchronousCommitLevels...)},
-					},
-				},
 			},
 			"parameters": schema.MapAttribute{
 				ElementType: types.StringType,
@@ -174,87 +134,6 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 					"a time (standbys first, the primary last) when a parameter needs a restart (`pg_settings.context`). The " +
 					"settings the cluster manages itself (ports, replication, archiving) are refused.",
 			},
-			"archive": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Continuous archiving. The local platform archives with pgBackRest; WAL-G is the EC2 platform's archiver.",
-				Attributes: map[string]schema.Attribute{
-					"pgbackrest_options": schema.MapAttribute{
-						ElementType: types.StringType,
-						Optional:    true,
-						MarkdownDescription: "pgBackRest repository options (`repo1-*`), typically " +
-							"`pgnvme_archive_bucket.x.pgbackrest_options` plus credentials, or `repo1-type = posix` for a local repository.",
-						Validators: []validator.Map{mapvalidator.SizeAtLeast(1)},
-					},
-					"walg_env": schema.MapAttribute{
-						ElementType:         types.StringType,
-						Optional:            true,
-						MarkdownDescription: "WAL-G environment (`pgnvme_archive_bucket.x.walg_env`), for the EC2 platform.",
-						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)},
-					},
-					"backup_on_create": schema.BoolAttribute{
-						Optional:            true,
-						MarkdownDescription: "Take a full backup right after the primary starts, so standbys (and later replacements) are seeded from the archive. Defaults to `true`.",
-					},
-				},
-			},
-			"local": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "The local platform: the nodes run as PostgreSQL processes on this machine, listening on " +
-					"127.0.0.1. Its inputs, and what only this platform reports. Changing `data_dir`, `port_base` or `run_as_user` replaces the cluster.",
-				Attributes: map[string]schema.Attribute{
-					"data_dir": schema.StringAttribute{
-						Required: true,
-						MarkdownDescription: "Absolute directory holding one data directory per node (`<data_dir>/<node>`); " +
-							"it must be writable, and reachable by `run_as_user`. Keep the path short: PostgreSQL's socket path " +
-							"limit is 107 bytes.",
-						Validators:    []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
-						PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-					},
-					"port_base": schema.Int64Attribute{
-						Optional:            true,
-						Computed:            true,
-						Default:             int64default.StaticInt64(cluster.DefaultPortBase),
-						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`. Defaults to `54320`.",
-						Validators:          []validator.Int64{int64validator.Between(1024, 65000)},
-						PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
-					},
-					"run_as_user": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "OS user that runs PostgreSQL (it refuses to run as root). Defaults to `postgres` when Terraform runs as root, else the current user. Changing it replaces the cluster.",
-						PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-					},
-					"limits": clusterLimitsSchema(),
-					"data_dirs": schema.MapAttribute{
-						ElementType: types.StringType,
-						Computed:    true,
-						MarkdownDescription: "Each node's data directory, by node name (`<data_dir>/<node>`, or `<data_dir>/<node>/data` on a node's own " +
-							"device; a node keeps its directory for life).",
-					},
-					"cgroups": schema.MapAttribute{
-						ElementType: types.StringType,
-						Computed:    true,
-						MarkdownDescription: "With `limits`: each node's cgroup, by node name, relative to each controller's root " +
-							"(`pgnvme/<name>-<8 hex digits>/<node>`; on cgroup v1 under `/sys/fs/cgroup/memory` and `/sys/fs/cgroup/blkio`, " +
-							"on v2 under `/sys/fs/cgroup`). Its counters show what the node uses, such as `memory.max_usage_in_bytes` " +
-							"and `blkio.throttle.io_serviced`. Null without `limits`.",
-					},
-					"block_devices": schema.MapAttribute{
-						ElementType: types.StringType,
-						Computed:    true,
-						MarkdownDescription: "With I/O limits or `limits.disk_gib`: each node's own block device, by node name (a loop device " +
-							"such as `/dev/loop3`, on the sparse file `<data_dir>/<node>.img`, XFS, mounted at `<data_dir>/<node>`). " +
-							"The number can change after a restart of the machine. Null without a device per node.",
-					},
-					"durability_watcher_running": schema.BoolAttribute{
-						Computed: true,
-						MarkdownDescription: "With `data_durability = \"preferred\"`, a small watcher process lowers the synchronous " +
-							"number within about a second when standbys stop streaming, and restores it when they return, between " +
-							"applies (on other platforms Patroni does this). True while it runs; a watcher that died shows as a " +
-							"change here and the next apply restarts it. Always false with `required`.",
-					},
-				},
-			},
-			"aws": clusterAWSSchema(),
 			"nodes": schema.ListNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "Every node as last seen.",
@@ -292,6 +171,125 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Computed:            true,
 				MarkdownDescription: "True when fewer named standbys stream than `synchronous.number`: with `preferred` the number was lowered; with `required` commits wait.",
 			},
+		},
+		Blocks: map[string]schema.Block{
+			"node": schema.ListNestedBlock{
+				MarkdownDescription: "One block per node, in priority order (the first is the first primary), up to 9; " +
+					"none means `node_count` nodes. `zone` is a label on the local platform (typically from `pgnvme_placement`, " +
+					"with a `dynamic \"node\"` block over its `nodes`).",
+				Validators: []validator.List{listvalidator.SizeBetween(1, 9)},
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{Required: true, MarkdownDescription: "Node name; also the standby's `application_name`.", Validators: []validator.String{nodeName}},
+					"zone": schema.StringAttribute{Optional: true, MarkdownDescription: "Zone label. Defaults to `local`."},
+				}},
+			},
+			"synchronous": schema.SingleNestedBlock{
+				MarkdownDescription: "Synchronous replication, with CloudNativePG's meanings. Unset: `any`, 1 standby " +
+					"(0 for a single node), `required`, `on`.",
+				Attributes: map[string]schema.Attribute{
+					"method": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "`any` (default; quorum: the fastest `number` standbys) or `first` (priority order).",
+						Validators:          []validator.String{stringvalidator.OneOf("any", "first")},
+					},
+					"number": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Standbys that confirm each commit. Defaults to 1 (0 for a single node). With `required` it must be below the node count.",
+						Validators:          []validator.Int64{int64validator.Between(0, 8)},
+					},
+					"data_durability": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "`required` (default): never lower `number`, so with too few standbys commits wait. " +
+							"`preferred`: when standbys are missing, lower `number` to the healthy ones so writes never stop " +
+							"(`synchronous_degraded` shows it). On the local platform this is enforced at each apply.",
+						Validators: []validator.String{stringvalidator.OneOf("required", "preferred")},
+					},
+					"commit": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "`synchronous_commit`: `on` (default), `remote_apply`, `remote_write`, `local` or `off`.",
+						Validators:          []validator.String{stringvalidator.OneOf(synchronousCommitLevels...)},
+					},
+				},
+			},
+			"archive": schema.SingleNestedBlock{
+				MarkdownDescription: "Continuous archiving. The local platform archives with pgBackRest; WAL-G is the EC2 platform's archiver.",
+				Attributes: map[string]schema.Attribute{
+					"pgbackrest_options": schema.MapAttribute{
+						ElementType: types.StringType,
+						Optional:    true,
+						MarkdownDescription: "pgBackRest repository options (`repo1-*`), typically " +
+							"`pgnvme_archive_bucket.x.pgbackrest_options` plus credentials, or `repo1-type = posix` for a local repository.",
+						Validators: []validator.Map{mapvalidator.SizeAtLeast(1)},
+					},
+					"walg_env": schema.MapAttribute{
+						ElementType:         types.StringType,
+						Optional:            true,
+						MarkdownDescription: "WAL-G environment (`pgnvme_archive_bucket.x.walg_env`), for the EC2 platform.",
+						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)},
+					},
+					"backup_on_create": schema.BoolAttribute{
+						Optional:            true,
+						MarkdownDescription: "Take a full backup right after the primary starts, so standbys (and later replacements) are seeded from the archive. Defaults to `true`.",
+					},
+				},
+			},
+			"local": schema.SingleNestedBlock{
+				MarkdownDescription: "The local platform: the nodes run as PostgreSQL processes on this machine, listening on " +
+					"127.0.0.1. Its inputs, and what only this platform reports. Changing `data_dir`, `port_base` or `run_as_user` replaces the cluster.",
+				Attributes: map[string]schema.Attribute{
+					"data_dir": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "Required in `local {}`. Absolute directory holding one data directory per node (`<data_dir>/<node>`); " +
+							"it must be writable, and reachable by `run_as_user`. Keep the path short: PostgreSQL's socket path " +
+							"limit is 107 bytes.",
+						Validators:    []validator.String{requiredInBlock(), stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+						PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+					},
+					"port_base": schema.Int64Attribute{
+						Optional:            true,
+						Computed:            true,
+						Default:             int64default.StaticInt64(cluster.DefaultPortBase),
+						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`. Defaults to `54320`.",
+						Validators:          []validator.Int64{int64validator.Between(1024, 65000)},
+						PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+					},
+					"run_as_user": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "OS user that runs PostgreSQL (it refuses to run as root). Defaults to `postgres` when Terraform runs as root, else the current user. Changing it replaces the cluster.",
+						PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+					},
+					"data_dirs": schema.MapAttribute{
+						ElementType: types.StringType,
+						Computed:    true,
+						MarkdownDescription: "Each node's data directory, by node name (`<data_dir>/<node>`, or `<data_dir>/<node>/data` on a node's own " +
+							"device; a node keeps its directory for life).",
+					},
+					"cgroups": schema.MapAttribute{
+						ElementType: types.StringType,
+						Computed:    true,
+						MarkdownDescription: "With `limits`: each node's cgroup, by node name, relative to each controller's root " +
+							"(`pgnvme/<name>-<8 hex digits>/<node>`; on cgroup v1 under `/sys/fs/cgroup/memory` and `/sys/fs/cgroup/blkio`, " +
+							"on v2 under `/sys/fs/cgroup`). Its counters show what the node uses, such as `memory.max_usage_in_bytes` " +
+							"and `blkio.throttle.io_serviced`. Null without `limits`.",
+					},
+					"block_devices": schema.MapAttribute{
+						ElementType: types.StringType,
+						Computed:    true,
+						MarkdownDescription: "With I/O limits or `limits.disk_gib`: each node's own block device, by node name (a loop device " +
+							"such as `/dev/loop3`, on the sparse file `<data_dir>/<node>.img`, XFS, mounted at `<data_dir>/<node>`). " +
+							"The number can change after a restart of the machine. Null without a device per node.",
+					},
+					"durability_watcher_running": schema.BoolAttribute{
+						Computed: true,
+						MarkdownDescription: "With `data_durability = \"preferred\"`, a small watcher process lowers the synchronous " +
+							"number within about a second when standbys stop streaming, and restores it when they return, between " +
+							"applies (on other platforms Patroni does this). True while it runs; a watcher that died shows as a " +
+							"change here and the next apply restarts it. Always false with `required`.",
+					},
+				},
+				Blocks: map[string]schema.Block{"limits": clusterLimitsSchema()},
+			},
+			"aws": clusterAWSSchema(),
 		},
 	}
 }

@@ -38,15 +38,14 @@ var clusterAWSAttrTypes = map[string]attr.Type{
 }
 
 // clusterAWSSchema is the aws platform block.
-func clusterAWSSchema() schema.SingleNestedAttribute {
+func clusterAWSSchema() schema.SingleNestedBlock {
 	computedMap := func(desc string) schema.MapAttribute {
 		return schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: desc}
 	}
 	timing := func(desc string, min int64) schema.Int64Attribute {
 		return schema.Int64Attribute{Optional: true, MarkdownDescription: desc, Validators: []validator.Int64{int64validator.AtLeast(min)}}
 	}
-	return schema.SingleNestedAttribute{
-		Optional: true,
+	return schema.SingleNestedBlock{
 		MarkdownDescription: "The EC2 platform: one instance per node on instance-store NVMe, one node per availability zone, " +
 			"etcd and Patroni (>= 4, `synchronous_mode: quorum`) on every node, archiving to `archive`. Each node has a network " +
 			"interface of its own, created first, whose private IP is the node's identity and survives replacement. The provider " +
@@ -61,8 +60,8 @@ func clusterAWSSchema() schema.SingleNestedAttribute {
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"instance_type": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Instance type of every node, with instance-store NVMe, typically `data.pgnvme_capacity_plan.x.instance_type`. " +
+				Optional: true, Validators: []validator.String{requiredInBlock()},
+				MarkdownDescription: "Required in `aws {}`. Instance type of every node, with instance-store NVMe, typically `data.pgnvme_capacity_plan.x.instance_type`. " +
 					"Changing it replaces the nodes one at a time (a rolling replacement).",
 			},
 			"ami_id": schema.StringAttribute{
@@ -78,8 +77,8 @@ func clusterAWSSchema() schema.SingleNestedAttribute {
 				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("ami_id"))},
 			},
 			"subnet_ids": schema.MapAttribute{
-				ElementType: types.StringType, Required: true,
-				MarkdownDescription: "Subnet of each node zone, by zone name (`{ \"eu-west-1a\" = \"subnet-...\" }`), all in one VPC. " +
+				ElementType: types.StringType, Optional: true, Validators: []validator.Map{requiredInBlock()},
+				MarkdownDescription: "Required in `aws {}`. Subnet of each node zone, by zone name (`{ \"eu-west-1a\" = \"subnet-...\" }`), all in one VPC. " +
 					"Every `node[].zone` needs one. A node's subnet is fixed for life (its network interface lives there).",
 			},
 			"security_group_ids": schema.ListAttribute{
@@ -111,19 +110,6 @@ func clusterAWSSchema() schema.SingleNestedAttribute {
 				MarkdownDescription: fmt.Sprintf("Size of each node's root volume in GiB (gp3, encrypted, deleted with the instance): "+
 					"the system, etcd's data and logs; PostgreSQL's data lives on instance store. Defaults to `%d`; %d to %d. Changing it rolls the nodes.",
 					cluster.DefaultRootVolumeGiB, cluster.MinRootVolumeGiB, cluster.MaxRootVolumeGiB),
-			},
-			"patroni": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Patroni's timings. Unset values are Patroni's defaults (ttl 30, loop_wait 10, retry_timeout 10 " +
-					"seconds, maximum_lag_on_failover 1 MiB). Patroni requires `loop_wait + 2 * retry_timeout <= ttl`; the ttl bounds " +
-					"how long a lost leader holds writes up.",
-				Attributes: map[string]schema.Attribute{
-					"ttl":           timing("Leader lock time to live in seconds; 20 or more.", 20),
-					"loop_wait":     timing("Seconds between Patroni's loops; 1 or more.", 1),
-					"retry_timeout": timing("Seconds before Patroni gives up on the DCS or PostgreSQL; 3 or more.", 3),
-					"maximum_lag_on_failover": schema.Int64Attribute{Optional: true, MarkdownDescription: "Bytes a standby may lag and still " +
-						"take part in a failover, and the most a switchover target may lag in a rolling replacement.", Validators: []validator.Int64{int64validator.AtLeast(0)}},
-				},
 			},
 			"api_address": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(cluster.APIAddressPrivate),
@@ -166,6 +152,20 @@ func clusterAWSSchema() schema.SingleNestedAttribute {
 				Computed: true,
 				MarkdownDescription: fmt.Sprintf("SSM path of the cluster's password SecureStrings: `<path>/superuser-password` (user `%s`), "+
 					"`/replication-password` and `/restapi-password` (Patroni's REST API user `%s`).", bootstrap.DefaultSuperuser, bootstrap.DefaultPatroniRESTAPIUser),
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"patroni": schema.SingleNestedBlock{
+				MarkdownDescription: "Patroni's timings. Unset values are Patroni's defaults (ttl 30, loop_wait 10, retry_timeout 10 " +
+					"seconds, maximum_lag_on_failover 1 MiB). Patroni requires `loop_wait + 2 * retry_timeout <= ttl`; the ttl bounds " +
+					"how long a lost leader holds writes up.",
+				Attributes: map[string]schema.Attribute{
+					"ttl":           timing("Leader lock time to live in seconds; 20 or more.", 20),
+					"loop_wait":     timing("Seconds between Patroni's loops; 1 or more.", 1),
+					"retry_timeout": timing("Seconds before Patroni gives up on the DCS or PostgreSQL; 3 or more.", 3),
+					"maximum_lag_on_failover": schema.Int64Attribute{Optional: true, MarkdownDescription: "Bytes a standby may lag and still " +
+						"take part in a failover, and the most a switchover target may lag in a rolling replacement.", Validators: []validator.Int64{int64validator.AtLeast(0)}},
+				},
 			},
 		},
 	}

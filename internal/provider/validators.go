@@ -9,7 +9,11 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // regionPattern matches AWS region names such as us-east-1, eu-central-2, us-gov-west-1, ap-southeast-5.
@@ -103,4 +107,41 @@ func (v pureStringCheck) ValidateString(_ context.Context, req validator.StringR
 		msg := err.Error()
 		resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%s%s.", strings.ToUpper(msg[:1]), msg[1:]))
 	}
+}
+
+// requiredInBlockValidator is Required for an attribute of a single nested block: the framework's own
+// Required also fires when the block is absent (terraform-plugin-framework#740), so the attribute is Optional
+// and this asks for it only where its block is written.
+type requiredInBlockValidator struct{}
+
+func requiredInBlock() requiredInBlockValidator { return requiredInBlockValidator{} }
+
+func (requiredInBlockValidator) Description(context.Context) string {
+	return "required in its block"
+}
+
+func (v requiredInBlockValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (requiredInBlockValidator) validate(ctx context.Context, value attr.Value, p path.Path, config tfsdk.Config, diags *diag.Diagnostics) {
+	if !value.IsNull() {
+		return
+	}
+	block := p.ParentPath()
+	var parent types.Object
+	diags.Append(config.GetAttribute(ctx, block, &parent)...)
+	if parent.IsNull() || parent.IsUnknown() {
+		return
+	}
+	diags.AddAttributeError(p, "Missing Required Argument",
+		fmt.Sprintf("The argument %q is required in the %s block, but no definition was found. Set it, or remove the block.", p.Steps()[len(p.Steps())-1], block))
+}
+
+func (v requiredInBlockValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	v.validate(ctx, req.ConfigValue, req.Path, req.Config, &resp.Diagnostics)
+}
+
+func (v requiredInBlockValidator) ValidateMap(ctx context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	v.validate(ctx, req.ConfigValue, req.Path, req.Config, &resp.Diagnostics)
 }

@@ -36,16 +36,20 @@ resource "pgnvme_archive_bucket" "this" {
 resource "pgnvme_cluster" "this" {
   name           = var.name
   postgres_major = var.postgres_major
-  node           = [for n in data.pgnvme_placement.this.nodes : { name = n.name, zone = n.zone }]
   parameters     = data.pgnvme_capacity_plan.this.postgres_parameters
-  archive = var.pgbackrest_options != null ? {
-    pgbackrest_options = var.pgbackrest_options
-    walg_env           = null
-    } : {
-    pgbackrest_options = null
-    walg_env           = pgnvme_archive_bucket.this[0].walg_env
+
+  dynamic "node" {
+    for_each = data.pgnvme_placement.this.nodes
+    content {
+      name = node.value.name
+      zone = node.value.zone
+    }
   }
-  aws = {
+  archive {
+    pgbackrest_options = var.pgbackrest_options
+    walg_env           = var.pgbackrest_options == null ? pgnvme_archive_bucket.this[0].walg_env : null
+  }
+  aws {
     region              = var.region
     instance_type       = local.instance_type
     ami_id              = var.ami_id

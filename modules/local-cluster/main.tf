@@ -36,7 +36,7 @@ resource "pgnvme_cluster" "this" {
   node_count     = var.node_count
   postgres_major = var.postgres_major
 
-  synchronous = {
+  synchronous {
     method          = var.synchronous.method
     number          = coalesce(var.synchronous.number, min(1, var.node_count - 1))
     data_durability = var.synchronous.data_durability
@@ -44,7 +44,7 @@ resource "pgnvme_cluster" "this" {
 
   parameters = merge(data.pgnvme_tuning.node.postgres_parameters, var.parameters)
 
-  local = {
+  local {
     data_dir  = var.data_dir
     port_base = var.port_base
   }

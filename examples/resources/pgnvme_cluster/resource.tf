@@ -9,24 +9,31 @@ data "pgnvme_tuning" "node" {
 
 resource "pgnvme_cluster" "demo" {
   name = "demo"
-  node = [
-    { name = "pg-a", zone = "zone-a" },
-    { name = "pg-b", zone = "zone-b" },
-    { name = "pg-c", zone = "zone-c" },
-  ]
-  synchronous = {
+  node {
+    name = "pg-a"
+    zone = "zone-a"
+  }
+  node {
+    name = "pg-b"
+    zone = "zone-b"
+  }
+  node {
+    name = "pg-c"
+    zone = "zone-c"
+  }
+  synchronous {
     method          = "any"
     number          = 1
     data_durability = "required"
   }
   parameters = data.pgnvme_tuning.node.postgres_parameters
-  archive = {
+  archive {
     pgbackrest_options = {
       "repo1-type" = "posix"
       "repo1-path" = "/var/lib/pgnvme/demo-repo"
     }
   }
-  local = {
+  local {
     data_dir  = "/var/lib/pgnvme/demo"
     port_base = 54320
   }

@@ -23,7 +23,7 @@ variable "port_base" {
 resource "pgnvme_cluster" "server" {
   name       = "tf-acc-gate"
   node_count = 1
-  local = {
+  local {
     data_dir  = var.data_dir
     port_base = var.port_base
   }
