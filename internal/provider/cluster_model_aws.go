@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -59,9 +60,8 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 	}
 	var m awsModel
 	diags.Append(v.As(ctx, &m, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
-	for _, u := range []attr.Value{m.Region, m.InstanceType, m.AMIParameter, m.SubnetIDs, m.SecurityGroupIDs, m.AllowedCIDRs, m.IAMInstanceProfile,
-		m.NodePolicyJSON, m.KeyName, m.RootVolumeGiB, m.Patroni, m.APIAddress, m.Tags, m.DeletionProtection, m.LoadBalancer} {
-		if u.IsUnknown() {
+	for name, u := range v.Attributes() {
+		if u.IsUnknown() && !clusterAWSOutputs[name] && name != "ami_id" { // ami_id: "" while unknown, the platform resolves it
 			return nil, false
 		}
 	}
@@ -120,12 +120,9 @@ func setAWSStatus(ctx context.Context, m *clusterModel, st *cluster.AWSStatus, d
 		return types.StringValue(v)
 	}
 	if st == nil {
-		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips"} {
-			attrs[k] = types.MapUnknown(types.StringType)
+		for k := range clusterAWSOutputs {
+			attrs[k] = unknownOf(clusterAWSAttrTypes[k])
 		}
-		attrs["security_group_id"], attrs["instance_profile"], attrs["ssm_parameter_path"] = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
-		attrs["load_balancer_dns_name"] = types.StringUnknown()
-		attrs["configuration_applied"], attrs["pending_restart"] = types.BoolUnknown(), types.ListUnknown(types.StringType)
 	} else {
 		attrs["instance_ids"] = stringMap(ctx, orEmpty(st.InstanceIDs), diags)
 		attrs["network_interface_ids"] = stringMap(ctx, orEmpty(st.NetworkInterfaceID), diags)
@@ -164,17 +161,19 @@ func awsObject(ctx context.Context, a *cluster.AWS, diags *diag.Diagnostics) typ
 		diags.Append(d...)
 		return out
 	}
-	out, d := types.ObjectValue(clusterAWSAttrTypes, map[string]attr.Value{
+	// Every attribute null (the outputs stay so until the first refresh), then the inputs.
+	attrs := nullAttrs(clusterAWSAttrTypes)
+	for name, v := range map[string]attr.Value{
 		"region": str(a.Region), "instance_type": str(a.InstanceType), "ami_id": str(a.AMIID), "ami_ssm_parameter": str(a.AMIParameter),
 		"subnet_ids": stringMap(ctx, orEmpty(a.SubnetIDs), diags), "security_group_ids": list(a.SecurityGroupIDs), "allowed_cidrs": list(a.AllowedCIDRs),
 		"iam_instance_profile": str(a.IAMInstanceProfile), "node_policy_json": str(a.NodePolicyJSON), "key_name": str(a.KeyName),
 		"root_volume_gib": types.Int64Value(int64(a.RootVolumeGiB)), "patroni": patroniObject(a.Patroni, diags),
 		"api_address": types.StringValue(a.APIAddress), "tags": mapOrNull(ctx, a.Tags, diags), "deletion_protection": types.BoolValue(a.DeletionProtection),
-		"instance_ids": types.MapNull(types.StringType), "network_interface_ids": types.MapNull(types.StringType), "private_ips": types.MapNull(types.StringType),
-		"security_group_id": types.StringNull(), "instance_profile": types.StringNull(), "ssm_parameter_path": types.StringNull(),
-		"load_balancer": types.BoolValue(a.LoadBalancer), "load_balancer_dns_name": types.StringNull(),
-		"configuration_applied": types.BoolNull(), "pending_restart": types.ListNull(types.StringType),
-	})
+		"load_balancer": types.BoolValue(a.LoadBalancer),
+	} {
+		attrs[name] = v
+	}
+	out, d := types.ObjectValue(clusterAWSAttrTypes, attrs)
 	diags.Append(d...)
 	return out
 }
@@ -200,8 +199,7 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 		attrs = plan.AWS.Attributes()
 	} else {
 		old := state.AWS.Attributes()
-		for _, k := range []string{"instance_ids", "network_interface_ids", "private_ips", "security_group_id", "instance_profile", "ssm_parameter_path", "load_balancer_dns_name",
-			"configuration_applied", "pending_restart"} {
+		for k := range clusterAWSOutputs {
 			attrs[k] = old[k]
 		}
 		lb, _ := attrs["load_balancer"].(types.Bool)
@@ -295,4 +293,56 @@ func asGiven(m *clusterModel, g cluster.Input, diags *diag.Diagnostics) {
 		m.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
 		diags.Append(d...)
 	}
+}
+
+// nullAttrs is every attribute of types, null.
+func nullAttrs(ts map[string]attr.Type) map[string]attr.Value {
+	out := make(map[string]attr.Value, len(ts))
+	for name, t := range ts {
+		out[name] = nullOf(t)
+	}
+	return out
+}
+
+// nullOf and unknownOf are the null and the unknown value of t (the types pgnvme_cluster's blocks use).
+func nullOf(t attr.Type) attr.Value { return valueOf(t, false) }
+
+func unknownOf(t attr.Type) attr.Value { return valueOf(t, true) }
+
+func valueOf(t attr.Type, unknown bool) attr.Value {
+	switch t := t.(type) {
+	case types.MapType:
+		if unknown {
+			return types.MapUnknown(t.ElemType)
+		}
+		return types.MapNull(t.ElemType)
+	case types.ListType:
+		if unknown {
+			return types.ListUnknown(t.ElemType)
+		}
+		return types.ListNull(t.ElemType)
+	case types.ObjectType:
+		if unknown {
+			return types.ObjectUnknown(t.AttrTypes)
+		}
+		return types.ObjectNull(t.AttrTypes)
+	}
+	switch t {
+	case types.StringType:
+		if unknown {
+			return types.StringUnknown()
+		}
+		return types.StringNull()
+	case types.BoolType:
+		if unknown {
+			return types.BoolUnknown()
+		}
+		return types.BoolNull()
+	case types.Int64Type:
+		if unknown {
+			return types.Int64Unknown()
+		}
+		return types.Int64Null()
+	}
+	panic(fmt.Sprintf("no null or unknown value for %s: add its type here (a provider bug)", t))
 }

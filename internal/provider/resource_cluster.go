@@ -193,10 +193,9 @@ func replaceForLimits(ctx context.Context, state clusterModel, s cluster.Spec, p
 	plan.SynchronousStandbyNames, plan.SynchronousDegraded = types.StringUnknown(), types.BoolUnknown()
 	if known(plan.Local) {
 		attrs := plan.Local.Attributes()
-		for _, k := range []string{"data_dirs", "cgroups", "block_devices"} {
-			attrs[k] = types.MapUnknown(types.StringType)
+		for k := range clusterLocalOutputs {
+			attrs[k] = unknownOf(clusterLocalAttrTypes[k])
 		}
-		attrs["durability_watcher_running"] = types.BoolUnknown()
 		plan.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
 		resp.Diagnostics.Append(d...)
 	}

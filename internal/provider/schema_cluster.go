@@ -24,34 +24,23 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
-var clusterNodeAttrTypes = map[string]attr.Type{
-	"name": types.StringType, "zone": types.StringType, "role": types.StringType, "host": types.StringType,
-	"port": types.Int64Type, "state": types.StringType,
-}
-
-var clusterNodeInputAttrTypes = map[string]attr.Type{"name": types.StringType, "zone": types.StringType}
-
-var clusterSynchronousAttrTypes = map[string]attr.Type{
-	"method": types.StringType, "number": types.Int64Type, "data_durability": types.StringType, "commit": types.StringType,
-}
-
-var clusterArchiveAttrTypes = map[string]attr.Type{
-	"pgbackrest_options": types.MapType{ElemType: types.StringType}, "walg_env": types.MapType{ElemType: types.StringType}, "backup_on_create": types.BoolType,
-}
-
-var clusterLimitsAttrTypes = map[string]attr.Type{
-	"memory_mib": types.Int64Type, "read_iops": types.Int64Type, "write_iops": types.Int64Type,
-	"read_mib_per_second": types.Int64Type, "write_mib_per_second": types.Int64Type, "disk_gib": types.Int64Type,
-}
-
-var clusterLocalAttrTypes = map[string]attr.Type{
-	"data_dir": types.StringType, "port_base": types.Int64Type, "run_as_user": types.StringType,
-	"limits":    types.ObjectType{AttrTypes: clusterLimitsAttrTypes},
-	"data_dirs": types.MapType{ElemType: types.StringType}, "durability_watcher_running": types.BoolType,
-	"cgroups": types.MapType{ElemType: types.StringType}, "block_devices": types.MapType{ElemType: types.StringType},
-}
-
-var clusterPrimaryAttrTypes = map[string]attr.Type{"host": types.StringType, "port": types.Int64Type}
+// The types of pgnvme_cluster's blocks and nested attributes, read from its schema: written once there.
+var (
+	clusterTypes                = clusterSchema().Type().(types.ObjectType).AttrTypes
+	clusterNodeAttrTypes        = elemAttrTypes(clusterTypes["nodes"])
+	clusterNodeInputAttrTypes   = elemAttrTypes(clusterTypes["node"])
+	clusterSynchronousAttrTypes = objectAttrTypes(clusterTypes["synchronous"])
+	clusterArchiveAttrTypes     = objectAttrTypes(clusterTypes["archive"])
+	clusterLocalAttrTypes       = objectAttrTypes(clusterTypes["local"])
+	clusterLimitsAttrTypes      = objectAttrTypes(clusterLocalAttrTypes["limits"])
+	clusterPrimaryAttrTypes     = objectAttrTypes(clusterTypes["primary"])
+	clusterAWSAttrTypes         = objectAttrTypes(clusterTypes["aws"])
+	clusterAWSPatroniAttrTypes  = objectAttrTypes(clusterAWSAttrTypes["patroni"])
+	// clusterAWSOutputs are the aws block's outputs (computed, not configurable): the platform reports them.
+	clusterAWSOutputs = outputNames(clusterAWSSchema().Attributes)
+	// clusterLocalOutputs are the local block's outputs.
+	clusterLocalOutputs = outputNames(clusterSchema().Blocks["local"].(schema.SingleNestedBlock).Attributes)
+)
 
 // clusterLimitsSchema is local.limits.
 func clusterLimitsSchema() schema.SingleNestedBlock {
@@ -91,8 +80,13 @@ func clusterLimitsSchema() schema.SingleNestedBlock {
 }
 
 func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = clusterSchema()
+}
+
+// clusterSchema is pgnvme_cluster's schema.
+func clusterSchema() schema.Schema {
 	nodeName := pureStringValidator("Invalid Node Name", cluster.CheckNodeName)
-	resp.Schema = schema.Schema{
+	return schema.Schema{
 		MarkdownDescription: "A PostgreSQL cluster: one primary and its standbys, with synchronous quorum replication, " +
 			"tuned parameters and continuous archiving, managed as one unit. On the `local` platform the nodes are " +
 			"PostgreSQL processes on this machine (like `kind` for Kubernetes), for laptops, demos and CI; on `aws` they are " +
@@ -292,4 +286,25 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"aws": clusterAWSSchema(),
 		},
 	}
+}
+
+// objectAttrTypes are the attribute types of an object type (a single block or nested attribute).
+func objectAttrTypes(t attr.Type) map[string]attr.Type {
+	return t.(types.ObjectType).AttrTypes
+}
+
+// elemAttrTypes are the attribute types of a list of objects' elements (a list block or nested attribute).
+func elemAttrTypes(t attr.Type) map[string]attr.Type {
+	return objectAttrTypes(t.(types.ListType).ElemType)
+}
+
+// outputNames are the attributes the configuration cannot set (computed only), by name.
+func outputNames(attrs map[string]schema.Attribute) map[string]bool {
+	out := map[string]bool{}
+	for name, a := range attrs {
+		if a.IsComputed() && !a.IsOptional() && !a.IsRequired() {
+			out[name] = true
+		}
+	}
+	return out
 }

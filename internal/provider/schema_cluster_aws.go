@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -20,22 +19,6 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
-
-var clusterAWSPatroniAttrTypes = map[string]attr.Type{
-	"ttl": types.Int64Type, "loop_wait": types.Int64Type, "retry_timeout": types.Int64Type, "maximum_lag_on_failover": types.Int64Type,
-}
-
-var clusterAWSAttrTypes = map[string]attr.Type{
-	"region": types.StringType, "instance_type": types.StringType, "ami_id": types.StringType, "ami_ssm_parameter": types.StringType,
-	"subnet_ids": types.MapType{ElemType: types.StringType}, "security_group_ids": types.ListType{ElemType: types.StringType},
-	"allowed_cidrs": types.ListType{ElemType: types.StringType}, "iam_instance_profile": types.StringType, "node_policy_json": types.StringType,
-	"key_name": types.StringType, "root_volume_gib": types.Int64Type, "patroni": types.ObjectType{AttrTypes: clusterAWSPatroniAttrTypes},
-	"api_address": types.StringType, "tags": types.MapType{ElemType: types.StringType}, "deletion_protection": types.BoolType,
-	"instance_ids": types.MapType{ElemType: types.StringType}, "network_interface_ids": types.MapType{ElemType: types.StringType},
-	"private_ips": types.MapType{ElemType: types.StringType}, "security_group_id": types.StringType, "instance_profile": types.StringType,
-	"ssm_parameter_path": types.StringType, "load_balancer": types.BoolType, "load_balancer_dns_name": types.StringType,
-	"configuration_applied": types.BoolType, "pending_restart": types.ListType{ElemType: types.StringType},
-}
 
 // clusterAWSSchema is the aws platform block.
 func clusterAWSSchema() schema.SingleNestedBlock {
