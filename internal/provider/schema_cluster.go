@@ -137,7 +137,7 @@ func clusterSchema() schema.Schema {
 					"role":  schema.StringAttribute{Computed: true, MarkdownDescription: "`primary` or `standby`; `\"\"` when the node cannot be read."},
 					"host":  schema.StringAttribute{Computed: true, MarkdownDescription: "Address it listens on."},
 					"port":  schema.Int64Attribute{Computed: true, MarkdownDescription: "TCP port."},
-					"state": schema.StringAttribute{Computed: true, MarkdownDescription: "`running`, `stopped` (data, no process) or `missing` (no data directory). Anything but `running` plans a repair."},
+					"state": schema.StringAttribute{Computed: true, MarkdownDescription: "`running`, `stopped` or `missing`. On `local`: `stopped` is a data directory without a server process, `missing` no data directory; anything but `running` plans a repair. On `aws`: `missing` is a node whose instance is gone or stopped (its instance store with it), which the apply replaces; `stopped` a node whose instance runs but whose PostgreSQL Patroni does not list as running (Patroni restarts it; the apply replaces nothing for it)."},
 				}},
 			},
 			"primary": schema.SingleNestedAttribute{

@@ -33,8 +33,10 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 			"etcd and Patroni (>= 4, `synchronous_mode: quorum`) on every node, archiving to `archive`. Each node has a network " +
 			"interface of its own, created first, whose private IP is the node's identity and survives replacement. The provider " +
 			"never stops or modifies an instance in place (that wipes its NVMe): a lost instance (terminated or stopped) is replaced " +
-			"alone, and a change of `instance_type`, AMI, parameters or anything else in the nodes' user-data replaces the nodes " +
-			"one at a time, standbys first, then a switchover, then the old primary. Passwords are generated at creation and live " +
+			"alone, and a change of `instance_type`, the AMI, `root_volume_gib`, `key_name` or anything else in the nodes' user-data " +
+			"replaces the nodes one at a time, standbys first, then a switchover, then the old primary (`parameters`, `synchronous` and " +
+			"the `patroni` timings change through Patroni's dynamic configuration instead, without replacing any instance). When every " +
+			"node is lost, the apply stops rather than start an empty database over the archive. Passwords are generated at creation and live " +
 			"only in SSM SecureStrings under `ssm_parameter_path` (never in state or user-data). The provider reaches Patroni's " +
 			"REST API (port 8008) at each node's `api_address`: run Terraform where it can.",
 		Attributes: map[string]schema.Attribute{
