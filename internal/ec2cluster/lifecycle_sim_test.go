@@ -456,13 +456,3 @@ func (e *simEnv) checkNothingLeft(ctx context.Context, st clusterState) {
 		e.t.Errorf("destroy left the instance profile %s", st.AWS.InstanceProfile)
 	}
 }
-
-func grepLines(text string, subs ...string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if slices.ContainsFunc(subs, func(s string) bool { return strings.Contains(l, s) }) {
-			out = append(out, strings.TrimSpace(l))
-		}
-	}
-	return strings.Join(out, "\n")
-}

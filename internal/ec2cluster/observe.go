@@ -93,7 +93,7 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 		// A member that lost its DCS shows what it last knew (or the leader key has not expired yet):
 		// nothing in the view can be trusted.
 		o.patroniOK = false
-		o.patroniErr = fmt.Errorf("Patroni's view from %s names %s the leader, but %s's machine is lost: the view is stale", from, l.Name, l.Name)
+		o.patroniErr = fmt.Errorf("the view of the cluster from %s names %s the leader, but %s's machine is lost: the view is stale", from, l.Name, l.Name)
 	}
 	return o, nil
 }

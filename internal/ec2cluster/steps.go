@@ -134,11 +134,13 @@ func (se *session) await(ctx context.Context, step topology.Step, in engineInput
 		if err != nil {
 			return false, wait.NotYet(err)
 		}
-		next, done, err := topology.Next(se.engine(ctx, o, in))
+		next, done, nerr := topology.Next(se.engine(ctx, o, in))
 		switch {
-		case err != nil:
-			last = err.Error()
-			return false, nil
+		case nerr != nil:
+			// Not yet: while a failover is under way the engine can refuse for a moment (a view without
+			// a leader in a cluster that lost its majority only briefly); the wait's timeout ends it.
+			last = nerr.Error()
+			return false, wait.NotYet(nerr)
 		case !done && next.String() == step.String():
 			last = next.Reason
 			return false, nil

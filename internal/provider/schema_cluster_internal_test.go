@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -19,7 +20,7 @@ func TestClusterTypesFromSchema(t *testing.T) {
 			t.Errorf("%s: no attribute types", name)
 		}
 		for attrName, at := range ts {
-			if n, u := nullOf(at), unknownOf(at); !n.IsNull() || !u.IsUnknown() || !n.Type(nil).Equal(at) {
+			if n, u := nullOf(at), unknownOf(at); !n.IsNull() || !u.IsUnknown() || !n.Type(context.Background()).Equal(at) {
 				t.Errorf("%s.%s: null %v, unknown %v of %s", name, attrName, n, u, at)
 			}
 		}

@@ -158,7 +158,7 @@ func Next(c Cluster) (s Step, done bool, err error) {
 		return Step{Kind: StepAwaitMembers, Reason: fmt.Sprintf("the cluster is forming: %s leads, and %s", leader.Name, strings.Join(problems, "; "))}, false, nil
 	}
 	if c.ConfigError != "" {
-		return Step{}, false, fmt.Errorf("Patroni's dynamic configuration cannot be read on the leader %s: %s", leader.Name, c.ConfigError)
+		return Step{}, false, fmt.Errorf("the dynamic configuration cannot be read on the leader %s: %s", leader.Name, c.ConfigError)
 	}
 	pending := c.MembershipPending()
 	if len(c.ConfigChanges) > 0 {

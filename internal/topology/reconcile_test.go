@@ -194,7 +194,7 @@ func TestSteps_invariants(t *testing.T) {
 					for _, syncNumber := range []int{0, 1} {
 						c := topology.Cluster{SyncNumber: syncNumber, MaxLagBytes: maxLag, Formed: formed, ViewKnown: true}
 						for i, v := range prefix {
-							m := topology.Member{Name: fmt.Sprintf("n%d", i+1), Wanted: !(removed && i == n-1), Machine: v.machine, Etcd: i < 3,
+							m := topology.Member{Name: fmt.Sprintf("n%d", i+1), Wanted: !removed || i != n-1, Machine: v.machine, Etcd: i < 3,
 								Role: v.role, Running: v.running, Streaming: v.streaming, InQuorum: v.streaming, LagBytes: v.lag}
 							if v.outdated {
 								m.Outdated = []string{"instance_type a -> b"}
@@ -244,7 +244,7 @@ func invariants(c topology.Cluster) error {
 	lost := !slices.ContainsFunc(c.Members, func(m topology.Member) bool { return m.Machine == topology.MachineLive })
 	if c.Formed && lost {
 		if !errors.Is(err, topology.ErrDataLost) {
-			return fmt.Errorf("no member holds the data: want ErrDataLost, got steps %q, error %v", stepStrings(steps), err)
+			return fmt.Errorf("no member holds the data: want ErrDataLost, got steps %q, error %w", stepStrings(steps), err)
 		}
 		return errRefused
 	}
@@ -253,7 +253,7 @@ func invariants(c topology.Cluster) error {
 	}
 	if first, done, nerr := topology.Next(c); (nerr == nil) != (err == nil || len(steps) > 0) ||
 		(len(steps) > 0 && first.String() != steps[0].String()) || (done != (err == nil && len(steps) == 0)) {
-		return fmt.Errorf("Next (%s, done %v, %v) is not the plan's first step (%q, %v)", first, done, nerr, stepStrings(steps), err)
+		return fmt.Errorf("Next (%s, done %v, %w) is not the plan's first step (%q, %w)", first, done, nerr, stepStrings(steps), err)
 	}
 	cur := c
 	cur.Members = slices.Clone(c.Members)
