@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 )
 
-// SSM error codes awsCloud reacts to by name.
+// SSM error codes the Cloud reacts to by name.
 const (
 	errCodeParameterAlreadyExists = "ParameterAlreadyExists"
 	errCodeParameterNotFound      = "ParameterNotFound"
@@ -21,7 +21,7 @@ const (
 const deleteParametersBatch = 10
 
 // getParameter reads a parameter's value; a missing one is ErrNotFound.
-func (c *awsCloud) getParameter(ctx context.Context, name string, decrypt bool) (string, error) {
+func (c *Cloud) getParameter(ctx context.Context, name string, decrypt bool) (string, error) {
 	out, err := c.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(decrypt)})
 	if err != nil {
 		return "", awsNotFound(err, "SSM parameter "+name, "reading", errCodeParameterNotFound)
@@ -33,17 +33,17 @@ func (c *awsCloud) getParameter(ctx context.Context, name string, decrypt bool) 
 }
 
 // Parameter reads a plain SSM parameter (ErrNotFound when it does not exist).
-func (c *awsCloud) Parameter(ctx context.Context, name string) (string, error) {
+func (c *Cloud) Parameter(ctx context.Context, name string) (string, error) {
 	return c.getParameter(ctx, name, false)
 }
 
 // Secret reads a SecureString, decrypted (ErrNotFound when it does not exist).
-func (c *awsCloud) Secret(ctx context.Context, name string) (string, error) {
+func (c *Cloud) Secret(ctx context.Context, name string) (string, error) {
 	return c.getParameter(ctx, name, true)
 }
 
 // PutSecret creates the SecureString name with tags; when it exists already it keeps its value and tags.
-func (c *awsCloud) PutSecret(ctx context.Context, name, value string, tags map[string]string) error {
+func (c *Cloud) PutSecret(ctx context.Context, name, value string, tags map[string]string) error {
 	in := &ssm.PutParameterInput{
 		Name:      aws.String(name),
 		Value:     aws.String(value),
@@ -60,7 +60,7 @@ func (c *awsCloud) PutSecret(ctx context.Context, name, value string, tags map[s
 }
 
 // DeleteSecrets deletes the parameters; names SSM does not know are ignored.
-func (c *awsCloud) DeleteSecrets(ctx context.Context, names []string) error {
+func (c *Cloud) DeleteSecrets(ctx context.Context, names []string) error {
 	for batch := range slices.Chunk(names, deleteParametersBatch) {
 		// Names that do not exist come back in InvalidParameters, not as an error.
 		if _, err := c.ssm.DeleteParameters(ctx, &ssm.DeleteParametersInput{Names: batch}); err != nil {
@@ -72,7 +72,7 @@ func (c *awsCloud) DeleteSecrets(ctx context.Context, names []string) error {
 
 // PutParameter stores the plain String parameter name: created with tags, or its value overwritten (SSM
 // takes no tags with an overwrite).
-func (c *awsCloud) PutParameter(ctx context.Context, name, value string, tags map[string]string) error {
+func (c *Cloud) PutParameter(ctx context.Context, name, value string, tags map[string]string) error {
 	in := &ssm.PutParameterInput{Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(false)}
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})

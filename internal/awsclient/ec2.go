@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -12,51 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
-// awsCloud is the Cloud of one region, on the provider's SDK clients. Every object it creates carries the
-// tag cluster.TagCluster, which is how it finds them again.
-type awsCloud struct {
-	ec2   *ec2.Client
-	iam   *iam.Client
-	ssm   *ssm.Client
-	elbv2 *elasticloadbalancingv2.Client
-	// clock drives every wait and retry (wait.Real; tests may step it).
-	clock wait.Clock
-}
-
-var _ Cloud = (*awsCloud)(nil)
-
-// NewCloud is the Cloud of region, on the provider's AWS clients.
-func NewCloud(ctx context.Context, clients *awsclient.Clients, region string) (Cloud, error) {
-	ec2Client, err := clients.EC2(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("EC2 client for %s: %w", region, err)
-	}
-	iamClient, err := clients.IAM(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("IAM client for %s: %w", region, err)
-	}
-	ssmClient, err := clients.SSM(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("SSM client for %s: %w", region, err)
-	}
-	elbv2Client, err := clients.ELBV2(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("ELBV2 client for %s: %w", region, err)
-	}
-	return &awsCloud{ec2: ec2Client, iam: iamClient, ssm: ssmClient, elbv2: elbv2Client, clock: wait.Real}, nil
-}
-
-// AWS error codes awsCloud reacts to by name.
+// AWS error codes the Cloud reacts to by name.
 const (
 	errCodeDependencyViolation          = "DependencyViolation"
 	errCodeInsufficientInstanceCapacity = "InsufficientInstanceCapacity"
@@ -157,7 +118,7 @@ func clusterFilter(clusterName string) ec2types.Filter {
 }
 
 // Subnets describes the subnets by ID, in the order of ids.
-func (c *awsCloud) Subnets(ctx context.Context, ids []string) ([]Subnet, error) {
+func (c *Cloud) Subnets(ctx context.Context, ids []string) ([]Subnet, error) {
 	if len(ids) == 0 {
 		return nil, nil // DescribeSubnets without IDs would list every subnet
 	}
@@ -188,7 +149,7 @@ func (c *awsCloud) Subnets(ctx context.Context, ids []string) ([]Subnet, error) 
 }
 
 // VPCCIDR is the VPC's primary IPv4 CIDR.
-func (c *awsCloud) VPCCIDR(ctx context.Context, vpcID string) (string, error) {
+func (c *Cloud) VPCCIDR(ctx context.Context, vpcID string) (string, error) {
 	what := "VPC " + vpcID
 	out, err := c.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{vpcID}})
 	if err != nil {
@@ -201,7 +162,7 @@ func (c *awsCloud) VPCCIDR(ctx context.Context, vpcID string) (string, error) {
 }
 
 // Image describes an AMI; a deregistered one is ErrNotFound.
-func (c *awsCloud) Image(ctx context.Context, id string) (Image, error) {
+func (c *Cloud) Image(ctx context.Context, id string) (Image, error) {
 	what := "AMI " + id
 	out, err := c.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{id}})
 	if err != nil {
@@ -215,7 +176,7 @@ func (c *awsCloud) Image(ctx context.Context, id string) (Image, error) {
 }
 
 // InstanceType describes a type; one EC2 does not know is ErrNotFound.
-func (c *awsCloud) InstanceType(ctx context.Context, name string) (TypeInfo, error) {
+func (c *Cloud) InstanceType(ctx context.Context, name string) (TypeInfo, error) {
 	what := "instance type " + name
 	out, err := c.ec2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{InstanceTypes: []ec2types.InstanceType{ec2types.InstanceType(name)}})
 	if err != nil {
@@ -241,7 +202,7 @@ func (c *awsCloud) InstanceType(ctx context.Context, name string) (TypeInfo, err
 }
 
 // TypeZones are the zones of the region that offer the type, sorted.
-func (c *awsCloud) TypeZones(ctx context.Context, instanceType string) ([]string, error) {
+func (c *Cloud) TypeZones(ctx context.Context, instanceType string) ([]string, error) {
 	p := ec2.NewDescribeInstanceTypeOfferingsPaginator(c.ec2, &ec2.DescribeInstanceTypeOfferingsInput{
 		LocationType: ec2types.LocationTypeAvailabilityZone,
 		Filters:      []ec2types.Filter{ec2Filter("instance-type", instanceType)},

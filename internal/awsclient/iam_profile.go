@@ -1,18 +1,15 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -25,13 +22,6 @@ const (
 	nodePolicyName = "pgnvme-node"
 	// maxRoleName is IAM's limit on a role name.
 	maxRoleName = 64
-)
-
-// IAM error codes awsCloud reacts to by name.
-const (
-	errCodeConcurrentModification = "ConcurrentModification"
-	errCodeEntityAlreadyExists    = "EntityAlreadyExists"
-	errCodeNoSuchEntity           = "NoSuchEntity"
 )
 
 type policyDocument struct {
@@ -93,16 +83,8 @@ func ssmReadPolicy(region, ssmPath string) string {
 	}}.String()
 }
 
-func iamTags(tags map[string]string) []iamtypes.Tag {
-	out := make([]iamtypes.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, iamtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
-}
-
 // profileRoles are the names of the roles in the instance profile; a missing profile is ErrNotFound.
-func (c *awsCloud) profileRoles(ctx context.Context, name string) ([]string, error) {
+func (c *Cloud) profileRoles(ctx context.Context, name string) ([]string, error) {
 	out, err := c.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
 	if err != nil {
 		return nil, awsNotFound(err, "IAM instance profile "+name, "reading", errCodeNoSuchEntity)
@@ -117,7 +99,7 @@ func (c *awsCloud) profileRoles(ctx context.Context, name string) ([]string, err
 }
 
 // InstanceProfile finds the profile CreateInstanceProfile made for the cluster.
-func (c *awsCloud) InstanceProfile(ctx context.Context, clusterName string) (string, error) {
+func (c *Cloud) InstanceProfile(ctx context.Context, clusterName string) (string, error) {
 	name := awsObjectName(clusterName)
 	if _, err := c.profileRoles(ctx, name); err != nil {
 		return "", err
@@ -126,7 +108,7 @@ func (c *awsCloud) InstanceProfile(ctx context.Context, clusterName string) (str
 }
 
 // putRolePolicy puts an inline policy, retrying while IAM does not show a role just created.
-func (c *awsCloud) putRolePolicy(ctx context.Context, role, policy, document string) error {
+func (c *Cloud) putRolePolicy(ctx context.Context, role, policy, document string) error {
 	in := &iam.PutRolePolicyInput{RoleName: aws.String(role), PolicyName: aws.String(policy), PolicyDocument: aws.String(document)}
 	_, err := wait.Retry(ctx, "IAM role "+role+" to accept policy "+policy, profilePropagationTimeout, c.clock,
 		func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
@@ -141,7 +123,7 @@ func (c *awsCloud) putRolePolicy(ctx context.Context, role, policy, document str
 // cluster tag and tags) and waits until IAM shows the role in the profile. After an interrupted call it
 // adopts the cluster's role and profile and completes them; a role of that name that is not the cluster's
 // is an error.
-func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, region, ssmPath, extraPolicy string, tags map[string]string) (string, error) {
+func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, ssmPath, extraPolicy string, tags map[string]string) (string, error) {
 	name := awsObjectName(clusterName)
 	if len(name) > maxRoleName {
 		return "", fmt.Errorf("IAM role name %s is longer than %d characters: give the cluster a shorter name or an iam_instance_profile", name, maxRoleName)
@@ -242,7 +224,7 @@ func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, regio
 
 // DeleteInstanceProfile removes the role from the profile, deletes the profile, then the role with its
 // policies; what is gone already is skipped.
-func (c *awsCloud) DeleteInstanceProfile(ctx context.Context, clusterName string) error {
+func (c *Cloud) DeleteInstanceProfile(ctx context.Context, clusterName string) error {
 	name := awsObjectName(clusterName)
 	roles, err := c.profileRoles(ctx, name)
 	switch {
@@ -263,7 +245,7 @@ func (c *awsCloud) DeleteInstanceProfile(ctx context.Context, clusterName string
 		return err
 	}
 	// Inline policies first, attached ones detached, DeleteConflict retried, a missing role skipped.
-	if err := awsclient.DeleteRole(ctx, c.iam, name); err != nil {
+	if err := DeleteRole(ctx, c.iam, name); err != nil {
 		return err
 	}
 	return nil

@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // DeleteLoadBalancer deletes the cluster's listeners and load balancer, waits until the load balancer is
 // gone, then deletes the target groups, retrying while the load balancer still holds them. What is missing,
 // or does not carry the cluster's tag (it is not the cluster's to delete), is skipped.
-func (c *awsCloud) DeleteLoadBalancer(ctx context.Context, clusterName string) error {
+func (c *Cloud) DeleteLoadBalancer(ctx context.Context, clusterName string) error {
 	lb, err := c.findLoadBalancer(ctx, clusterName)
 	switch {
 	case err == nil:
@@ -47,7 +47,7 @@ func (c *awsCloud) DeleteLoadBalancer(ctx context.Context, clusterName string) e
 }
 
 // deleteLoadBalancer deletes the listeners, then the load balancer, and waits until it is gone.
-func (c *awsCloud) deleteLoadBalancer(ctx context.Context, lb elbv2types.LoadBalancer) error {
+func (c *Cloud) deleteLoadBalancer(ctx context.Context, lb elbv2types.LoadBalancer) error {
 	name, arn := aws.ToString(lb.LoadBalancerName), aws.ToString(lb.LoadBalancerArn)
 	listeners, err := c.listeners(ctx, arn)
 	if err != nil && !awsErrorIs(err, errCodeLoadBalancerNotFound) {

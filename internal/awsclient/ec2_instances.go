@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func instanceFrom(in ec2types.Instance) Instance {
 }
 
 // describeInstances lists the instances that match in, across pages.
-func (c *awsCloud) describeInstances(ctx context.Context, in *ec2.DescribeInstancesInput) ([]ec2types.Instance, error) {
+func (c *Cloud) describeInstances(ctx context.Context, in *ec2.DescribeInstancesInput) ([]ec2types.Instance, error) {
 	p := ec2.NewDescribeInstancesPaginator(c.ec2, in)
 	var out []ec2types.Instance
 	for p.HasMorePages() {
@@ -74,7 +74,7 @@ func (c *awsCloud) describeInstances(ctx context.Context, in *ec2.DescribeInstan
 }
 
 // Instances are the cluster's instances in every state but terminated.
-func (c *awsCloud) Instances(ctx context.Context, clusterName string) ([]Instance, error) {
+func (c *Cloud) Instances(ctx context.Context, clusterName string) ([]Instance, error) {
 	raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		clusterFilter(clusterName), ec2Filter("instance-state-name", liveInstanceStates...),
 	}})
@@ -158,7 +158,7 @@ func runInstancesInput(spec RunSpec) *ec2.RunInstancesInput {
 
 // RunInstance launches one instance on the node's interface, retrying while EC2 does not see the instance
 // profile yet. A capacity shortage wraps ErrInsufficientCapacity and names the interface's zone.
-func (c *awsCloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
+func (c *Cloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
 	in := runInstancesInput(spec)
 	out, err := wait.Retry(ctx, "EC2 to accept instance profile "+spec.InstanceProfile, profilePropagationTimeout, c.clock, isProfilePropagation,
 		func(ctx context.Context) (*ec2.RunInstancesOutput, error) {
@@ -181,7 +181,7 @@ func (c *awsCloud) RunInstance(ctx context.Context, spec RunSpec) (string, error
 
 // WaitRunning waits until the instance runs. EC2 may not describe an instance just launched for a while;
 // one that ends instead (terminated at launch) fails with EC2's reason.
-func (c *awsCloud) WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error) {
+func (c *Cloud) WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error) {
 	raw, err := wait.For(ctx, wait.Spec[ec2types.Instance]{
 		What: fmt.Sprintf("instance %s to run", id),
 		Refresh: func(ctx context.Context) (ec2types.Instance, string, error) {
@@ -217,7 +217,7 @@ func (c *awsCloud) WaitRunning(ctx context.Context, id string, timeout time.Dura
 }
 
 // Terminate terminates the instances and waits until EC2 reports each terminated (or no longer knows it).
-func (c *awsCloud) Terminate(ctx context.Context, ids []string, timeout time.Duration) error {
+func (c *Cloud) Terminate(ctx context.Context, ids []string, timeout time.Duration) error {
 	if len(ids) == 0 {
 		return nil
 	}
