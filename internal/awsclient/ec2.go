@@ -2,7 +2,6 @@ package awsclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
@@ -21,9 +19,12 @@ import (
 const (
 	errCodeDependencyViolation          = "DependencyViolation"
 	errCodeInsufficientInstanceCapacity = "InsufficientInstanceCapacity"
+	errCodeInvalidAddressNotFound       = "InvalidAddress.NotFound"
+	errCodeInvalidAllocationIDNotFound  = "InvalidAllocationID.NotFound"
 	errCodeInvalidAMIIDMalformed        = "InvalidAMIID.Malformed"
 	errCodeInvalidAMIIDNotFound         = "InvalidAMIID.NotFound"
 	errCodeInvalidAMIIDUnavailable      = "InvalidAMIID.Unavailable"
+	errCodeInvalidAssociationIDNotFound = "InvalidAssociationID.NotFound"
 	errCodeInvalidGroupDuplicate        = "InvalidGroup.Duplicate"
 	errCodeInvalidGroupNotFound         = "InvalidGroup.NotFound"
 	errCodeInvalidInstanceIDNotFound    = "InvalidInstanceID.NotFound"
@@ -44,29 +45,6 @@ const (
 	// groupPropagationTimeout bounds retries of rules on a security group EC2 does not show yet.
 	groupPropagationTimeout = time.Minute
 )
-
-// awsErrorCode returns the AWS error code of err ("" when err is not an API error).
-func awsErrorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
-
-// awsErrorIs reports whether err is an AWS API error with one of codes.
-func awsErrorIs(err error, codes ...string) bool {
-	return err != nil && slices.Contains(codes, awsErrorCode(err))
-}
-
-// awsNotFound wraps err as ErrNotFound for what when its code is one of codes; otherwise it wraps err as the
-// failure of doing.
-func awsNotFound(err error, what, doing string, codes ...string) error {
-	if awsErrorIs(err, codes...) {
-		return fmt.Errorf("%s: %w (%w)", what, ErrNotFound, err)
-	}
-	return fmt.Errorf("%s %s: %w", doing, what, err)
-}
 
 // awsObjectName is the name of the security group, role and instance profile the platform creates.
 func awsObjectName(clusterName string) string { return "pgnvme-" + clusterName }
@@ -125,7 +103,7 @@ func (c *Cloud) Subnets(ctx context.Context, ids []string) ([]Subnet, error) {
 	what := "subnets " + strings.Join(ids, ", ")
 	out, err := c.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: ids})
 	if err != nil {
-		return nil, awsNotFound(err, what, "describing", errCodeInvalidSubnetIDNotFound)
+		return nil, notFound(err, what, "describing", errCodeInvalidSubnetIDNotFound)
 	}
 	byID := map[string]Subnet{}
 	for _, s := range out.Subnets {
@@ -153,7 +131,7 @@ func (c *Cloud) VPCCIDR(ctx context.Context, vpcID string) (string, error) {
 	what := "VPC " + vpcID
 	out, err := c.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{vpcID}})
 	if err != nil {
-		return "", awsNotFound(err, what, "describing", errCodeInvalidVpcIDNotFound)
+		return "", notFound(err, what, "describing", errCodeInvalidVpcIDNotFound)
 	}
 	if len(out.Vpcs) == 0 {
 		return "", fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -166,7 +144,7 @@ func (c *Cloud) Image(ctx context.Context, id string) (Image, error) {
 	what := "AMI " + id
 	out, err := c.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{id}})
 	if err != nil {
-		return Image{}, awsNotFound(err, what, "describing", errCodeInvalidAMIIDNotFound, errCodeInvalidAMIIDMalformed, errCodeInvalidAMIIDUnavailable)
+		return Image{}, notFound(err, what, "describing", errCodeInvalidAMIIDNotFound, errCodeInvalidAMIIDMalformed, errCodeInvalidAMIIDUnavailable)
 	}
 	if len(out.Images) == 0 {
 		return Image{}, fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -180,7 +158,7 @@ func (c *Cloud) InstanceType(ctx context.Context, name string) (TypeInfo, error)
 	what := "instance type " + name
 	out, err := c.ec2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{InstanceTypes: []ec2types.InstanceType{ec2types.InstanceType(name)}})
 	if err != nil {
-		return TypeInfo{}, awsNotFound(err, what, "describing", errCodeInvalidInstanceType)
+		return TypeInfo{}, notFound(err, what, "describing", errCodeInvalidInstanceType)
 	}
 	if len(out.InstanceTypes) == 0 {
 		return TypeInfo{}, fmt.Errorf("%s: %w", what, ErrNotFound)

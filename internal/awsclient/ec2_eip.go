@@ -62,12 +62,12 @@ func (c *Cloud) ReleasePublicIPs(ctx context.Context, clusterName, node string) 
 			continue
 		}
 		if a.AssociationId != nil {
-			if _, err := c.ec2.DisassociateAddress(ctx, &ec2.DisassociateAddressInput{AssociationId: a.AssociationId}); err != nil && !awsErrorIs(err, "InvalidAssociationID.NotFound", "InvalidAllocationID.NotFound", "InvalidAddress.NotFound") {
+			if _, err := c.ec2.DisassociateAddress(ctx, &ec2.DisassociateAddressInput{AssociationId: a.AssociationId}); err != nil && !errCodeEquals(err, errCodeInvalidAssociationIDNotFound, errCodeInvalidAllocationIDNotFound, errCodeInvalidAddressNotFound) {
 				errs = append(errs, fmt.Errorf("disassociating Elastic IP %s: %w", aws.ToString(a.PublicIp), err))
 				continue
 			}
 		}
-		if _, err := c.ec2.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: a.AllocationId}); err != nil && !awsErrorIs(err, "InvalidAssociationID.NotFound", "InvalidAllocationID.NotFound", "InvalidAddress.NotFound") {
+		if _, err := c.ec2.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: a.AllocationId}); err != nil && !errCodeEquals(err, errCodeInvalidAssociationIDNotFound, errCodeInvalidAllocationIDNotFound, errCodeInvalidAddressNotFound) {
 			errs = append(errs, fmt.Errorf("releasing Elastic IP %s: %w", aws.ToString(a.PublicIp), err))
 		}
 	}

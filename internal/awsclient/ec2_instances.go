@@ -108,7 +108,7 @@ func runInstanceError(err error, instanceType, zone string) error {
 	if zone != "" {
 		where = " in " + zone
 	}
-	if awsErrorIs(err, errCodeInsufficientInstanceCapacity) {
+	if errCodeEquals(err, errCodeInsufficientInstanceCapacity) {
 		return fmt.Errorf("launching a %s instance%s: %w: %w", instanceType, where, ErrInsufficientCapacity, err)
 	}
 	return fmt.Errorf("launching a %s instance%s: %w", instanceType, where, err)
@@ -166,7 +166,7 @@ func (c *Cloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
 		})
 	if err != nil {
 		zone := ""
-		if awsErrorIs(err, errCodeInsufficientInstanceCapacity) {
+		if errCodeEquals(err, errCodeInsufficientInstanceCapacity) {
 			if eni, eniErr := c.findENI(ctx, spec.ENIID); eniErr == nil {
 				zone = eni.Zone
 			}
@@ -199,7 +199,7 @@ func (c *Cloud) WaitRunning(ctx context.Context, id string, timeout time.Duratio
 			return ec2types.Instance{}, "", fmt.Errorf("instance %s: %w", id, ErrNotFound)
 		},
 		Retryable: func(err error) bool {
-			return awsErrorIs(err, errCodeInvalidInstanceIDNotFound) || errors.Is(err, ErrNotFound)
+			return errCodeEquals(err, errCodeInvalidInstanceIDNotFound) || errors.Is(err, ErrNotFound)
 		},
 		Pending: []string{string(ec2types.InstanceStateNamePending)},
 		Target:  []string{string(ec2types.InstanceStateNameRunning)},
@@ -222,12 +222,12 @@ func (c *Cloud) Terminate(ctx context.Context, ids []string, timeout time.Durati
 		return nil
 	}
 	_, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
-	if awsErrorIs(err, errCodeInvalidInstanceIDNotFound) {
+	if errCodeEquals(err, errCodeInvalidInstanceIDNotFound) {
 		// One unknown ID fails the whole call: terminate the others one by one.
 		err = nil
 		for _, id := range ids {
 			_, e := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
-			if e != nil && !awsErrorIs(e, errCodeInvalidInstanceIDNotFound) {
+			if e != nil && !errCodeEquals(e, errCodeInvalidInstanceIDNotFound) {
 				err = e
 				break
 			}

@@ -80,7 +80,7 @@ func (c *Cloud) SetENISecurityGroups(ctx context.Context, eniID string, groups [
 		Groups:             groups,
 	})
 	if err != nil {
-		return awsNotFound(err, "network interface "+eniID, "setting the security groups of", errCodeInvalidENIIDNotFound)
+		return notFound(err, "network interface "+eniID, "setting the security groups of", errCodeInvalidENIIDNotFound)
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ func (c *Cloud) findENI(ctx context.Context, eniID string) (ENI, error) {
 	what := "network interface " + eniID
 	out, err := c.ec2.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{eniID}})
 	if err != nil {
-		return ENI{}, awsNotFound(err, what, "describing", errCodeInvalidENIIDNotFound)
+		return ENI{}, notFound(err, what, "describing", errCodeInvalidENIIDNotFound)
 	}
 	if len(out.NetworkInterfaces) == 0 {
 		return ENI{}, fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -121,7 +121,7 @@ func (c *Cloud) WaitENIAvailable(ctx context.Context, eniID string, timeout time
 // DeleteENI deletes an interface; gone already is success.
 func (c *Cloud) DeleteENI(ctx context.Context, eniID string) error {
 	_, err := c.ec2.DeleteNetworkInterface(ctx, &ec2.DeleteNetworkInterfaceInput{NetworkInterfaceId: aws.String(eniID)})
-	if err != nil && !awsErrorIs(err, errCodeInvalidENIIDNotFound) {
+	if err != nil && !errCodeEquals(err, errCodeInvalidENIIDNotFound) {
 		return fmt.Errorf("deleting network interface %s: %w", eniID, err)
 	}
 	return nil
@@ -203,7 +203,7 @@ func (c *Cloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID stri
 	switch {
 	case err == nil:
 		id = aws.ToString(out.GroupId)
-	case awsErrorIs(err, errCodeInvalidGroupDuplicate):
+	case errCodeEquals(err, errCodeInvalidGroupDuplicate):
 		if id, err = c.findSecurityGroup(ctx, clusterName, vpcID); err != nil {
 			return "", fmt.Errorf("security group %s exists in %s but is not cluster %q's: %w", name, vpcID, clusterName, err)
 		}
@@ -215,11 +215,11 @@ func (c *Cloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID stri
 		in := &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(id), IpPermissions: []ec2types.IpPermission{perm}}
 		// EC2 may not show a group just created yet.
 		_, err := wait.Retry(ctx, "security group "+id+" to accept rules", groupPropagationTimeout, c.clock,
-			func(err error) bool { return awsErrorIs(err, errCodeInvalidGroupNotFound) },
+			func(err error) bool { return errCodeEquals(err, errCodeInvalidGroupNotFound) },
 			func(ctx context.Context) (*ec2.AuthorizeSecurityGroupIngressOutput, error) {
 				return c.ec2.AuthorizeSecurityGroupIngress(ctx, in)
 			})
-		if err != nil && !awsErrorIs(err, errCodeInvalidPermissionDuplicate) {
+		if err != nil && !errCodeEquals(err, errCodeInvalidPermissionDuplicate) {
 			return "", fmt.Errorf("allowing TCP port %d into security group %s: %w", aws.ToInt32(perm.FromPort), id, err)
 		}
 	}
@@ -230,11 +230,11 @@ func (c *Cloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID stri
 // (DependencyViolation); gone already is success.
 func (c *Cloud) DeleteSecurityGroup(ctx context.Context, id string, timeout time.Duration) error {
 	_, err := wait.Retry(ctx, "security group "+id+" to be deletable", timeout, c.clock,
-		func(err error) bool { return awsErrorIs(err, errCodeDependencyViolation) },
+		func(err error) bool { return errCodeEquals(err, errCodeDependencyViolation) },
 		func(ctx context.Context) (*ec2.DeleteSecurityGroupOutput, error) {
 			return c.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
 		})
-	if err != nil && !awsErrorIs(err, errCodeInvalidGroupNotFound) {
+	if err != nil && !errCodeEquals(err, errCodeInvalidGroupNotFound) {
 		return fmt.Errorf("deleting security group %s: %w", id, err)
 	}
 	return nil

@@ -107,7 +107,7 @@ func elbTags(tags map[string]string) []elbv2types.Tag {
 func (c *Cloud) checkELBOwner(ctx context.Context, what, arn, clusterName string) error {
 	out, err := c.elbv2.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: []string{arn}})
 	if err != nil {
-		return awsNotFound(err, what, "reading the tags of", errCodeLoadBalancerNotFound, errCodeTargetGroupNotFound)
+		return notFound(err, what, "reading the tags of", errCodeLoadBalancerNotFound, errCodeTargetGroupNotFound)
 	}
 	owner := ""
 	for _, d := range out.TagDescriptions {
@@ -131,7 +131,7 @@ func (c *Cloud) findLoadBalancer(ctx context.Context, clusterName string) (elbv2
 	what := "load balancer " + name
 	out, err := c.elbv2.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{Names: []string{name}})
 	if err != nil {
-		return elbv2types.LoadBalancer{}, awsNotFound(err, what, "describing", errCodeLoadBalancerNotFound)
+		return elbv2types.LoadBalancer{}, notFound(err, what, "describing", errCodeLoadBalancerNotFound)
 	}
 	i := slices.IndexFunc(out.LoadBalancers, func(lb elbv2types.LoadBalancer) bool { return aws.ToString(lb.LoadBalancerName) == name })
 	if i < 0 {
@@ -150,7 +150,7 @@ func (c *Cloud) findTargetGroup(ctx context.Context, clusterName, suffix string)
 	what := "target group " + name
 	out, err := c.elbv2.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{name}})
 	if err != nil {
-		return elbv2types.TargetGroup{}, awsNotFound(err, what, "describing", errCodeTargetGroupNotFound)
+		return elbv2types.TargetGroup{}, notFound(err, what, "describing", errCodeTargetGroupNotFound)
 	}
 	i := slices.IndexFunc(out.TargetGroups, func(tg elbv2types.TargetGroup) bool { return aws.ToString(tg.TargetGroupName) == name })
 	if i < 0 {

@@ -35,11 +35,11 @@ func (c *Cloud) DeleteLoadBalancer(ctx context.Context, clusterName string) erro
 		}
 		name, arn := aws.ToString(tg.TargetGroupName), aws.ToString(tg.TargetGroupArn)
 		_, err = wait.Retry(ctx, "target group "+name+" to be released by its load balancer", targetGroupReleaseTimeout, c.clock,
-			func(err error) bool { return awsErrorIs(err, errCodeResourceInUse) },
+			func(err error) bool { return errCodeEquals(err, errCodeResourceInUse) },
 			func(ctx context.Context) (*elbv2.DeleteTargetGroupOutput, error) {
 				return c.elbv2.DeleteTargetGroup(ctx, &elbv2.DeleteTargetGroupInput{TargetGroupArn: aws.String(arn)})
 			})
-		if err != nil && !awsErrorIs(err, errCodeTargetGroupNotFound) {
+		if err != nil && !errCodeEquals(err, errCodeTargetGroupNotFound) {
 			return fmt.Errorf("deleting target group %s: %w", name, err)
 		}
 	}
@@ -50,17 +50,17 @@ func (c *Cloud) DeleteLoadBalancer(ctx context.Context, clusterName string) erro
 func (c *Cloud) deleteLoadBalancer(ctx context.Context, lb elbv2types.LoadBalancer) error {
 	name, arn := aws.ToString(lb.LoadBalancerName), aws.ToString(lb.LoadBalancerArn)
 	listeners, err := c.listeners(ctx, arn)
-	if err != nil && !awsErrorIs(err, errCodeLoadBalancerNotFound) {
+	if err != nil && !errCodeEquals(err, errCodeLoadBalancerNotFound) {
 		return err
 	}
 	for _, l := range listeners {
 		_, err := c.elbv2.DeleteListener(ctx, &elbv2.DeleteListenerInput{ListenerArn: l.ListenerArn})
-		if err != nil && !awsErrorIs(err, errCodeListenerNotFound) {
+		if err != nil && !errCodeEquals(err, errCodeListenerNotFound) {
 			return fmt.Errorf("deleting listener %s of load balancer %s: %w", aws.ToString(l.ListenerArn), name, err)
 		}
 	}
 	_, err = c.elbv2.DeleteLoadBalancer(ctx, &elbv2.DeleteLoadBalancerInput{LoadBalancerArn: aws.String(arn)})
-	if err != nil && !awsErrorIs(err, errCodeLoadBalancerNotFound) {
+	if err != nil && !errCodeEquals(err, errCodeLoadBalancerNotFound) {
 		return fmt.Errorf("deleting load balancer %s: %w", name, err)
 	}
 
@@ -70,7 +70,7 @@ func (c *Cloud) deleteLoadBalancer(ctx context.Context, lb elbv2types.LoadBalanc
 		Refresh: func(ctx context.Context) (struct{}, string, error) {
 			out, err := c.elbv2.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{LoadBalancerArns: []string{arn}})
 			switch {
-			case awsErrorIs(err, errCodeLoadBalancerNotFound):
+			case errCodeEquals(err, errCodeLoadBalancerNotFound):
 				return struct{}{}, gone, nil
 			case err != nil:
 				return struct{}{}, "", fmt.Errorf("describing load balancer %s: %w", name, err)

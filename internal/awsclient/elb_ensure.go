@@ -193,7 +193,7 @@ func (c *Cloud) ensureTargets(ctx context.Context, name, tgARN string, addrs []s
 	if len(extra) > 0 {
 		_, err := c.elbv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: aws.String(tgARN), Targets: extra})
 		// InvalidTarget: one is not registered (any more).
-		if err != nil && !awsErrorIs(err, errCodeInvalidTarget) {
+		if err != nil && !errCodeEquals(err, errCodeInvalidTarget) {
 			return fmt.Errorf("deregistering %s from target group %s: %w", targetList(extra), name, err)
 		}
 	}

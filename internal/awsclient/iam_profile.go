@@ -87,7 +87,7 @@ func ssmReadPolicy(region, ssmPath string) string {
 func (c *Cloud) profileRoles(ctx context.Context, name string) ([]string, error) {
 	out, err := c.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
 	if err != nil {
-		return nil, awsNotFound(err, "IAM instance profile "+name, "reading", errCodeNoSuchEntity)
+		return nil, notFound(err, "IAM instance profile "+name, "reading", errCodeNoSuchEntity)
 	}
 	var roles []string
 	if out.InstanceProfile != nil {
@@ -111,7 +111,7 @@ func (c *Cloud) InstanceProfile(ctx context.Context, clusterName string) (string
 func (c *Cloud) putRolePolicy(ctx context.Context, role, policy, document string) error {
 	in := &iam.PutRolePolicyInput{RoleName: aws.String(role), PolicyName: aws.String(policy), PolicyDocument: aws.String(document)}
 	_, err := wait.Retry(ctx, "IAM role "+role+" to accept policy "+policy, profilePropagationTimeout, c.clock,
-		func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
+		func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
 		func(ctx context.Context) (*iam.PutRolePolicyOutput, error) { return c.iam.PutRolePolicy(ctx, in) })
 	if err != nil {
 		return fmt.Errorf("putting inline policy %s on IAM role %s: %w", policy, role, err)
@@ -137,7 +137,7 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 		Description:              aws.String(fmt.Sprintf("pgnvme cluster %s: its EC2 nodes", clusterName)),
 		Tags:                     iamTags(all),
 	})
-	adopted := awsErrorIs(err, errCodeEntityAlreadyExists)
+	adopted := errCodeEquals(err, errCodeEntityAlreadyExists)
 	if err != nil && !adopted {
 		return "", fmt.Errorf("creating IAM role %s: %w", name, err)
 	}
@@ -169,7 +169,7 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 		}
 	case adopted:
 		_, err := c.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: aws.String(name), PolicyName: aws.String(nodePolicyName)})
-		if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+		if err != nil && !errCodeEquals(err, errCodeNoSuchEntity) {
 			return "", fmt.Errorf("deleting inline policy %s of IAM role %s: %w", nodePolicyName, name, err)
 		}
 	}
@@ -179,11 +179,11 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 		Path:                aws.String(iamPath),
 		Tags:                iamTags(all),
 	})
-	if err != nil && !awsErrorIs(err, errCodeEntityAlreadyExists) {
+	if err != nil && !errCodeEquals(err, errCodeEntityAlreadyExists) {
 		return "", fmt.Errorf("creating IAM instance profile %s: %w", name, err)
 	}
 	roles, err := wait.Retry(ctx, "IAM instance profile "+name+" to be readable", profilePropagationTimeout, c.clock,
-		func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity) },
+		func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity) },
 		func(ctx context.Context) ([]string, error) { return c.profileRoles(ctx, name) })
 	if err != nil {
 		return "", err
@@ -191,7 +191,7 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 	if !slices.Contains(roles, name) {
 		in := &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String(name), RoleName: aws.String(name)}
 		_, err := wait.Retry(ctx, "IAM role "+name+" to join its instance profile", profilePropagationTimeout, c.clock,
-			func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
+			func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
 			func(ctx context.Context) (*iam.AddRoleToInstanceProfileOutput, error) {
 				return c.iam.AddRoleToInstanceProfile(ctx, in)
 			})
@@ -210,7 +210,7 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 			}
 			return roles, listed, nil
 		},
-		Retryable: func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity) },
+		Retryable: func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity) },
 		Pending:   []string{missing},
 		Target:    []string{listed},
 		Timeout:   profilePropagationTimeout,
@@ -233,15 +233,15 @@ func (c *Cloud) DeleteInstanceProfile(ctx context.Context, clusterName string) e
 			_, err := c.iam.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{
 				InstanceProfileName: aws.String(name), RoleName: aws.String(role),
 			})
-			if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+			if err != nil && !errCodeEquals(err, errCodeNoSuchEntity) {
 				return fmt.Errorf("removing IAM role %s from instance profile %s: %w", role, name, err)
 			}
 		}
 		_, err = c.iam.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: aws.String(name)})
-		if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+		if err != nil && !errCodeEquals(err, errCodeNoSuchEntity) {
 			return fmt.Errorf("deleting IAM instance profile %s: %w", name, err)
 		}
-	case !awsErrorIs(err, errCodeNoSuchEntity):
+	case !errCodeEquals(err, errCodeNoSuchEntity):
 		return err
 	}
 	// Inline policies first, attached ones detached, DeleteConflict retried, a missing role skipped.

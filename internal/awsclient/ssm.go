@@ -24,7 +24,7 @@ const deleteParametersBatch = 10
 func (c *Cloud) getParameter(ctx context.Context, name string, decrypt bool) (string, error) {
 	out, err := c.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(decrypt)})
 	if err != nil {
-		return "", awsNotFound(err, "SSM parameter "+name, "reading", errCodeParameterNotFound)
+		return "", notFound(err, "SSM parameter "+name, "reading", errCodeParameterNotFound)
 	}
 	if out.Parameter == nil {
 		return "", fmt.Errorf("reading SSM parameter %s: empty answer", name)
@@ -53,7 +53,7 @@ func (c *Cloud) PutSecret(ctx context.Context, name, value string, tags map[stri
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
-	if _, err := c.ssm.PutParameter(ctx, in); err != nil && !awsErrorIs(err, errCodeParameterAlreadyExists) {
+	if _, err := c.ssm.PutParameter(ctx, in); err != nil && !errCodeEquals(err, errCodeParameterAlreadyExists) {
 		return fmt.Errorf("storing SSM parameter %s: %w", name, err)
 	}
 	return nil
@@ -78,7 +78,7 @@ func (c *Cloud) PutParameter(ctx context.Context, name, value string, tags map[s
 		in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
 	_, err := c.ssm.PutParameter(ctx, in)
-	if awsErrorIs(err, errCodeParameterAlreadyExists) {
+	if errCodeEquals(err, errCodeParameterAlreadyExists) {
 		in.Tags, in.Overwrite = nil, aws.Bool(true)
 		_, err = c.ssm.PutParameter(ctx, in)
 	}
