@@ -3,7 +3,6 @@ package awsclient
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,44 +47,6 @@ const (
 
 // awsObjectName is the name of the security group, role and instance profile the platform creates.
 func awsObjectName(clusterName string) string { return "pgnvme-" + clusterName }
-
-// withClusterTag is tags plus the cluster tag.
-func withClusterTag(tags map[string]string, clusterName string) map[string]string {
-	out := maps.Clone(tags)
-	if out == nil {
-		out = map[string]string{}
-	}
-	out[cluster.TagCluster] = clusterName
-	return out
-}
-
-func ec2Tags(tags map[string]string) []ec2types.Tag {
-	out := make([]ec2types.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
-}
-
-// tagSpecs tags the objects of each type a call creates with tags (none when tags is empty).
-func tagSpecs(tags map[string]string, types ...ec2types.ResourceType) []ec2types.TagSpecification {
-	if len(tags) == 0 {
-		return nil
-	}
-	out := make([]ec2types.TagSpecification, 0, len(types))
-	for _, t := range types {
-		out = append(out, ec2types.TagSpecification{ResourceType: t, Tags: ec2Tags(tags)})
-	}
-	return out
-}
-
-func tagMap(tags []ec2types.Tag) map[string]string {
-	out := make(map[string]string, len(tags))
-	for _, t := range tags {
-		out[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return out
-}
 
 func ec2Filter(name string, values ...string) ec2types.Filter {
 	return ec2types.Filter{Name: aws.String(name), Values: values}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -93,14 +92,6 @@ func elbName(clusterName, suffix string) string {
 
 // lbName is the name of the cluster's load balancer.
 func lbName(clusterName string) string { return elbName(clusterName, "") }
-
-func elbTags(tags map[string]string) []elbv2types.Tag {
-	out := make([]elbv2types.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, elbv2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
-}
 
 // checkELBOwner returns nil when the object at arn carries the cluster's tag, errNotClusters wrapped when
 // it does not, and ErrNotFound wrapped when it has vanished meanwhile.

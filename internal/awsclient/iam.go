@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 )
 
 // IAMAPI is the part of *iam.Client the adapter uses to manage the archive's replication role. Tests fake it.
@@ -106,17 +105,6 @@ func EnsureRole(ctx context.Context, api IAMAPI, name, trustJSON, policyName, po
 		return "", fmt.Errorf("putting inline policy %q on IAM role %q: %w", policyName, name, err)
 	}
 	return arn, nil
-}
-
-func iamTags(tags map[string]string) []iamtypes.Tag {
-	if len(tags) == 0 {
-		return nil
-	}
-	out := make([]iamtypes.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, iamtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
 }
 
 // syncRoleTags makes the role's tags exactly tags: it removes keys not in tags and sets the rest.

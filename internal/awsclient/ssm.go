@@ -3,7 +3,6 @@ package awsclient
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -49,9 +48,7 @@ func (c *Cloud) PutSecret(ctx context.Context, name, value string, tags map[stri
 		Value:     aws.String(value),
 		Type:      ssmtypes.ParameterTypeSecureString,
 		Overwrite: aws.Bool(false),
-	}
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+		Tags:      ssmTags(tags),
 	}
 	if _, err := c.ssm.PutParameter(ctx, in); err != nil && !errCodeEquals(err, errCodeParameterAlreadyExists) {
 		return fmt.Errorf("storing SSM parameter %s: %w", name, err)
@@ -73,9 +70,9 @@ func (c *Cloud) DeleteSecrets(ctx context.Context, names []string) error {
 // PutParameter stores the plain String parameter name: created with tags, or its value overwritten (SSM
 // takes no tags with an overwrite).
 func (c *Cloud) PutParameter(ctx context.Context, name, value string, tags map[string]string) error {
-	in := &ssm.PutParameterInput{Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(false)}
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	in := &ssm.PutParameterInput{
+		Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(false),
+		Tags: ssmTags(tags),
 	}
 	_, err := c.ssm.PutParameter(ctx, in)
 	if errCodeEquals(err, errCodeParameterAlreadyExists) {
