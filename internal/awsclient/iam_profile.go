@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -51,23 +52,11 @@ func ec2TrustPolicy() string {
 	}}}.String()
 }
 
-// arnPartition is the ARN partition of region.
-func arnPartition(region string) string {
-	switch {
-	case strings.HasPrefix(region, "cn-"):
-		return "aws-cn"
-	case strings.HasPrefix(region, "us-gov-"):
-		return "aws-us-gov"
-	default:
-		return "aws"
-	}
-}
-
 // ssmReadPolicy reads the parameters under ssmPath in region (GetParametersByPath authorizes on the path
 // itself, the others on each parameter) and decrypts them with the key SSM uses, only through SSM.
 func ssmReadPolicy(region, ssmPath string) string {
 	path := strings.TrimSuffix(ssmPath, "/")
-	arn := fmt.Sprintf("arn:%s:ssm:%s:*:parameter%s", arnPartition(region), region, path)
+	arn := fmt.Sprintf("arn:%s:ssm:%s:*:parameter%s", archive.PartitionOf(region), region, path)
 	return policyDocument{Version: "2012-10-17", Statement: []policyStatement{
 		{
 			Effect:   "Allow",
