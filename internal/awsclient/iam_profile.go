@@ -96,18 +96,6 @@ func (c *Cloud) InstanceProfile(ctx context.Context, clusterName string) (string
 	return name, nil
 }
 
-// putRolePolicy puts an inline policy, retrying while IAM does not show a role just created.
-func (c *Cloud) putRolePolicy(ctx context.Context, role, policy, document string) error {
-	in := &iam.PutRolePolicyInput{RoleName: aws.String(role), PolicyName: aws.String(policy), PolicyDocument: aws.String(document)}
-	_, err := wait.Retry(ctx, "IAM role "+role+" to accept policy "+policy, profilePropagationTimeout, c.clock,
-		func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
-		func(ctx context.Context) (*iam.PutRolePolicyOutput, error) { return c.iam.PutRolePolicy(ctx, in) })
-	if err != nil {
-		return fmt.Errorf("putting inline policy %s on IAM role %s: %w", policy, role, err)
-	}
-	return nil
-}
-
 // CreateInstanceProfile creates the role and profile pgnvme-<cluster> (path /pgnvme/, tagged with the
 // cluster tag and tags) and waits until IAM shows the role in the profile. After an interrupted call it
 // adopts the cluster's role and profile and completes them; a role of that name that is not the cluster's
@@ -119,28 +107,21 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 	}
 	all := withClusterTag(tags, clusterName)
 
-	_, err := c.iam.CreateRole(ctx, &iam.CreateRoleInput{
+	role, adopted, err := createRole(ctx, c.iam, &iam.CreateRoleInput{
 		RoleName:                 aws.String(name),
 		Path:                     aws.String(iamPath),
 		AssumeRolePolicyDocument: aws.String(ec2TrustPolicy()),
 		Description:              aws.String(fmt.Sprintf("pgnvme cluster %s: its EC2 nodes", clusterName)),
 		Tags:                     iamTags(all),
 	})
-	adopted := errCodeEquals(err, errCodeEntityAlreadyExists)
-	if err != nil && !adopted {
-		return "", fmt.Errorf("creating IAM role %s: %w", name, err)
+	if err != nil {
+		return "", err
 	}
 	if adopted {
-		out, err := c.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
-		if err != nil {
-			return "", fmt.Errorf("reading existing IAM role %s: %w", name, err)
-		}
 		owner := ""
-		if out.Role != nil {
-			for _, t := range out.Role.Tags {
-				if aws.ToString(t.Key) == cluster.TagCluster {
-					owner = aws.ToString(t.Value)
-				}
+		for _, t := range role.Tags {
+			if aws.ToString(t.Key) == cluster.TagCluster {
+				owner = aws.ToString(t.Value)
 			}
 		}
 		if owner != clusterName {
@@ -148,12 +129,12 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 		}
 	}
 
-	if err := c.putRolePolicy(ctx, name, ssmPolicyName, ssmReadPolicy(region, ssmPath)); err != nil {
+	if err := putRolePolicy(ctx, c.iam, c.clock, name, ssmPolicyName, ssmReadPolicy(region, ssmPath)); err != nil {
 		return "", err
 	}
 	switch {
 	case extraPolicy != "":
-		if err := c.putRolePolicy(ctx, name, nodePolicyName, extraPolicy); err != nil {
+		if err := putRolePolicy(ctx, c.iam, c.clock, name, nodePolicyName, extraPolicy); err != nil {
 			return "", err
 		}
 	case adopted:
