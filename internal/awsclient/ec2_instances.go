@@ -179,25 +179,39 @@ func (c *Cloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
 	return aws.ToString(out.Instances[0].InstanceId), nil
 }
 
+// findInstance describes one instance; one EC2 does not describe (yet, or any more) is ErrNotFound.
+func (c *Cloud) findInstance(ctx context.Context, id string) (ec2types.Instance, error) {
+	out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		return ec2types.Instance{}, fmt.Errorf("describing instance %s: %w", id, err)
+	}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if in.State != nil {
+				return in, nil
+			}
+		}
+	}
+	return ec2types.Instance{}, fmt.Errorf("instance %s: %w", id, ErrNotFound)
+}
+
+// statusInstance reads the instance's state name for wait.For.
+func (c *Cloud) statusInstance(id string) func(context.Context) (ec2types.Instance, string, error) {
+	return func(ctx context.Context) (ec2types.Instance, string, error) {
+		in, err := c.findInstance(ctx, id)
+		if err != nil {
+			return in, "", err
+		}
+		return in, string(in.State.Name), nil
+	}
+}
+
 // WaitRunning waits until the instance runs. EC2 may not describe an instance just launched for a while;
 // one that ends instead (terminated at launch) fails with EC2's reason.
 func (c *Cloud) WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error) {
 	raw, err := wait.For(ctx, wait.Spec[ec2types.Instance]{
-		What: fmt.Sprintf("instance %s to run", id),
-		Refresh: func(ctx context.Context) (ec2types.Instance, string, error) {
-			out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-			if err != nil {
-				return ec2types.Instance{}, "", fmt.Errorf("describing instance %s: %w", id, err)
-			}
-			for _, r := range out.Reservations {
-				for _, in := range r.Instances {
-					if in.State != nil {
-						return in, string(in.State.Name), nil
-					}
-				}
-			}
-			return ec2types.Instance{}, "", fmt.Errorf("instance %s: %w", id, ErrNotFound)
-		},
+		What:    fmt.Sprintf("instance %s to run", id),
+		Refresh: c.statusInstance(id),
 		Retryable: func(err error) bool {
 			return errCodeEquals(err, errCodeInvalidInstanceIDNotFound) || errors.Is(err, ErrNotFound)
 		},
@@ -237,31 +251,38 @@ func (c *Cloud) Terminate(ctx context.Context, ids []string, timeout time.Durati
 		return fmt.Errorf("terminating instances %s: %w", strings.Join(ids, ", "), err)
 	}
 
-	const terminated = "terminated"
 	_, err = wait.For(ctx, wait.Spec[struct{}]{
-		What: "instances " + strings.Join(ids, ", ") + " to terminate",
-		// A filter, unlike InstanceIds, does not fail on an ID EC2 no longer knows. The state names the
-		// instances left, so a timeout says which.
-		Refresh: func(ctx context.Context) (struct{}, string, error) {
-			raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{ec2Filter("instance-id", ids...)}})
-			if err != nil {
-				return struct{}{}, "", fmt.Errorf("describing instances %s: %w", strings.Join(ids, ", "), err)
-			}
-			var left []string
-			for _, in := range raw {
-				if in.State != nil && in.State.Name != ec2types.InstanceStateNameTerminated {
-					left = append(left, fmt.Sprintf("%s %s", aws.ToString(in.InstanceId), in.State.Name))
-				}
-			}
-			if len(left) == 0 {
-				return struct{}{}, terminated, nil
-			}
-			slices.Sort(left)
-			return struct{}{}, strings.Join(left, ", "), nil
-		},
-		Target:  []string{terminated},
+		What:    "instances " + strings.Join(ids, ", ") + " to terminate",
+		Refresh: c.statusInstancesTerminated(ids),
+		Target:  []string{instancesTerminated},
 		Timeout: timeout,
 		Clock:   c.clock,
 	})
 	return err
+}
+
+// instancesTerminated is statusInstancesTerminated's state when no instance is left.
+const instancesTerminated = "terminated"
+
+// statusInstancesTerminated reads, for wait.For, which of the instances are not terminated yet: their IDs
+// and states ("i-1 shutting-down, i-2 running"), so a timeout says which, or instancesTerminated. A filter,
+// unlike InstanceIds, does not fail on an ID EC2 no longer knows.
+func (c *Cloud) statusInstancesTerminated(ids []string) func(context.Context) (struct{}, string, error) {
+	return func(ctx context.Context) (struct{}, string, error) {
+		raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{ec2Filter("instance-id", ids...)}})
+		if err != nil {
+			return struct{}{}, "", fmt.Errorf("describing instances %s: %w", strings.Join(ids, ", "), err)
+		}
+		var left []string
+		for _, in := range raw {
+			if in.State != nil && in.State.Name != ec2types.InstanceStateNameTerminated {
+				left = append(left, fmt.Sprintf("%s %s", aws.ToString(in.InstanceId), in.State.Name))
+			}
+		}
+		if len(left) == 0 {
+			return struct{}{}, instancesTerminated, nil
+		}
+		slices.Sort(left)
+		return struct{}{}, strings.Join(left, ", "), nil
+	}
 }

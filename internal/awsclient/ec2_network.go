@@ -98,15 +98,20 @@ func (c *Cloud) findENI(ctx context.Context, eniID string) (ENI, error) {
 	return eniFrom(out.NetworkInterfaces[0]), nil
 }
 
+// statusENI reads the interface's status for wait.For; a vanished interface is ErrNotFound.
+func (c *Cloud) statusENI(eniID string) func(context.Context) (ENI, string, error) {
+	return func(ctx context.Context) (ENI, string, error) {
+		e, err := c.findENI(ctx, eniID)
+		return e, e.Status, err
+	}
+}
+
 // WaitENIAvailable waits until the interface's status is available; a vanished interface ends the wait
 // with ErrNotFound.
 func (c *Cloud) WaitENIAvailable(ctx context.Context, eniID string, timeout time.Duration) error {
 	_, err := wait.For(ctx, wait.Spec[ENI]{
-		What: fmt.Sprintf("network interface %s to be available", eniID),
-		Refresh: func(ctx context.Context) (ENI, string, error) {
-			e, err := c.findENI(ctx, eniID)
-			return e, e.Status, err
-		},
+		What:    fmt.Sprintf("network interface %s to be available", eniID),
+		Refresh: c.statusENI(eniID),
 		Pending: []string{
 			string(ec2types.NetworkInterfaceStatusInUse), string(ec2types.NetworkInterfaceStatusAttaching),
 			string(ec2types.NetworkInterfaceStatusDetaching), string(ec2types.NetworkInterfaceStatusAssociated),

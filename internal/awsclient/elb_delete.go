@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -64,27 +65,41 @@ func (c *Cloud) deleteLoadBalancer(ctx context.Context, lb elbv2types.LoadBalanc
 		return fmt.Errorf("deleting load balancer %s: %w", name, err)
 	}
 
-	const gone = "gone"
-	_, err = wait.For(ctx, wait.Spec[struct{}]{
-		What: fmt.Sprintf("load balancer %s to be deleted", name),
-		Refresh: func(ctx context.Context) (struct{}, string, error) {
-			out, err := c.elbv2.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{LoadBalancerArns: []string{arn}})
-			switch {
-			case errCodeEquals(err, errCodeLoadBalancerNotFound):
-				return struct{}{}, gone, nil
-			case err != nil:
-				return struct{}{}, "", fmt.Errorf("describing load balancer %s: %w", name, err)
-			case len(out.LoadBalancers) == 0:
-				return struct{}{}, gone, nil
-			}
-			state := "unknown"
-			if s := out.LoadBalancers[0].State; s != nil {
-				state = string(s.Code)
-			}
-			return struct{}{}, state, nil
-		},
-		Target:  []string{gone},
-		Timeout: lbDeleteTimeout,
+	return c.waitLoadBalancerDeleted(ctx, name, arn, lbDeleteTimeout)
+}
+
+// loadBalancerGone is statusLoadBalancer's state for a load balancer Elastic Load Balancing no longer
+// describes.
+const loadBalancerGone = "gone"
+
+// statusLoadBalancer reads the load balancer's state code (provisioning, active, ...; "unknown" without one)
+// for wait.For, or loadBalancerGone.
+func (c *Cloud) statusLoadBalancer(name, arn string) func(context.Context) (struct{}, string, error) {
+	return func(ctx context.Context) (struct{}, string, error) {
+		out, err := c.elbv2.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{LoadBalancerArns: []string{arn}})
+		switch {
+		case errCodeEquals(err, errCodeLoadBalancerNotFound):
+			return struct{}{}, loadBalancerGone, nil
+		case err != nil:
+			return struct{}{}, "", fmt.Errorf("describing load balancer %s: %w", name, err)
+		case len(out.LoadBalancers) == 0:
+			return struct{}{}, loadBalancerGone, nil
+		}
+		state := "unknown"
+		if s := out.LoadBalancers[0].State; s != nil {
+			state = string(s.Code)
+		}
+		return struct{}{}, state, nil
+	}
+}
+
+// waitLoadBalancerDeleted waits until Elastic Load Balancing no longer describes the load balancer.
+func (c *Cloud) waitLoadBalancerDeleted(ctx context.Context, name, arn string, timeout time.Duration) error {
+	_, err := wait.For(ctx, wait.Spec[struct{}]{
+		What:    fmt.Sprintf("load balancer %s to be deleted", name),
+		Refresh: c.statusLoadBalancer(name, arn),
+		Target:  []string{loadBalancerGone},
+		Timeout: timeout,
 		Clock:   c.clock,
 	})
 	return err

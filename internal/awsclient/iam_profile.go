@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -170,26 +171,42 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 		}
 	}
 
-	const listed, missing = "listed", "missing"
-	_, err = wait.For(ctx, wait.Spec[[]string]{
-		What: fmt.Sprintf("IAM instance profile %s to list role %s", name, name),
-		Refresh: func(ctx context.Context) ([]string, string, error) {
-			roles, err := c.profileRoles(ctx, name)
-			if err != nil || !slices.Contains(roles, name) {
-				return roles, missing, err
-			}
-			return roles, listed, nil
-		},
-		Retryable: func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity) },
-		Pending:   []string{missing},
-		Target:    []string{listed},
-		Timeout:   profilePropagationTimeout,
-		Clock:     c.clock,
-	})
-	if err != nil {
+	if err := c.waitProfileListsRole(ctx, name, name, profilePropagationTimeout); err != nil {
 		return "", err
 	}
 	return name, nil
+}
+
+// States of an instance profile's role, as statusProfileRole reports them.
+const (
+	profileRoleListed  = "listed"
+	profileRoleMissing = "missing"
+)
+
+// statusProfileRole reads for wait.For whether the instance profile lists the role.
+func (c *Cloud) statusProfileRole(profile, role string) func(context.Context) ([]string, string, error) {
+	return func(ctx context.Context) ([]string, string, error) {
+		roles, err := c.profileRoles(ctx, profile)
+		if err != nil || !slices.Contains(roles, role) {
+			return roles, profileRoleMissing, err
+		}
+		return roles, profileRoleListed, nil
+	}
+}
+
+// waitProfileListsRole waits until IAM shows the role in the instance profile, retrying while IAM does not
+// show the profile yet.
+func (c *Cloud) waitProfileListsRole(ctx context.Context, profile, role string, timeout time.Duration) error {
+	_, err := wait.For(ctx, wait.Spec[[]string]{
+		What:      fmt.Sprintf("IAM instance profile %s to list role %s", profile, role),
+		Refresh:   c.statusProfileRole(profile, role),
+		Retryable: func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity) },
+		Pending:   []string{profileRoleMissing},
+		Target:    []string{profileRoleListed},
+		Timeout:   timeout,
+		Clock:     c.clock,
+	})
+	return err
 }
 
 // DeleteInstanceProfile removes the role from the profile, deletes the profile, then the role with its
