@@ -141,16 +141,17 @@ func ValidateCompression(c string) error {
 	return fmt.Errorf("compression %q is not a WAL-G compression method: choose one of %s", c, strings.Join(Compressions, ", "))
 }
 
-// partition is the spec's partition: Partition when set, else the one the region belongs to (aws-cn for
-// cn-*, aws-us-gov for us-gov-*, aws otherwise).
+// partition is the spec's partition: Partition when set, else the one the region belongs to.
 func (s Spec) partition() string {
 	if s.Partition != "" {
 		return s.Partition
 	}
-	return partitionOf(s.Region)
+	return PartitionOf(s.Region)
 }
 
-func partitionOf(region string) string {
+// PartitionOf is the AWS partition of region, the second field of its ARNs: aws-cn for cn-*, aws-us-gov for
+// us-gov-*, aws otherwise. It is the provider's one rule for it (awsclient's instance policies use it too).
+func PartitionOf(region string) string {
 	switch {
 	case strings.HasPrefix(region, "cn-"):
 		return "aws-cn"
@@ -243,9 +244,9 @@ func (s Spec) validateReplica(r *Replica, regionOK bool) []error {
 	if replicaRegionOK && regionOK {
 		if r.Region == s.Region {
 			addf("replica.region", "replica.region is %s, the bucket's own region: the replica exists to survive the loss of that region, so choose another one.", r.Region)
-		} else if partitionOf(r.Region) != s.partition() {
+		} else if PartitionOf(r.Region) != s.partition() {
 			addf("replica.region", "replica.region %s is in partition %s but the bucket is in %s: S3 replicates only within a partition.",
-				r.Region, partitionOf(r.Region), s.partition())
+				r.Region, PartitionOf(r.Region), s.partition())
 		}
 	}
 	add("replica.bucket", ValidateBucketName(r.Bucket))

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // IAMAPI is the part of *iam.Client the adapter uses to manage the archive's replication role. Tests fake it.
@@ -50,17 +52,58 @@ const iamPropagationTimeout = 2 * time.Minute
 
 // FindRole returns the ARN of the role called name, or ErrRoleNotFound (wrapped).
 func FindRole(ctx context.Context, api IAMAPI, name string) (string, error) {
+	role, err := findRole(ctx, api, name)
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(role.Arn), nil
+}
+
+// findRole reads the role called name, or ErrRoleNotFound (wrapped).
+func findRole(ctx context.Context, api IAMAPI, name string) (*iamtypes.Role, error) {
 	out, err := api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
 	if errCodeEquals(err, errCodeNoSuchEntity) {
-		return "", fmt.Errorf("IAM role %q: %w", name, ErrRoleNotFound)
+		return nil, fmt.Errorf("IAM role %q: %w", name, ErrRoleNotFound)
 	}
 	if err != nil {
-		return "", fmt.Errorf("reading IAM role %q: %w", name, err)
+		return nil, fmt.Errorf("reading IAM role %q: %w", name, err)
 	}
 	if out.Role == nil {
-		return "", fmt.Errorf("reading IAM role %q: empty answer", name)
+		return nil, fmt.Errorf("reading IAM role %q: empty answer", name)
 	}
-	return aws.ToString(out.Role.Arn), nil
+	return out.Role, nil
+}
+
+// createRole creates the role in describes. When a role of that name exists already (an interrupted apply
+// created it, or someone else did) it returns that role with existed set, for the caller to adopt or refuse.
+func createRole(ctx context.Context, api IAMAPI, in *iam.CreateRoleInput) (role *iamtypes.Role, existed bool, err error) {
+	name := aws.ToString(in.RoleName)
+	out, err := api.CreateRole(ctx, in)
+	switch {
+	case err == nil:
+		if out.Role == nil {
+			return nil, false, fmt.Errorf("creating IAM role %q: empty answer", name)
+		}
+		return out.Role, false, nil
+	case errCodeEquals(err, errCodeEntityAlreadyExists):
+		role, err := findRole(ctx, api, name)
+		return role, true, err
+	default:
+		return nil, false, fmt.Errorf("creating IAM role %q: %w", name, err)
+	}
+}
+
+// putRolePolicy puts the inline policy on role, retrying on clock while IAM does not show a role just
+// created (NoSuchEntity) or is busy with another change to it (ConcurrentModification).
+func putRolePolicy(ctx context.Context, api IAMAPI, clock wait.Clock, role, policy, document string) error {
+	in := &iam.PutRolePolicyInput{RoleName: aws.String(role), PolicyName: aws.String(policy), PolicyDocument: aws.String(document)}
+	_, err := wait.Retry(ctx, "IAM role "+role+" to accept policy "+policy, iamPropagationTimeout, clock,
+		func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
+		func(ctx context.Context) (*iam.PutRolePolicyOutput, error) { return api.PutRolePolicy(ctx, in) })
+	if err != nil {
+		return fmt.Errorf("putting inline policy %q on IAM role %q: %w", policy, role, err)
+	}
+	return nil
 }
 
 // EnsureRole creates the role called name with the trust policy trustJSON, or updates the trust policy of the
@@ -68,19 +111,15 @@ func FindRole(ctx context.Context, api IAMAPI, name string) (string, error) {
 // returns the role's ARN and is safe to call again after an interrupted apply. Inline policies of other names
 // and attached managed policies are left alone.
 func EnsureRole(ctx context.Context, api IAMAPI, name, trustJSON, policyName, policyJSON string, tags map[string]string) (string, error) {
-	created, err := api.CreateRole(ctx, &iam.CreateRoleInput{
+	role, existed, err := createRole(ctx, api, &iam.CreateRoleInput{
 		RoleName:                 aws.String(name),
 		AssumeRolePolicyDocument: aws.String(trustJSON),
 		Tags:                     iamTags(tags),
 	})
-	var arn string
-	switch {
-	case err == nil:
-		arn = aws.ToString(created.Role.Arn)
-	case errCodeEquals(err, errCodeEntityAlreadyExists):
-		if arn, err = FindRole(ctx, api, name); err != nil {
-			return "", err
-		}
+	if err != nil {
+		return "", err
+	}
+	if existed {
 		if _, err := api.UpdateAssumeRolePolicy(ctx, &iam.UpdateAssumeRolePolicyInput{
 			RoleName:       aws.String(name),
 			PolicyDocument: aws.String(trustJSON),
@@ -90,33 +129,11 @@ func EnsureRole(ctx context.Context, api IAMAPI, name, trustJSON, policyName, po
 		if err := syncRoleTags(ctx, api, name, tags); err != nil {
 			return "", err
 		}
-	default:
-		return "", fmt.Errorf("creating IAM role %q: %w", name, err)
 	}
-
-	in := &iam.PutRolePolicyInput{
-		RoleName:       aws.String(name),
-		PolicyName:     aws.String(policyName),
-		PolicyDocument: aws.String(policyJSON),
+	if err := putRolePolicy(ctx, api, wait.Real, name, policyName, policyJSON); err != nil {
+		return "", err
 	}
-	// A role just created may not be visible to PutRolePolicy yet.
-	if _, err := retryWhenCode(ctx, iamPropagationTimeout, func(ctx context.Context) (*iam.PutRolePolicyOutput, error) {
-		return api.PutRolePolicy(ctx, in)
-	}, errCodeNoSuchEntity, errCodeConcurrentModification); err != nil {
-		return "", fmt.Errorf("putting inline policy %q on IAM role %q: %w", policyName, name, err)
-	}
-	return arn, nil
-}
-
-func iamTags(tags map[string]string) []iamtypes.Tag {
-	if len(tags) == 0 {
-		return nil
-	}
-	out := make([]iamtypes.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, iamtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
+	return aws.ToString(role.Arn), nil
 }
 
 // syncRoleTags makes the role's tags exactly tags: it removes keys not in tags and sets the rest.

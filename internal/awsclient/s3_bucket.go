@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -235,11 +233,7 @@ func PutTags(ctx context.Context, api S3API, bucket string, tags map[string]stri
 		}
 		return nil
 	}
-	set := make([]s3types.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		set = append(set, s3types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	in := &s3.PutBucketTaggingInput{Bucket: aws.String(bucket), Tagging: &s3types.Tagging{TagSet: set}}
+	in := &s3.PutBucketTaggingInput{Bucket: aws.String(bucket), Tagging: &s3types.Tagging{TagSet: s3Tags(tags)}}
 	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketTaggingOutput, error) {
 		return api.PutBucketTagging(ctx, in)
 	}, errCodeNoSuchBucket, errCodeOperationAborted)

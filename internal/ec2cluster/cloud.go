@@ -7,112 +7,38 @@ package ec2cluster
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 )
 
-// ErrNotFound means the AWS object does not exist (or no longer does).
-var ErrNotFound = errors.New("not found")
+// The values the Cloud takes and returns, and its sentinel errors, are awsclient's (which implements it and
+// cannot import this package); the aliases keep this package's code in its own words.
+type (
+	Subnet       = awsclient.Subnet
+	Image        = awsclient.Image
+	TypeInfo     = awsclient.TypeInfo
+	ENI          = awsclient.ENI
+	Instance     = awsclient.Instance
+	RunSpec      = awsclient.RunSpec
+	LoadBalancer = awsclient.LoadBalancer
+)
 
-// Subnet is a subnet as EC2 describes it.
-type Subnet struct {
-	ID     string
-	Zone   string
-	ZoneID string
-	VPCID  string
-	CIDR   string
-}
+var (
+	// ErrNotFound means the AWS object does not exist (or no longer does).
+	ErrNotFound = awsclient.ErrNotFound
+	// ErrInsufficientCapacity means EC2 has no capacity for the type in the zone now.
+	ErrInsufficientCapacity = awsclient.ErrInsufficientCapacity
+)
 
-// Image is an AMI as EC2 describes it.
-type Image struct {
-	ID           string
-	Architecture string // "x86_64" or "arm64"
-	// RootDeviceName is where the root volume attaches, such as /dev/xvda.
-	RootDeviceName string
-}
-
-// TypeInfo is what the platform needs of an instance type, from DescribeInstanceTypes.
-type TypeInfo struct {
-	Name          string
-	Architectures []string
-	// DiskCount is the number of instance-store disks (0: none); NVMe is InstanceStorageInfo.NvmeSupport
-	// ("required", "supported", "unsupported", or "" without instance storage).
-	DiskCount int
-	NVMe      string
-}
-
-// ENI is a network interface.
-type ENI struct {
-	ID        string
-	SubnetID  string
-	Zone      string
-	PrivateIP string
-	// PublicIP is the public address associated with it, "" when none.
-	PublicIP string
-	// Status is "available", "in-use", "attaching", "detaching", ...
-	Status string
-	// InstanceID is the instance it is attached to, "" when none.
-	InstanceID string
-	// Groups are its security groups' IDs.
-	Groups []string
-	Tags   map[string]string
-}
-
-// Instance is an EC2 instance.
-type Instance struct {
-	ID   string
-	Type string
-	AMI  string
-	Zone string
-	// State is EC2's state name: pending, running, shutting-down, terminated, stopping, stopped.
-	State      string
-	ENIID      string
-	PrivateIP  string
-	PublicIP   string
-	Tags       map[string]string
-	LaunchTime time.Time
-}
-
-// RunSpec is one instance to launch.
-type RunSpec struct {
-	// ClientToken makes the launch idempotent (at most 64 ASCII characters).
-	ClientToken  string
-	InstanceType string
-	AMI          string
-	// ENIID is the node's network interface, attached as device 0.
-	ENIID string
-	// InstanceProfile is the IAM instance profile's name.
-	InstanceProfile string
-	KeyName         string
-	// UserData is the user-data as the instance gets it (gzip), before base64.
-	UserData []byte
-	// RootDeviceName and RootVolumeGiB describe the root volume: gp3, encrypted, deleted on termination.
-	RootDeviceName string
-	RootVolumeGiB  int
-	// Tags go on the instance and its volumes.
-	Tags map[string]string
-}
-
-// LoadBalancer is the cluster's Network Load Balancer.
-type LoadBalancer struct {
-	ARN     string
-	DNSName string
-	// ReadWriteTargetGroup and ReadOnlyTargetGroup are the target groups' ARNs.
-	ReadWriteTargetGroup string
-	ReadOnlyTargetGroup  string
-}
-
-// Load balancer ports and health checks.
+// Load balancer ports.
 const (
-	ReadWritePort = 5432
-	ReadOnlyPort  = 5433
+	ReadWritePort = awsclient.ReadWritePort
+	ReadOnlyPort  = awsclient.ReadOnlyPort
 )
 
-// ErrInsufficientCapacity means EC2 has no capacity for the type in the zone now.
-var ErrInsufficientCapacity = errors.New("insufficient instance capacity")
-
-// Cloud is what the platform does with AWS. awsCloud is the real one; tests may hand in fakes for what
-// moto cannot show (capacity errors, eventual consistency).
+// Cloud is what the platform does with AWS. *awsclient.Cloud is the real one (NewCloud); tests may hand in
+// fakes for what moto cannot show (capacity errors, eventual consistency).
 type Cloud interface {
 	// Subnets describes the subnets by ID (ErrNotFound wrapped when one does not exist).
 	Subnets(ctx context.Context, ids []string) ([]Subnet, error)
@@ -188,4 +114,15 @@ type Cloud interface {
 	WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error)
 	// Terminate terminates instances and waits until they are terminated.
 	Terminate(ctx context.Context, ids []string, timeout time.Duration) error
+}
+
+var _ Cloud = (*awsclient.Cloud)(nil)
+
+// NewCloud is the Cloud of region, on the provider's AWS clients.
+func NewCloud(ctx context.Context, clients *awsclient.Clients, region string) (Cloud, error) {
+	c, err := awsclient.NewCloud(ctx, clients, region)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func eniFrom(n ec2types.NetworkInterface) ENI {
 }
 
 // ENIs are the cluster's network interfaces.
-func (c *awsCloud) ENIs(ctx context.Context, clusterName string) ([]ENI, error) {
+func (c *Cloud) ENIs(ctx context.Context, clusterName string) ([]ENI, error) {
 	p := ec2.NewDescribeNetworkInterfacesPaginator(c.ec2, &ec2.DescribeNetworkInterfacesInput{
 		Filters: []ec2types.Filter{clusterFilter(clusterName)},
 	})
@@ -54,7 +54,7 @@ func (c *awsCloud) ENIs(ctx context.Context, clusterName string) ([]ENI, error) 
 
 // CreateENI creates a network interface tagged with tags, which should hold the cluster tag (ENIs finds
 // interfaces by it).
-func (c *awsCloud) CreateENI(ctx context.Context, subnetID string, securityGroups []string, description string, tags map[string]string) (ENI, error) {
+func (c *Cloud) CreateENI(ctx context.Context, subnetID string, securityGroups []string, description string, tags map[string]string) (ENI, error) {
 	in := &ec2.CreateNetworkInterfaceInput{
 		SubnetId:          aws.String(subnetID),
 		Groups:            securityGroups,
@@ -74,23 +74,23 @@ func (c *awsCloud) CreateENI(ctx context.Context, subnetID string, securityGroup
 }
 
 // SetENISecurityGroups replaces an interface's security groups.
-func (c *awsCloud) SetENISecurityGroups(ctx context.Context, eniID string, groups []string) error {
+func (c *Cloud) SetENISecurityGroups(ctx context.Context, eniID string, groups []string) error {
 	_, err := c.ec2.ModifyNetworkInterfaceAttribute(ctx, &ec2.ModifyNetworkInterfaceAttributeInput{
 		NetworkInterfaceId: aws.String(eniID),
 		Groups:             groups,
 	})
 	if err != nil {
-		return awsNotFound(err, "network interface "+eniID, "setting the security groups of", errCodeInvalidENIIDNotFound)
+		return notFound(err, "network interface "+eniID, "setting the security groups of", errCodeInvalidENIIDNotFound)
 	}
 	return nil
 }
 
 // findENI describes one interface; a missing one is ErrNotFound.
-func (c *awsCloud) findENI(ctx context.Context, eniID string) (ENI, error) {
+func (c *Cloud) findENI(ctx context.Context, eniID string) (ENI, error) {
 	what := "network interface " + eniID
 	out, err := c.ec2.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{NetworkInterfaceIds: []string{eniID}})
 	if err != nil {
-		return ENI{}, awsNotFound(err, what, "describing", errCodeInvalidENIIDNotFound)
+		return ENI{}, notFound(err, what, "describing", errCodeInvalidENIIDNotFound)
 	}
 	if len(out.NetworkInterfaces) == 0 {
 		return ENI{}, fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -98,15 +98,20 @@ func (c *awsCloud) findENI(ctx context.Context, eniID string) (ENI, error) {
 	return eniFrom(out.NetworkInterfaces[0]), nil
 }
 
+// statusENI reads the interface's status for wait.For; a vanished interface is ErrNotFound.
+func (c *Cloud) statusENI(eniID string) func(context.Context) (ENI, string, error) {
+	return func(ctx context.Context) (ENI, string, error) {
+		e, err := c.findENI(ctx, eniID)
+		return e, e.Status, err
+	}
+}
+
 // WaitENIAvailable waits until the interface's status is available; a vanished interface ends the wait
 // with ErrNotFound.
-func (c *awsCloud) WaitENIAvailable(ctx context.Context, eniID string, timeout time.Duration) error {
+func (c *Cloud) WaitENIAvailable(ctx context.Context, eniID string, timeout time.Duration) error {
 	_, err := wait.For(ctx, wait.Spec[ENI]{
-		What: fmt.Sprintf("network interface %s to be available", eniID),
-		Refresh: func(ctx context.Context) (ENI, string, error) {
-			e, err := c.findENI(ctx, eniID)
-			return e, e.Status, err
-		},
+		What:    fmt.Sprintf("network interface %s to be available", eniID),
+		Refresh: c.statusENI(eniID),
 		Pending: []string{
 			string(ec2types.NetworkInterfaceStatusInUse), string(ec2types.NetworkInterfaceStatusAttaching),
 			string(ec2types.NetworkInterfaceStatusDetaching), string(ec2types.NetworkInterfaceStatusAssociated),
@@ -119,9 +124,9 @@ func (c *awsCloud) WaitENIAvailable(ctx context.Context, eniID string, timeout t
 }
 
 // DeleteENI deletes an interface; gone already is success.
-func (c *awsCloud) DeleteENI(ctx context.Context, eniID string) error {
+func (c *Cloud) DeleteENI(ctx context.Context, eniID string) error {
 	_, err := c.ec2.DeleteNetworkInterface(ctx, &ec2.DeleteNetworkInterfaceInput{NetworkInterfaceId: aws.String(eniID)})
-	if err != nil && !awsErrorIs(err, errCodeInvalidENIIDNotFound) {
+	if err != nil && !errCodeEquals(err, errCodeInvalidENIIDNotFound) {
 		return fmt.Errorf("deleting network interface %s: %w", eniID, err)
 	}
 	return nil
@@ -129,7 +134,7 @@ func (c *awsCloud) DeleteENI(ctx context.Context, eniID string) error {
 
 // findSecurityGroup returns the ID of the group called name with the cluster tag, in vpcID when it is
 // not "".
-func (c *awsCloud) findSecurityGroup(ctx context.Context, clusterName, vpcID string) (string, error) {
+func (c *Cloud) findSecurityGroup(ctx context.Context, clusterName, vpcID string) (string, error) {
 	name := awsObjectName(clusterName)
 	filters := []ec2types.Filter{clusterFilter(clusterName), ec2Filter("group-name", name)}
 	if vpcID != "" {
@@ -146,7 +151,7 @@ func (c *awsCloud) findSecurityGroup(ctx context.Context, clusterName, vpcID str
 }
 
 // SecurityGroup finds the group CreateSecurityGroup made (by name and cluster tag).
-func (c *awsCloud) SecurityGroup(ctx context.Context, clusterName string) (string, error) {
+func (c *Cloud) SecurityGroup(ctx context.Context, clusterName string) (string, error) {
 	return c.findSecurityGroup(ctx, clusterName, "")
 }
 
@@ -191,7 +196,7 @@ func securityGroupRules(groupID string, allowed []string) []ec2types.IpPermissio
 // CreateSecurityGroup creates the group pgnvme-<cluster> in vpcID with the cluster tag and tags, and its
 // ingress rules; default egress stays. After an interrupted call it adopts the cluster's group of that
 // name and adds the rules it lacks.
-func (c *awsCloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID string, allowed []string, tags map[string]string) (string, error) {
+func (c *Cloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID string, allowed []string, tags map[string]string) (string, error) {
 	name := awsObjectName(clusterName)
 	out, err := c.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
 		GroupName:         aws.String(name),
@@ -203,7 +208,7 @@ func (c *awsCloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID s
 	switch {
 	case err == nil:
 		id = aws.ToString(out.GroupId)
-	case awsErrorIs(err, errCodeInvalidGroupDuplicate):
+	case errCodeEquals(err, errCodeInvalidGroupDuplicate):
 		if id, err = c.findSecurityGroup(ctx, clusterName, vpcID); err != nil {
 			return "", fmt.Errorf("security group %s exists in %s but is not cluster %q's: %w", name, vpcID, clusterName, err)
 		}
@@ -215,11 +220,11 @@ func (c *awsCloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID s
 		in := &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(id), IpPermissions: []ec2types.IpPermission{perm}}
 		// EC2 may not show a group just created yet.
 		_, err := wait.Retry(ctx, "security group "+id+" to accept rules", groupPropagationTimeout, c.clock,
-			func(err error) bool { return awsErrorIs(err, errCodeInvalidGroupNotFound) },
+			func(err error) bool { return errCodeEquals(err, errCodeInvalidGroupNotFound) },
 			func(ctx context.Context) (*ec2.AuthorizeSecurityGroupIngressOutput, error) {
 				return c.ec2.AuthorizeSecurityGroupIngress(ctx, in)
 			})
-		if err != nil && !awsErrorIs(err, errCodeInvalidPermissionDuplicate) {
+		if err != nil && !errCodeEquals(err, errCodeInvalidPermissionDuplicate) {
 			return "", fmt.Errorf("allowing TCP port %d into security group %s: %w", aws.ToInt32(perm.FromPort), id, err)
 		}
 	}
@@ -228,13 +233,13 @@ func (c *awsCloud) CreateSecurityGroup(ctx context.Context, clusterName, vpcID s
 
 // DeleteSecurityGroup deletes the group, retrying while network interfaces being deleted still hold it
 // (DependencyViolation); gone already is success.
-func (c *awsCloud) DeleteSecurityGroup(ctx context.Context, id string, timeout time.Duration) error {
+func (c *Cloud) DeleteSecurityGroup(ctx context.Context, id string, timeout time.Duration) error {
 	_, err := wait.Retry(ctx, "security group "+id+" to be deletable", timeout, c.clock,
-		func(err error) bool { return awsErrorIs(err, errCodeDependencyViolation) },
+		func(err error) bool { return errCodeEquals(err, errCodeDependencyViolation) },
 		func(ctx context.Context) (*ec2.DeleteSecurityGroupOutput, error) {
 			return c.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
 		})
-	if err != nil && !awsErrorIs(err, errCodeInvalidGroupNotFound) {
+	if err != nil && !errCodeEquals(err, errCodeInvalidGroupNotFound) {
 		return fmt.Errorf("deleting security group %s: %w", id, err)
 	}
 	return nil

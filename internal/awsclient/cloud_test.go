@@ -1,4 +1,4 @@
-package ec2cluster_test
+package awsclient_test
 
 import (
 	"bytes"
@@ -28,7 +28,6 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/ec2cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -38,7 +37,7 @@ var awsTestT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // awsTest is a Cloud on moto, and the raw clients the test arranges and checks AWS objects with.
 type awsTest struct {
-	ec2cluster.Cloud
+	*awsclient.Cloud
 	ec2 *ec2.Client
 	iam *iam.Client
 	ssm *ssm.Client
@@ -65,7 +64,7 @@ func newAWSTest(t *testing.T) *awsTest {
 		SkipCredentialsValidation: true,
 	})
 	ctx := t.Context()
-	cloud, err := ec2cluster.NewCloud(ctx, clients, awsTestRegion)
+	cloud, err := awsclient.NewCloud(ctx, clients, awsTestRegion)
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)
 	}
@@ -138,7 +137,7 @@ func errorCode(err error) string {
 
 func wantNotFound(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, ec2cluster.ErrNotFound) {
+	if !errors.Is(err, awsclient.ErrNotFound) {
 		t.Errorf("%s: got %v, want ErrNotFound", what, err)
 	}
 }
@@ -152,7 +151,7 @@ func TestAWSCloud_lookups(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Subnets: %v", err)
 	}
-	want := []ec2cluster.Subnet{
+	want := []awsclient.Subnet{
 		{ID: subnetIDs[1], Zone: "eu-west-1b", VPCID: vpcID, CIDR: "10.20.2.0/24"},
 		{ID: subnetIDs[0], Zone: "eu-west-1a", VPCID: vpcID, CIDR: "10.20.1.0/24"},
 	}
@@ -292,7 +291,7 @@ func TestAWSCloud_securityGroup(t *testing.T) {
 	// interfaces are gone. That refusal is injected in front of moto.
 	dependency := &smithy.GenericAPIError{Code: "DependencyViolation", Message: "resource " + id + " has a dependent object"}
 	clock := wait.NewStepClock(awsTestT0)
-	ec2cluster.SetCloudClock(c.Cloud, clock)
+	awsclient.SetCloudClock(c.Cloud, clock)
 	forever := make([]error, 1000)
 	for i := range forever {
 		forever[i] = dependency
@@ -306,13 +305,13 @@ func TestAWSCloud_securityGroup(t *testing.T) {
 		t.Fatalf("the group is gone after a refused deletion: %v", err)
 	}
 	clock = wait.NewStepClock(awsTestT0)
-	ec2cluster.SetCloudClock(c.Cloud, clock)
+	awsclient.SetCloudClock(c.Cloud, clock)
 	calls = c.withFaults("DeleteSecurityGroup", dependency, dependency)
 	if err := c.DeleteSecurityGroup(ctx, id, time.Minute); err != nil || *calls != 3 || len(clock.Sleeps) != 2 {
 		t.Fatalf("DeleteSecurityGroup once the interfaces are gone: %v after %d calls and %d waits", err, *calls, len(clock.Sleeps))
 	}
-	ec2cluster.SetCloudEC2(c.Cloud, c.ec2)
-	ec2cluster.SetCloudClock(c.Cloud, wait.Real)
+	awsclient.SetCloudEC2(c.Cloud, c.ec2)
+	awsclient.SetCloudClock(c.Cloud, wait.Real)
 	_, err = c.SecurityGroup(ctx, name)
 	wantNotFound(t, "SecurityGroup after deletion", err)
 	if err := c.DeleteSecurityGroup(ctx, id, time.Minute); err != nil {
@@ -571,7 +570,7 @@ func TestAWSCloud_instances(t *testing.T) {
 	if list, err := c.Instances(ctx, name); err != nil || len(list) != 0 {
 		t.Fatalf("Instances before launch = %+v, %v", list, err)
 	}
-	id, err := c.RunInstance(ctx, ec2cluster.RunSpec{
+	id, err := c.RunInstance(ctx, awsclient.RunSpec{
 		ClientToken: "tf-acc-run-a-1", InstanceType: "m6id.large", AMI: ami, ENIID: eni.ID, InstanceProfile: profile,
 		UserData: userData, RootDeviceName: img.RootDeviceName, RootVolumeGiB: 20, Tags: tags,
 	})
@@ -632,9 +631,9 @@ func TestAWSCloud_instances(t *testing.T) {
 		t.Errorf("ENIs while attached = %+v, %v", enis, err)
 	}
 	clock := wait.NewStepClock(awsTestT0)
-	ec2cluster.SetCloudClock(c.Cloud, clock)
+	awsclient.SetCloudClock(c.Cloud, clock)
 	err = c.WaitENIAvailable(ctx, eni.ID, time.Minute)
-	ec2cluster.SetCloudClock(c.Cloud, wait.Real)
+	awsclient.SetCloudClock(c.Cloud, wait.Real)
 	var timeout *wait.TimeoutError
 	if !errors.As(err, &timeout) || timeout.LastState != "in-use" {
 		t.Errorf("WaitENIAvailable while attached: %v, want a timeout in state in-use", err)
@@ -675,7 +674,7 @@ func (c *awsTest) withFaults(operation string, faults ...error) *int {
 		}
 		return next.HandleInitialize(ctx, in)
 	})
-	ec2cluster.SetCloudEC2(c.Cloud, ec2.New(c.ec2.Options(), func(o *ec2.Options) {
+	awsclient.SetCloudEC2(c.Cloud, ec2.New(c.ec2.Options(), func(o *ec2.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error { return s.Initialize.Add(inject, middleware.After) })
 	}))
 	return calls
@@ -690,13 +689,13 @@ func TestAWSCloud_runInstanceFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := ec2cluster.RunSpec{InstanceType: "m6id.large", AMI: c.image(t), ENIID: eni.ID}
+	spec := awsclient.RunSpec{InstanceType: "m6id.large", AMI: c.image(t), ENIID: eni.ID}
 	propagation := &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Value (pgnvme-tf-acc) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"}
 	capacity := &smithy.GenericAPIError{Code: "InsufficientInstanceCapacity", Message: "We currently do not have sufficient m6id.large capacity in the Availability Zone you requested (eu-west-1b)."}
 
 	t.Run("profile propagation is retried", func(t *testing.T) {
 		clock := wait.NewStepClock(awsTestT0)
-		ec2cluster.SetCloudClock(c.Cloud, clock)
+		awsclient.SetCloudClock(c.Cloud, clock)
 		calls := c.withFaults("RunInstances", propagation, propagation)
 		id, err := c.RunInstance(ctx, spec)
 		if err != nil || !strings.HasPrefix(id, "i-") || *calls != 3 || len(clock.Sleeps) != 2 {
@@ -705,30 +704,30 @@ func TestAWSCloud_runInstanceFaults(t *testing.T) {
 	})
 	t.Run("profile propagation gives up after its timeout", func(t *testing.T) {
 		clock := wait.NewStepClock(awsTestT0)
-		ec2cluster.SetCloudClock(c.Cloud, clock)
+		awsclient.SetCloudClock(c.Cloud, clock)
 		faults := make([]error, 1000)
 		for i := range faults {
 			faults[i] = propagation
 		}
 		calls := c.withFaults("RunInstances", faults...)
 		_, err := c.RunInstance(ctx, spec)
-		if errorCode(err) != "InvalidParameterValue" || errors.Is(err, ec2cluster.ErrInsufficientCapacity) || *calls < 2 {
+		if errorCode(err) != "InvalidParameterValue" || errors.Is(err, awsclient.ErrInsufficientCapacity) || *calls < 2 {
 			t.Errorf("RunInstance = %v after %d calls; want the propagation error", err, *calls)
 		}
-		if elapsed := clock.Now().Sub(awsTestT0); elapsed != ec2cluster.ProfilePropagationTimeout {
-			t.Errorf("retried for %s, want %s", elapsed, ec2cluster.ProfilePropagationTimeout)
+		if elapsed := clock.Now().Sub(awsTestT0); elapsed != awsclient.ProfilePropagationTimeout {
+			t.Errorf("retried for %s, want %s", elapsed, awsclient.ProfilePropagationTimeout)
 		}
 	})
 	t.Run("capacity is not retried and names type and zone", func(t *testing.T) {
-		ec2cluster.SetCloudClock(c.Cloud, wait.NewStepClock(awsTestT0))
+		awsclient.SetCloudClock(c.Cloud, wait.NewStepClock(awsTestT0))
 		calls := c.withFaults("RunInstances", capacity)
 		_, err := c.RunInstance(ctx, spec)
-		if !errors.Is(err, ec2cluster.ErrInsufficientCapacity) || !strings.Contains(err.Error(), "m6id.large") || !strings.Contains(err.Error(), "in eu-west-1b") || *calls != 1 {
+		if !errors.Is(err, awsclient.ErrInsufficientCapacity) || !strings.Contains(err.Error(), "m6id.large") || !strings.Contains(err.Error(), "in eu-west-1b") || *calls != 1 {
 			t.Errorf("RunInstance = %v after %d calls; want ErrInsufficientCapacity naming m6id.large in eu-west-1b, at once", err, *calls)
 		}
 	})
 	t.Run("another InvalidParameterValue is not retried", func(t *testing.T) {
-		ec2cluster.SetCloudClock(c.Cloud, wait.NewStepClock(awsTestT0))
+		awsclient.SetCloudClock(c.Cloud, wait.NewStepClock(awsTestT0))
 		calls := c.withFaults("RunInstances", &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Invalid value 'x' for instanceType"})
 		if _, err := c.RunInstance(ctx, spec); err == nil || *calls != 1 {
 			t.Errorf("RunInstance = %v after %d calls; want the error at once", err, *calls)

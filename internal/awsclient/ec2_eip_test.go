@@ -1,4 +1,4 @@
-package ec2cluster_test
+package awsclient_test
 
 import (
 	"net/netip"

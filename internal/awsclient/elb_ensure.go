@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // ensureLoadBalancer finds the cluster's load balancer or creates it, and enables the subnets it lacks.
 // Subnets it has beyond them stay: Elastic Load Balancing may refuse to remove subnets from a Network
 // Load Balancer, and a zone without a node does no harm.
-func (c *awsCloud) ensureLoadBalancer(ctx context.Context, clusterName string, subnets []string, tags map[string]string) (elbv2types.LoadBalancer, error) {
+func (c *Cloud) ensureLoadBalancer(ctx context.Context, clusterName string, subnets []string, tags map[string]string) (elbv2types.LoadBalancer, error) {
 	name := lbName(clusterName)
 	lb, err := c.findLoadBalancer(ctx, clusterName)
 	switch {
@@ -57,7 +57,7 @@ func (c *awsCloud) ensureLoadBalancer(ctx context.Context, clusterName string, s
 }
 
 // ensureTargetGroup finds the cluster's target group of suffix or creates it, and returns its ARN.
-func (c *awsCloud) ensureTargetGroup(ctx context.Context, clusterName, suffix, healthPath, vpcID string, tags map[string]string) (string, error) {
+func (c *Cloud) ensureTargetGroup(ctx context.Context, clusterName, suffix, healthPath, vpcID string, tags map[string]string) (string, error) {
 	tg, err := c.findTargetGroup(ctx, clusterName, suffix)
 	switch {
 	case err == nil:
@@ -90,7 +90,7 @@ func (c *awsCloud) ensureTargetGroup(ctx context.Context, clusterName, suffix, h
 }
 
 // listeners are the load balancer's listeners.
-func (c *awsCloud) listeners(ctx context.Context, lbARN string) ([]elbv2types.Listener, error) {
+func (c *Cloud) listeners(ctx context.Context, lbARN string) ([]elbv2types.Listener, error) {
 	p := elbv2.NewDescribeListenersPaginator(c.elbv2, &elbv2.DescribeListenersInput{LoadBalancerArn: aws.String(lbARN)})
 	var out []elbv2types.Listener
 	for p.HasMorePages() {
@@ -122,7 +122,7 @@ func forwardsTo(l elbv2types.Listener, tgARN string) bool {
 
 // ensureListener makes the TCP listener on port forward to the target group: it creates one, or changes
 // the one on that port that forwards elsewhere.
-func (c *awsCloud) ensureListener(ctx context.Context, lbARN string, listeners []elbv2types.Listener, port int32, tgARN string, tags map[string]string) error {
+func (c *Cloud) ensureListener(ctx context.Context, lbARN string, listeners []elbv2types.Listener, port int32, tgARN string, tags map[string]string) error {
 	i := slices.IndexFunc(listeners, func(l elbv2types.Listener) bool { return aws.ToInt32(l.Port) == port })
 	if i < 0 {
 		_, err := c.elbv2.CreateListener(ctx, &elbv2.CreateListenerInput{
@@ -154,7 +154,7 @@ func (c *awsCloud) ensureListener(ctx context.Context, lbARN string, listeners [
 
 // ensureTargets registers exactly addrs (on PostgreSQL's port) in the target group: it registers the ones
 // missing first, then deregisters the others. Targets already draining count as gone.
-func (c *awsCloud) ensureTargets(ctx context.Context, name, tgARN string, addrs []string) error {
+func (c *Cloud) ensureTargets(ctx context.Context, name, tgARN string, addrs []string) error {
 	out, err := c.elbv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: aws.String(tgARN)})
 	if err != nil {
 		return fmt.Errorf("listing the targets of target group %s: %w", name, err)
@@ -193,7 +193,7 @@ func (c *awsCloud) ensureTargets(ctx context.Context, name, tgARN string, addrs 
 	if len(extra) > 0 {
 		_, err := c.elbv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: aws.String(tgARN), Targets: extra})
 		// InvalidTarget: one is not registered (any more).
-		if err != nil && !awsErrorIs(err, errCodeInvalidTarget) {
+		if err != nil && !errCodeEquals(err, errCodeInvalidTarget) {
 			return fmt.Errorf("deregistering %s from target group %s: %w", targetList(extra), name, err)
 		}
 	}

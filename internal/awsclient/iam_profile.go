@@ -1,18 +1,17 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -25,13 +24,6 @@ const (
 	nodePolicyName = "pgnvme-node"
 	// maxRoleName is IAM's limit on a role name.
 	maxRoleName = 64
-)
-
-// IAM error codes awsCloud reacts to by name.
-const (
-	errCodeConcurrentModification = "ConcurrentModification"
-	errCodeEntityAlreadyExists    = "EntityAlreadyExists"
-	errCodeNoSuchEntity           = "NoSuchEntity"
 )
 
 type policyDocument struct {
@@ -61,23 +53,11 @@ func ec2TrustPolicy() string {
 	}}}.String()
 }
 
-// arnPartition is the ARN partition of region.
-func arnPartition(region string) string {
-	switch {
-	case strings.HasPrefix(region, "cn-"):
-		return "aws-cn"
-	case strings.HasPrefix(region, "us-gov-"):
-		return "aws-us-gov"
-	default:
-		return "aws"
-	}
-}
-
 // ssmReadPolicy reads the parameters under ssmPath in region (GetParametersByPath authorizes on the path
 // itself, the others on each parameter) and decrypts them with the key SSM uses, only through SSM.
 func ssmReadPolicy(region, ssmPath string) string {
 	path := strings.TrimSuffix(ssmPath, "/")
-	arn := fmt.Sprintf("arn:%s:ssm:%s:*:parameter%s", arnPartition(region), region, path)
+	arn := fmt.Sprintf("arn:%s:ssm:%s:*:parameter%s", archive.PartitionOf(region), region, path)
 	return policyDocument{Version: "2012-10-17", Statement: []policyStatement{
 		{
 			Effect:   "Allow",
@@ -93,19 +73,11 @@ func ssmReadPolicy(region, ssmPath string) string {
 	}}.String()
 }
 
-func iamTags(tags map[string]string) []iamtypes.Tag {
-	out := make([]iamtypes.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, iamtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
-}
-
 // profileRoles are the names of the roles in the instance profile; a missing profile is ErrNotFound.
-func (c *awsCloud) profileRoles(ctx context.Context, name string) ([]string, error) {
+func (c *Cloud) profileRoles(ctx context.Context, name string) ([]string, error) {
 	out, err := c.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
 	if err != nil {
-		return nil, awsNotFound(err, "IAM instance profile "+name, "reading", errCodeNoSuchEntity)
+		return nil, notFound(err, "IAM instance profile "+name, "reading", errCodeNoSuchEntity)
 	}
 	var roles []string
 	if out.InstanceProfile != nil {
@@ -117,7 +89,7 @@ func (c *awsCloud) profileRoles(ctx context.Context, name string) ([]string, err
 }
 
 // InstanceProfile finds the profile CreateInstanceProfile made for the cluster.
-func (c *awsCloud) InstanceProfile(ctx context.Context, clusterName string) (string, error) {
+func (c *Cloud) InstanceProfile(ctx context.Context, clusterName string) (string, error) {
 	name := awsObjectName(clusterName)
 	if _, err := c.profileRoles(ctx, name); err != nil {
 		return "", err
@@ -125,51 +97,32 @@ func (c *awsCloud) InstanceProfile(ctx context.Context, clusterName string) (str
 	return name, nil
 }
 
-// putRolePolicy puts an inline policy, retrying while IAM does not show a role just created.
-func (c *awsCloud) putRolePolicy(ctx context.Context, role, policy, document string) error {
-	in := &iam.PutRolePolicyInput{RoleName: aws.String(role), PolicyName: aws.String(policy), PolicyDocument: aws.String(document)}
-	_, err := wait.Retry(ctx, "IAM role "+role+" to accept policy "+policy, profilePropagationTimeout, c.clock,
-		func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
-		func(ctx context.Context) (*iam.PutRolePolicyOutput, error) { return c.iam.PutRolePolicy(ctx, in) })
-	if err != nil {
-		return fmt.Errorf("putting inline policy %s on IAM role %s: %w", policy, role, err)
-	}
-	return nil
-}
-
 // CreateInstanceProfile creates the role and profile pgnvme-<cluster> (path /pgnvme/, tagged with the
 // cluster tag and tags) and waits until IAM shows the role in the profile. After an interrupted call it
 // adopts the cluster's role and profile and completes them; a role of that name that is not the cluster's
 // is an error.
-func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, region, ssmPath, extraPolicy string, tags map[string]string) (string, error) {
+func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, ssmPath, extraPolicy string, tags map[string]string) (string, error) {
 	name := awsObjectName(clusterName)
 	if len(name) > maxRoleName {
 		return "", fmt.Errorf("IAM role name %s is longer than %d characters: give the cluster a shorter name or an iam_instance_profile", name, maxRoleName)
 	}
 	all := withClusterTag(tags, clusterName)
 
-	_, err := c.iam.CreateRole(ctx, &iam.CreateRoleInput{
+	role, adopted, err := createRole(ctx, c.iam, &iam.CreateRoleInput{
 		RoleName:                 aws.String(name),
 		Path:                     aws.String(iamPath),
 		AssumeRolePolicyDocument: aws.String(ec2TrustPolicy()),
 		Description:              aws.String(fmt.Sprintf("pgnvme cluster %s: its EC2 nodes", clusterName)),
 		Tags:                     iamTags(all),
 	})
-	adopted := awsErrorIs(err, errCodeEntityAlreadyExists)
-	if err != nil && !adopted {
-		return "", fmt.Errorf("creating IAM role %s: %w", name, err)
+	if err != nil {
+		return "", err
 	}
 	if adopted {
-		out, err := c.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
-		if err != nil {
-			return "", fmt.Errorf("reading existing IAM role %s: %w", name, err)
-		}
 		owner := ""
-		if out.Role != nil {
-			for _, t := range out.Role.Tags {
-				if aws.ToString(t.Key) == cluster.TagCluster {
-					owner = aws.ToString(t.Value)
-				}
+		for _, t := range role.Tags {
+			if aws.ToString(t.Key) == cluster.TagCluster {
+				owner = aws.ToString(t.Value)
 			}
 		}
 		if owner != clusterName {
@@ -177,17 +130,17 @@ func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, regio
 		}
 	}
 
-	if err := c.putRolePolicy(ctx, name, ssmPolicyName, ssmReadPolicy(region, ssmPath)); err != nil {
+	if err := putRolePolicy(ctx, c.iam, c.clock, name, ssmPolicyName, ssmReadPolicy(region, ssmPath)); err != nil {
 		return "", err
 	}
 	switch {
 	case extraPolicy != "":
-		if err := c.putRolePolicy(ctx, name, nodePolicyName, extraPolicy); err != nil {
+		if err := putRolePolicy(ctx, c.iam, c.clock, name, nodePolicyName, extraPolicy); err != nil {
 			return "", err
 		}
 	case adopted:
 		_, err := c.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: aws.String(name), PolicyName: aws.String(nodePolicyName)})
-		if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+		if err != nil && !errCodeEquals(err, errCodeNoSuchEntity) {
 			return "", fmt.Errorf("deleting inline policy %s of IAM role %s: %w", nodePolicyName, name, err)
 		}
 	}
@@ -197,11 +150,11 @@ func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, regio
 		Path:                aws.String(iamPath),
 		Tags:                iamTags(all),
 	})
-	if err != nil && !awsErrorIs(err, errCodeEntityAlreadyExists) {
+	if err != nil && !errCodeEquals(err, errCodeEntityAlreadyExists) {
 		return "", fmt.Errorf("creating IAM instance profile %s: %w", name, err)
 	}
 	roles, err := wait.Retry(ctx, "IAM instance profile "+name+" to be readable", profilePropagationTimeout, c.clock,
-		func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity) },
+		func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity) },
 		func(ctx context.Context) ([]string, error) { return c.profileRoles(ctx, name) })
 	if err != nil {
 		return "", err
@@ -209,7 +162,7 @@ func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, regio
 	if !slices.Contains(roles, name) {
 		in := &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String(name), RoleName: aws.String(name)}
 		_, err := wait.Retry(ctx, "IAM role "+name+" to join its instance profile", profilePropagationTimeout, c.clock,
-			func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
+			func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity, errCodeConcurrentModification) },
 			func(ctx context.Context) (*iam.AddRoleToInstanceProfileOutput, error) {
 				return c.iam.AddRoleToInstanceProfile(ctx, in)
 			})
@@ -218,31 +171,47 @@ func (c *awsCloud) CreateInstanceProfile(ctx context.Context, clusterName, regio
 		}
 	}
 
-	const listed, missing = "listed", "missing"
-	_, err = wait.For(ctx, wait.Spec[[]string]{
-		What: fmt.Sprintf("IAM instance profile %s to list role %s", name, name),
-		Refresh: func(ctx context.Context) ([]string, string, error) {
-			roles, err := c.profileRoles(ctx, name)
-			if err != nil || !slices.Contains(roles, name) {
-				return roles, missing, err
-			}
-			return roles, listed, nil
-		},
-		Retryable: func(err error) bool { return awsErrorIs(err, errCodeNoSuchEntity) },
-		Pending:   []string{missing},
-		Target:    []string{listed},
-		Timeout:   profilePropagationTimeout,
-		Clock:     c.clock,
-	})
-	if err != nil {
+	if err := c.waitProfileListsRole(ctx, name, name, profilePropagationTimeout); err != nil {
 		return "", err
 	}
 	return name, nil
 }
 
+// States of an instance profile's role, as statusProfileRole reports them.
+const (
+	profileRoleListed  = "listed"
+	profileRoleMissing = "missing"
+)
+
+// statusProfileRole reads for wait.For whether the instance profile lists the role.
+func (c *Cloud) statusProfileRole(profile, role string) func(context.Context) ([]string, string, error) {
+	return func(ctx context.Context) ([]string, string, error) {
+		roles, err := c.profileRoles(ctx, profile)
+		if err != nil || !slices.Contains(roles, role) {
+			return roles, profileRoleMissing, err
+		}
+		return roles, profileRoleListed, nil
+	}
+}
+
+// waitProfileListsRole waits until IAM shows the role in the instance profile, retrying while IAM does not
+// show the profile yet.
+func (c *Cloud) waitProfileListsRole(ctx context.Context, profile, role string, timeout time.Duration) error {
+	_, err := wait.For(ctx, wait.Spec[[]string]{
+		What:      fmt.Sprintf("IAM instance profile %s to list role %s", profile, role),
+		Refresh:   c.statusProfileRole(profile, role),
+		Retryable: func(err error) bool { return errCodeEquals(err, errCodeNoSuchEntity) },
+		Pending:   []string{profileRoleMissing},
+		Target:    []string{profileRoleListed},
+		Timeout:   timeout,
+		Clock:     c.clock,
+	})
+	return err
+}
+
 // DeleteInstanceProfile removes the role from the profile, deletes the profile, then the role with its
 // policies; what is gone already is skipped.
-func (c *awsCloud) DeleteInstanceProfile(ctx context.Context, clusterName string) error {
+func (c *Cloud) DeleteInstanceProfile(ctx context.Context, clusterName string) error {
 	name := awsObjectName(clusterName)
 	roles, err := c.profileRoles(ctx, name)
 	switch {
@@ -251,19 +220,19 @@ func (c *awsCloud) DeleteInstanceProfile(ctx context.Context, clusterName string
 			_, err := c.iam.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{
 				InstanceProfileName: aws.String(name), RoleName: aws.String(role),
 			})
-			if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+			if err != nil && !errCodeEquals(err, errCodeNoSuchEntity) {
 				return fmt.Errorf("removing IAM role %s from instance profile %s: %w", role, name, err)
 			}
 		}
 		_, err = c.iam.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: aws.String(name)})
-		if err != nil && !awsErrorIs(err, errCodeNoSuchEntity) {
+		if err != nil && !errCodeEquals(err, errCodeNoSuchEntity) {
 			return fmt.Errorf("deleting IAM instance profile %s: %w", name, err)
 		}
-	case !awsErrorIs(err, errCodeNoSuchEntity):
+	case !errCodeEquals(err, errCodeNoSuchEntity):
 		return err
 	}
 	// Inline policies first, attached ones detached, DeleteConflict retried, a missing role skipped.
-	if err := awsclient.DeleteRole(ctx, c.iam, name); err != nil {
+	if err := DeleteRole(ctx, c.iam, name); err != nil {
 		return err
 	}
 	return nil

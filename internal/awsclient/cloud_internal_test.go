@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
-// Hooks for the moto tests in aws_test.go, which are package ec2cluster_test because internal/acctest
+// Hooks for the moto tests in cloud_test.go, elb_test.go and ec2_eip_test.go, which are package awsclient_test because internal/acctest
 // imports the provider, which imports this package.
 
 // SetCloudClock makes c's waits and retries run on clock.
-func SetCloudClock(c Cloud, clock wait.Clock) { c.(*awsCloud).clock = clock }
+func SetCloudClock(c *Cloud, clock wait.Clock) { c.clock = clock }
 
 // SetCloudEC2 replaces c's EC2 client (to put faults in front of moto).
-func SetCloudEC2(c Cloud, client *ec2.Client) { c.(*awsCloud).ec2 = client }
+func SetCloudEC2(c *Cloud, client *ec2.Client) { c.ec2 = client }
 
 // ProfilePropagationTimeout is how long RunInstance retries the instance profile's propagation.
 const ProfilePropagationTimeout = profilePropagationTimeout

@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -42,7 +41,7 @@ const (
 // maxELBName is Elastic Load Balancing's limit on load balancer and target group names.
 const maxELBName = 32
 
-// Elastic Load Balancing error codes awsCloud reacts to by name.
+// Elastic Load Balancing error codes the Cloud reacts to by name.
 const (
 	errCodeInvalidTarget        = "InvalidTarget"
 	errCodeListenerNotFound     = "ListenerNotFound"
@@ -94,20 +93,12 @@ func elbName(clusterName, suffix string) string {
 // lbName is the name of the cluster's load balancer.
 func lbName(clusterName string) string { return elbName(clusterName, "") }
 
-func elbTags(tags map[string]string) []elbv2types.Tag {
-	out := make([]elbv2types.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, elbv2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
-}
-
 // checkELBOwner returns nil when the object at arn carries the cluster's tag, errNotClusters wrapped when
 // it does not, and ErrNotFound wrapped when it has vanished meanwhile.
-func (c *awsCloud) checkELBOwner(ctx context.Context, what, arn, clusterName string) error {
+func (c *Cloud) checkELBOwner(ctx context.Context, what, arn, clusterName string) error {
 	out, err := c.elbv2.DescribeTags(ctx, &elbv2.DescribeTagsInput{ResourceArns: []string{arn}})
 	if err != nil {
-		return awsNotFound(err, what, "reading the tags of", errCodeLoadBalancerNotFound, errCodeTargetGroupNotFound)
+		return notFound(err, what, "reading the tags of", errCodeLoadBalancerNotFound, errCodeTargetGroupNotFound)
 	}
 	owner := ""
 	for _, d := range out.TagDescriptions {
@@ -126,12 +117,12 @@ func (c *awsCloud) checkELBOwner(ctx context.Context, what, arn, clusterName str
 
 // findLoadBalancer describes the cluster's load balancer: ErrNotFound when there is none, errNotClusters
 // when one of its name lacks the cluster's tag.
-func (c *awsCloud) findLoadBalancer(ctx context.Context, clusterName string) (elbv2types.LoadBalancer, error) {
+func (c *Cloud) findLoadBalancer(ctx context.Context, clusterName string) (elbv2types.LoadBalancer, error) {
 	name := lbName(clusterName)
 	what := "load balancer " + name
 	out, err := c.elbv2.DescribeLoadBalancers(ctx, &elbv2.DescribeLoadBalancersInput{Names: []string{name}})
 	if err != nil {
-		return elbv2types.LoadBalancer{}, awsNotFound(err, what, "describing", errCodeLoadBalancerNotFound)
+		return elbv2types.LoadBalancer{}, notFound(err, what, "describing", errCodeLoadBalancerNotFound)
 	}
 	i := slices.IndexFunc(out.LoadBalancers, func(lb elbv2types.LoadBalancer) bool { return aws.ToString(lb.LoadBalancerName) == name })
 	if i < 0 {
@@ -145,12 +136,12 @@ func (c *awsCloud) findLoadBalancer(ctx context.Context, clusterName string) (el
 }
 
 // findTargetGroup describes the cluster's target group of suffix, like findLoadBalancer.
-func (c *awsCloud) findTargetGroup(ctx context.Context, clusterName, suffix string) (elbv2types.TargetGroup, error) {
+func (c *Cloud) findTargetGroup(ctx context.Context, clusterName, suffix string) (elbv2types.TargetGroup, error) {
 	name := elbName(clusterName, suffix)
 	what := "target group " + name
 	out, err := c.elbv2.DescribeTargetGroups(ctx, &elbv2.DescribeTargetGroupsInput{Names: []string{name}})
 	if err != nil {
-		return elbv2types.TargetGroup{}, awsNotFound(err, what, "describing", errCodeTargetGroupNotFound)
+		return elbv2types.TargetGroup{}, notFound(err, what, "describing", errCodeTargetGroupNotFound)
 	}
 	i := slices.IndexFunc(out.TargetGroups, func(tg elbv2types.TargetGroup) bool { return aws.ToString(tg.TargetGroupName) == name })
 	if i < 0 {
@@ -165,7 +156,7 @@ func (c *awsCloud) findTargetGroup(ctx context.Context, clusterName, suffix stri
 
 // LoadBalancer finds the cluster's load balancer (by name, checking its cluster tag) and its target
 // groups; a target group that is missing leaves its ARN "".
-func (c *awsCloud) LoadBalancer(ctx context.Context, clusterName string) (LoadBalancer, error) {
+func (c *Cloud) LoadBalancer(ctx context.Context, clusterName string) (LoadBalancer, error) {
 	lb, err := c.findLoadBalancer(ctx, clusterName)
 	if err != nil {
 		return LoadBalancer{}, err
@@ -189,7 +180,7 @@ func (c *awsCloud) LoadBalancer(ctx context.Context, clusterName string) (LoadBa
 // existing one at its group when it forwards elsewhere), and the targets (registering the addresses
 // missing, deregistering the others). It does not wait for the load balancer to become active: its DNS name
 // exists at once, and targets become healthy only once the nodes run.
-func (c *awsCloud) EnsureLoadBalancer(ctx context.Context, clusterName string, subnets, addrs []string, tags map[string]string) (LoadBalancer, error) {
+func (c *Cloud) EnsureLoadBalancer(ctx context.Context, clusterName string, subnets, addrs []string, tags map[string]string) (LoadBalancer, error) {
 	subnets = compactSorted(subnets)
 	addrs = compactSorted(addrs)
 	if len(subnets) == 0 {

@@ -1,9 +1,8 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,7 +10,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 )
 
-// SSM error codes awsCloud reacts to by name.
+// SSM error codes the Cloud reacts to by name.
 const (
 	errCodeParameterAlreadyExists = "ParameterAlreadyExists"
 	errCodeParameterNotFound      = "ParameterNotFound"
@@ -21,10 +20,10 @@ const (
 const deleteParametersBatch = 10
 
 // getParameter reads a parameter's value; a missing one is ErrNotFound.
-func (c *awsCloud) getParameter(ctx context.Context, name string, decrypt bool) (string, error) {
+func (c *Cloud) getParameter(ctx context.Context, name string, decrypt bool) (string, error) {
 	out, err := c.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(decrypt)})
 	if err != nil {
-		return "", awsNotFound(err, "SSM parameter "+name, "reading", errCodeParameterNotFound)
+		return "", notFound(err, "SSM parameter "+name, "reading", errCodeParameterNotFound)
 	}
 	if out.Parameter == nil {
 		return "", fmt.Errorf("reading SSM parameter %s: empty answer", name)
@@ -33,34 +32,32 @@ func (c *awsCloud) getParameter(ctx context.Context, name string, decrypt bool) 
 }
 
 // Parameter reads a plain SSM parameter (ErrNotFound when it does not exist).
-func (c *awsCloud) Parameter(ctx context.Context, name string) (string, error) {
+func (c *Cloud) Parameter(ctx context.Context, name string) (string, error) {
 	return c.getParameter(ctx, name, false)
 }
 
 // Secret reads a SecureString, decrypted (ErrNotFound when it does not exist).
-func (c *awsCloud) Secret(ctx context.Context, name string) (string, error) {
+func (c *Cloud) Secret(ctx context.Context, name string) (string, error) {
 	return c.getParameter(ctx, name, true)
 }
 
 // PutSecret creates the SecureString name with tags; when it exists already it keeps its value and tags.
-func (c *awsCloud) PutSecret(ctx context.Context, name, value string, tags map[string]string) error {
+func (c *Cloud) PutSecret(ctx context.Context, name, value string, tags map[string]string) error {
 	in := &ssm.PutParameterInput{
 		Name:      aws.String(name),
 		Value:     aws.String(value),
 		Type:      ssmtypes.ParameterTypeSecureString,
 		Overwrite: aws.Bool(false),
+		Tags:      ssmTags(tags),
 	}
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	if _, err := c.ssm.PutParameter(ctx, in); err != nil && !awsErrorIs(err, errCodeParameterAlreadyExists) {
+	if _, err := c.ssm.PutParameter(ctx, in); err != nil && !errCodeEquals(err, errCodeParameterAlreadyExists) {
 		return fmt.Errorf("storing SSM parameter %s: %w", name, err)
 	}
 	return nil
 }
 
 // DeleteSecrets deletes the parameters; names SSM does not know are ignored.
-func (c *awsCloud) DeleteSecrets(ctx context.Context, names []string) error {
+func (c *Cloud) DeleteSecrets(ctx context.Context, names []string) error {
 	for batch := range slices.Chunk(names, deleteParametersBatch) {
 		// Names that do not exist come back in InvalidParameters, not as an error.
 		if _, err := c.ssm.DeleteParameters(ctx, &ssm.DeleteParametersInput{Names: batch}); err != nil {
@@ -72,13 +69,13 @@ func (c *awsCloud) DeleteSecrets(ctx context.Context, names []string) error {
 
 // PutParameter stores the plain String parameter name: created with tags, or its value overwritten (SSM
 // takes no tags with an overwrite).
-func (c *awsCloud) PutParameter(ctx context.Context, name, value string, tags map[string]string) error {
-	in := &ssm.PutParameterInput{Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(false)}
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		in.Tags = append(in.Tags, ssmtypes.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+func (c *Cloud) PutParameter(ctx context.Context, name, value string, tags map[string]string) error {
+	in := &ssm.PutParameterInput{
+		Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(false),
+		Tags: ssmTags(tags),
 	}
 	_, err := c.ssm.PutParameter(ctx, in)
-	if awsErrorIs(err, errCodeParameterAlreadyExists) {
+	if errCodeEquals(err, errCodeParameterAlreadyExists) {
 		in.Tags, in.Overwrite = nil, aws.Bool(true)
 		_, err = c.ssm.PutParameter(ctx, in)
 	}

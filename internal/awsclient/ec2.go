@@ -1,10 +1,8 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -12,57 +10,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/aws/smithy-go"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
-// awsCloud is the Cloud of one region, on the provider's SDK clients. Every object it creates carries the
-// tag cluster.TagCluster, which is how it finds them again.
-type awsCloud struct {
-	ec2   *ec2.Client
-	iam   *iam.Client
-	ssm   *ssm.Client
-	elbv2 *elasticloadbalancingv2.Client
-	// clock drives every wait and retry (wait.Real; tests may step it).
-	clock wait.Clock
-}
-
-var _ Cloud = (*awsCloud)(nil)
-
-// NewCloud is the Cloud of region, on the provider's AWS clients.
-func NewCloud(ctx context.Context, clients *awsclient.Clients, region string) (Cloud, error) {
-	ec2Client, err := clients.EC2(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("EC2 client for %s: %w", region, err)
-	}
-	iamClient, err := clients.IAM(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("IAM client for %s: %w", region, err)
-	}
-	ssmClient, err := clients.SSM(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("SSM client for %s: %w", region, err)
-	}
-	elbv2Client, err := clients.ELBV2(ctx, region)
-	if err != nil {
-		return nil, fmt.Errorf("ELBV2 client for %s: %w", region, err)
-	}
-	return &awsCloud{ec2: ec2Client, iam: iamClient, ssm: ssmClient, elbv2: elbv2Client, clock: wait.Real}, nil
-}
-
-// AWS error codes awsCloud reacts to by name.
+// AWS error codes the Cloud reacts to by name.
 const (
 	errCodeDependencyViolation          = "DependencyViolation"
 	errCodeInsufficientInstanceCapacity = "InsufficientInstanceCapacity"
+	errCodeInvalidAddressNotFound       = "InvalidAddress.NotFound"
+	errCodeInvalidAllocationIDNotFound  = "InvalidAllocationID.NotFound"
 	errCodeInvalidAMIIDMalformed        = "InvalidAMIID.Malformed"
 	errCodeInvalidAMIIDNotFound         = "InvalidAMIID.NotFound"
 	errCodeInvalidAMIIDUnavailable      = "InvalidAMIID.Unavailable"
+	errCodeInvalidAssociationIDNotFound = "InvalidAssociationID.NotFound"
 	errCodeInvalidGroupDuplicate        = "InvalidGroup.Duplicate"
 	errCodeInvalidGroupNotFound         = "InvalidGroup.NotFound"
 	errCodeInvalidInstanceIDNotFound    = "InvalidInstanceID.NotFound"
@@ -84,69 +45,8 @@ const (
 	groupPropagationTimeout = time.Minute
 )
 
-// awsErrorCode returns the AWS error code of err ("" when err is not an API error).
-func awsErrorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
-
-// awsErrorIs reports whether err is an AWS API error with one of codes.
-func awsErrorIs(err error, codes ...string) bool {
-	return err != nil && slices.Contains(codes, awsErrorCode(err))
-}
-
-// awsNotFound wraps err as ErrNotFound for what when its code is one of codes; otherwise it wraps err as the
-// failure of doing.
-func awsNotFound(err error, what, doing string, codes ...string) error {
-	if awsErrorIs(err, codes...) {
-		return fmt.Errorf("%s: %w (%w)", what, ErrNotFound, err)
-	}
-	return fmt.Errorf("%s %s: %w", doing, what, err)
-}
-
 // awsObjectName is the name of the security group, role and instance profile the platform creates.
 func awsObjectName(clusterName string) string { return "pgnvme-" + clusterName }
-
-// withClusterTag is tags plus the cluster tag.
-func withClusterTag(tags map[string]string, clusterName string) map[string]string {
-	out := maps.Clone(tags)
-	if out == nil {
-		out = map[string]string{}
-	}
-	out[cluster.TagCluster] = clusterName
-	return out
-}
-
-func ec2Tags(tags map[string]string) []ec2types.Tag {
-	out := make([]ec2types.Tag, 0, len(tags))
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
-}
-
-// tagSpecs tags the objects of each type a call creates with tags (none when tags is empty).
-func tagSpecs(tags map[string]string, types ...ec2types.ResourceType) []ec2types.TagSpecification {
-	if len(tags) == 0 {
-		return nil
-	}
-	out := make([]ec2types.TagSpecification, 0, len(types))
-	for _, t := range types {
-		out = append(out, ec2types.TagSpecification{ResourceType: t, Tags: ec2Tags(tags)})
-	}
-	return out
-}
-
-func tagMap(tags []ec2types.Tag) map[string]string {
-	out := make(map[string]string, len(tags))
-	for _, t := range tags {
-		out[aws.ToString(t.Key)] = aws.ToString(t.Value)
-	}
-	return out
-}
 
 func ec2Filter(name string, values ...string) ec2types.Filter {
 	return ec2types.Filter{Name: aws.String(name), Values: values}
@@ -157,14 +57,14 @@ func clusterFilter(clusterName string) ec2types.Filter {
 }
 
 // Subnets describes the subnets by ID, in the order of ids.
-func (c *awsCloud) Subnets(ctx context.Context, ids []string) ([]Subnet, error) {
+func (c *Cloud) Subnets(ctx context.Context, ids []string) ([]Subnet, error) {
 	if len(ids) == 0 {
 		return nil, nil // DescribeSubnets without IDs would list every subnet
 	}
 	what := "subnets " + strings.Join(ids, ", ")
 	out, err := c.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: ids})
 	if err != nil {
-		return nil, awsNotFound(err, what, "describing", errCodeInvalidSubnetIDNotFound)
+		return nil, notFound(err, what, "describing", errCodeInvalidSubnetIDNotFound)
 	}
 	byID := map[string]Subnet{}
 	for _, s := range out.Subnets {
@@ -188,11 +88,11 @@ func (c *awsCloud) Subnets(ctx context.Context, ids []string) ([]Subnet, error) 
 }
 
 // VPCCIDR is the VPC's primary IPv4 CIDR.
-func (c *awsCloud) VPCCIDR(ctx context.Context, vpcID string) (string, error) {
+func (c *Cloud) VPCCIDR(ctx context.Context, vpcID string) (string, error) {
 	what := "VPC " + vpcID
 	out, err := c.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{vpcID}})
 	if err != nil {
-		return "", awsNotFound(err, what, "describing", errCodeInvalidVpcIDNotFound)
+		return "", notFound(err, what, "describing", errCodeInvalidVpcIDNotFound)
 	}
 	if len(out.Vpcs) == 0 {
 		return "", fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -201,11 +101,11 @@ func (c *awsCloud) VPCCIDR(ctx context.Context, vpcID string) (string, error) {
 }
 
 // Image describes an AMI; a deregistered one is ErrNotFound.
-func (c *awsCloud) Image(ctx context.Context, id string) (Image, error) {
+func (c *Cloud) Image(ctx context.Context, id string) (Image, error) {
 	what := "AMI " + id
 	out, err := c.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{id}})
 	if err != nil {
-		return Image{}, awsNotFound(err, what, "describing", errCodeInvalidAMIIDNotFound, errCodeInvalidAMIIDMalformed, errCodeInvalidAMIIDUnavailable)
+		return Image{}, notFound(err, what, "describing", errCodeInvalidAMIIDNotFound, errCodeInvalidAMIIDMalformed, errCodeInvalidAMIIDUnavailable)
 	}
 	if len(out.Images) == 0 {
 		return Image{}, fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -215,11 +115,11 @@ func (c *awsCloud) Image(ctx context.Context, id string) (Image, error) {
 }
 
 // InstanceType describes a type; one EC2 does not know is ErrNotFound.
-func (c *awsCloud) InstanceType(ctx context.Context, name string) (TypeInfo, error) {
+func (c *Cloud) InstanceType(ctx context.Context, name string) (TypeInfo, error) {
 	what := "instance type " + name
 	out, err := c.ec2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{InstanceTypes: []ec2types.InstanceType{ec2types.InstanceType(name)}})
 	if err != nil {
-		return TypeInfo{}, awsNotFound(err, what, "describing", errCodeInvalidInstanceType)
+		return TypeInfo{}, notFound(err, what, "describing", errCodeInvalidInstanceType)
 	}
 	if len(out.InstanceTypes) == 0 {
 		return TypeInfo{}, fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -241,7 +141,7 @@ func (c *awsCloud) InstanceType(ctx context.Context, name string) (TypeInfo, err
 }
 
 // TypeZones are the zones of the region that offer the type, sorted.
-func (c *awsCloud) TypeZones(ctx context.Context, instanceType string) ([]string, error) {
+func (c *Cloud) TypeZones(ctx context.Context, instanceType string) ([]string, error) {
 	p := ec2.NewDescribeInstanceTypeOfferingsPaginator(c.ec2, &ec2.DescribeInstanceTypeOfferingsInput{
 		LocationType: ec2types.LocationTypeAvailabilityZone,
 		Filters:      []ec2types.Filter{ec2Filter("instance-type", instanceType)},

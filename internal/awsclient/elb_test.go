@@ -1,4 +1,4 @@
-package ec2cluster_test
+package awsclient_test
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/ec2cluster"
 )
 
 // What moto 5.2 shows of Elastic Load Balancing v2, and what these tests therefore cannot check:
@@ -29,7 +29,7 @@ import (
 
 // lbTest is a Cloud on moto with the raw EC2 and ELBv2 clients the test arranges and checks objects with.
 type lbTest struct {
-	ec2cluster.Cloud
+	*awsclient.Cloud
 	ec2 *ec2.Client
 	elb *elbv2.Client
 }
@@ -135,7 +135,7 @@ func (c *lbTest) targets(t *testing.T, tgARN string) []string {
 // wantLoadBalancer checks everything EnsureLoadBalancer makes for the cluster: one internal network load
 // balancer in subnets, tagged; the two target groups with their health checks; the two listeners; and
 // exactly ips registered in each group.
-func (c *lbTest) wantLoadBalancer(t *testing.T, name, vpcID string, subnets, ips []string, lb ec2cluster.LoadBalancer) {
+func (c *lbTest) wantLoadBalancer(t *testing.T, name, vpcID string, subnets, ips []string, lb awsclient.LoadBalancer) {
 	t.Helper()
 	ctx := t.Context()
 	lbs := c.loadBalancers(t)
@@ -334,10 +334,10 @@ func TestAWSCloud_LoadBalancerNotClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.LoadBalancer(ctx, name)
-	if err == nil || errors.Is(err, ec2cluster.ErrNotFound) || !strings.Contains(err.Error(), "tf-acc-someone") {
+	if err == nil || errors.Is(err, awsclient.ErrNotFound) || !strings.Contains(err.Error(), "tf-acc-someone") {
 		t.Errorf("LoadBalancer of a load balancer tagged for another cluster: %v; want an error that names its owner", err)
 	}
-	if _, err := c.EnsureLoadBalancer(ctx, name, subnets, ips, nil); err == nil || errors.Is(err, ec2cluster.ErrNotFound) {
+	if _, err := c.EnsureLoadBalancer(ctx, name, subnets, ips, nil); err == nil || errors.Is(err, awsclient.ErrNotFound) {
 		t.Errorf("EnsureLoadBalancer over another's load balancer: %v, want an error", err)
 	}
 	if err := c.DeleteLoadBalancer(ctx, name); err != nil {

@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // PublicIP associates an Elastic IP with the interface (the one tagged for node, or a new one) and returns
 // its address.
-func (c *awsCloud) PublicIP(ctx context.Context, eniID string, tags map[string]string) (string, error) {
+func (c *Cloud) PublicIP(ctx context.Context, eniID string, tags map[string]string) (string, error) {
 	addrs, err := c.addresses(ctx, tags[cluster.TagCluster])
 	if err != nil {
 		return "", err
@@ -51,7 +51,7 @@ func (c *awsCloud) PublicIP(ctx context.Context, eniID string, tags map[string]s
 }
 
 // ReleasePublicIPs releases the cluster's Elastic IPs: node's alone, or every one for node "".
-func (c *awsCloud) ReleasePublicIPs(ctx context.Context, clusterName, node string) error {
+func (c *Cloud) ReleasePublicIPs(ctx context.Context, clusterName, node string) error {
 	addrs, err := c.addresses(ctx, clusterName)
 	if err != nil {
 		return err
@@ -62,12 +62,12 @@ func (c *awsCloud) ReleasePublicIPs(ctx context.Context, clusterName, node strin
 			continue
 		}
 		if a.AssociationId != nil {
-			if _, err := c.ec2.DisassociateAddress(ctx, &ec2.DisassociateAddressInput{AssociationId: a.AssociationId}); err != nil && !awsErrorIs(err, "InvalidAssociationID.NotFound", "InvalidAllocationID.NotFound", "InvalidAddress.NotFound") {
+			if _, err := c.ec2.DisassociateAddress(ctx, &ec2.DisassociateAddressInput{AssociationId: a.AssociationId}); err != nil && !errCodeEquals(err, errCodeInvalidAssociationIDNotFound, errCodeInvalidAllocationIDNotFound, errCodeInvalidAddressNotFound) {
 				errs = append(errs, fmt.Errorf("disassociating Elastic IP %s: %w", aws.ToString(a.PublicIp), err))
 				continue
 			}
 		}
-		if _, err := c.ec2.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: a.AllocationId}); err != nil && !awsErrorIs(err, "InvalidAssociationID.NotFound", "InvalidAllocationID.NotFound", "InvalidAddress.NotFound") {
+		if _, err := c.ec2.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: a.AllocationId}); err != nil && !errCodeEquals(err, errCodeInvalidAssociationIDNotFound, errCodeInvalidAllocationIDNotFound, errCodeInvalidAddressNotFound) {
 			errs = append(errs, fmt.Errorf("releasing Elastic IP %s: %w", aws.ToString(a.PublicIp), err))
 		}
 	}
@@ -75,7 +75,7 @@ func (c *awsCloud) ReleasePublicIPs(ctx context.Context, clusterName, node strin
 }
 
 // addresses are the cluster's Elastic IPs (tag pgnvme:cluster).
-func (c *awsCloud) addresses(ctx context.Context, clusterName string) ([]ec2types.Address, error) {
+func (c *Cloud) addresses(ctx context.Context, clusterName string) ([]ec2types.Address, error) {
 	out, err := c.ec2.DescribeAddresses(ctx, &ec2.DescribeAddressesInput{Filters: []ec2types.Filter{clusterFilter(clusterName)}})
 	if err != nil {
 		return nil, fmt.Errorf("listing the Elastic IPs of cluster %q: %w", clusterName, err)

@@ -1,4 +1,4 @@
-package ec2cluster
+package awsclient
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func instanceFrom(in ec2types.Instance) Instance {
 }
 
 // describeInstances lists the instances that match in, across pages.
-func (c *awsCloud) describeInstances(ctx context.Context, in *ec2.DescribeInstancesInput) ([]ec2types.Instance, error) {
+func (c *Cloud) describeInstances(ctx context.Context, in *ec2.DescribeInstancesInput) ([]ec2types.Instance, error) {
 	p := ec2.NewDescribeInstancesPaginator(c.ec2, in)
 	var out []ec2types.Instance
 	for p.HasMorePages() {
@@ -74,7 +74,7 @@ func (c *awsCloud) describeInstances(ctx context.Context, in *ec2.DescribeInstan
 }
 
 // Instances are the cluster's instances in every state but terminated.
-func (c *awsCloud) Instances(ctx context.Context, clusterName string) ([]Instance, error) {
+func (c *Cloud) Instances(ctx context.Context, clusterName string) ([]Instance, error) {
 	raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		clusterFilter(clusterName), ec2Filter("instance-state-name", liveInstanceStates...),
 	}})
@@ -108,7 +108,7 @@ func runInstanceError(err error, instanceType, zone string) error {
 	if zone != "" {
 		where = " in " + zone
 	}
-	if awsErrorIs(err, errCodeInsufficientInstanceCapacity) {
+	if errCodeEquals(err, errCodeInsufficientInstanceCapacity) {
 		return fmt.Errorf("launching a %s instance%s: %w: %w", instanceType, where, ErrInsufficientCapacity, err)
 	}
 	return fmt.Errorf("launching a %s instance%s: %w", instanceType, where, err)
@@ -158,7 +158,7 @@ func runInstancesInput(spec RunSpec) *ec2.RunInstancesInput {
 
 // RunInstance launches one instance on the node's interface, retrying while EC2 does not see the instance
 // profile yet. A capacity shortage wraps ErrInsufficientCapacity and names the interface's zone.
-func (c *awsCloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
+func (c *Cloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
 	in := runInstancesInput(spec)
 	out, err := wait.Retry(ctx, "EC2 to accept instance profile "+spec.InstanceProfile, profilePropagationTimeout, c.clock, isProfilePropagation,
 		func(ctx context.Context) (*ec2.RunInstancesOutput, error) {
@@ -166,7 +166,7 @@ func (c *awsCloud) RunInstance(ctx context.Context, spec RunSpec) (string, error
 		})
 	if err != nil {
 		zone := ""
-		if awsErrorIs(err, errCodeInsufficientInstanceCapacity) {
+		if errCodeEquals(err, errCodeInsufficientInstanceCapacity) {
 			if eni, eniErr := c.findENI(ctx, spec.ENIID); eniErr == nil {
 				zone = eni.Zone
 			}
@@ -179,27 +179,41 @@ func (c *awsCloud) RunInstance(ctx context.Context, spec RunSpec) (string, error
 	return aws.ToString(out.Instances[0].InstanceId), nil
 }
 
+// findInstance describes one instance; one EC2 does not describe (yet, or any more) is ErrNotFound.
+func (c *Cloud) findInstance(ctx context.Context, id string) (ec2types.Instance, error) {
+	out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		return ec2types.Instance{}, fmt.Errorf("describing instance %s: %w", id, err)
+	}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if in.State != nil {
+				return in, nil
+			}
+		}
+	}
+	return ec2types.Instance{}, fmt.Errorf("instance %s: %w", id, ErrNotFound)
+}
+
+// statusInstance reads the instance's state name for wait.For.
+func (c *Cloud) statusInstance(id string) func(context.Context) (ec2types.Instance, string, error) {
+	return func(ctx context.Context) (ec2types.Instance, string, error) {
+		in, err := c.findInstance(ctx, id)
+		if err != nil {
+			return in, "", err
+		}
+		return in, string(in.State.Name), nil
+	}
+}
+
 // WaitRunning waits until the instance runs. EC2 may not describe an instance just launched for a while;
 // one that ends instead (terminated at launch) fails with EC2's reason.
-func (c *awsCloud) WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error) {
+func (c *Cloud) WaitRunning(ctx context.Context, id string, timeout time.Duration) (Instance, error) {
 	raw, err := wait.For(ctx, wait.Spec[ec2types.Instance]{
-		What: fmt.Sprintf("instance %s to run", id),
-		Refresh: func(ctx context.Context) (ec2types.Instance, string, error) {
-			out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-			if err != nil {
-				return ec2types.Instance{}, "", fmt.Errorf("describing instance %s: %w", id, err)
-			}
-			for _, r := range out.Reservations {
-				for _, in := range r.Instances {
-					if in.State != nil {
-						return in, string(in.State.Name), nil
-					}
-				}
-			}
-			return ec2types.Instance{}, "", fmt.Errorf("instance %s: %w", id, ErrNotFound)
-		},
+		What:    fmt.Sprintf("instance %s to run", id),
+		Refresh: c.statusInstance(id),
 		Retryable: func(err error) bool {
-			return awsErrorIs(err, errCodeInvalidInstanceIDNotFound) || errors.Is(err, ErrNotFound)
+			return errCodeEquals(err, errCodeInvalidInstanceIDNotFound) || errors.Is(err, ErrNotFound)
 		},
 		Pending: []string{string(ec2types.InstanceStateNamePending)},
 		Target:  []string{string(ec2types.InstanceStateNameRunning)},
@@ -217,17 +231,17 @@ func (c *awsCloud) WaitRunning(ctx context.Context, id string, timeout time.Dura
 }
 
 // Terminate terminates the instances and waits until EC2 reports each terminated (or no longer knows it).
-func (c *awsCloud) Terminate(ctx context.Context, ids []string, timeout time.Duration) error {
+func (c *Cloud) Terminate(ctx context.Context, ids []string, timeout time.Duration) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	_, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
-	if awsErrorIs(err, errCodeInvalidInstanceIDNotFound) {
+	if errCodeEquals(err, errCodeInvalidInstanceIDNotFound) {
 		// One unknown ID fails the whole call: terminate the others one by one.
 		err = nil
 		for _, id := range ids {
 			_, e := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
-			if e != nil && !awsErrorIs(e, errCodeInvalidInstanceIDNotFound) {
+			if e != nil && !errCodeEquals(e, errCodeInvalidInstanceIDNotFound) {
 				err = e
 				break
 			}
@@ -237,31 +251,38 @@ func (c *awsCloud) Terminate(ctx context.Context, ids []string, timeout time.Dur
 		return fmt.Errorf("terminating instances %s: %w", strings.Join(ids, ", "), err)
 	}
 
-	const terminated = "terminated"
 	_, err = wait.For(ctx, wait.Spec[struct{}]{
-		What: "instances " + strings.Join(ids, ", ") + " to terminate",
-		// A filter, unlike InstanceIds, does not fail on an ID EC2 no longer knows. The state names the
-		// instances left, so a timeout says which.
-		Refresh: func(ctx context.Context) (struct{}, string, error) {
-			raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{ec2Filter("instance-id", ids...)}})
-			if err != nil {
-				return struct{}{}, "", fmt.Errorf("describing instances %s: %w", strings.Join(ids, ", "), err)
-			}
-			var left []string
-			for _, in := range raw {
-				if in.State != nil && in.State.Name != ec2types.InstanceStateNameTerminated {
-					left = append(left, fmt.Sprintf("%s %s", aws.ToString(in.InstanceId), in.State.Name))
-				}
-			}
-			if len(left) == 0 {
-				return struct{}{}, terminated, nil
-			}
-			slices.Sort(left)
-			return struct{}{}, strings.Join(left, ", "), nil
-		},
-		Target:  []string{terminated},
+		What:    "instances " + strings.Join(ids, ", ") + " to terminate",
+		Refresh: c.statusInstancesTerminated(ids),
+		Target:  []string{instancesTerminated},
 		Timeout: timeout,
 		Clock:   c.clock,
 	})
 	return err
+}
+
+// instancesTerminated is statusInstancesTerminated's state when no instance is left.
+const instancesTerminated = "terminated"
+
+// statusInstancesTerminated reads, for wait.For, which of the instances are not terminated yet: their IDs
+// and states ("i-1 shutting-down, i-2 running"), so a timeout says which, or instancesTerminated. A filter,
+// unlike InstanceIds, does not fail on an ID EC2 no longer knows.
+func (c *Cloud) statusInstancesTerminated(ids []string) func(context.Context) (struct{}, string, error) {
+	return func(ctx context.Context) (struct{}, string, error) {
+		raw, err := c.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{ec2Filter("instance-id", ids...)}})
+		if err != nil {
+			return struct{}{}, "", fmt.Errorf("describing instances %s: %w", strings.Join(ids, ", "), err)
+		}
+		var left []string
+		for _, in := range raw {
+			if in.State != nil && in.State.Name != ec2types.InstanceStateNameTerminated {
+				left = append(left, fmt.Sprintf("%s %s", aws.ToString(in.InstanceId), in.State.Name))
+			}
+		}
+		if len(left) == 0 {
+			return struct{}{}, instancesTerminated, nil
+		}
+		slices.Sort(left)
+		return struct{}{}, strings.Join(left, ", "), nil
+	}
 }
