@@ -125,6 +125,8 @@ type RunSpec struct {
 	// InstanceProfile is the IAM instance profile's name.
 	InstanceProfile string
 	KeyName         string
+	// PlacementGroup is the placement group's name, "" for none.
+	PlacementGroup string
 	// UserData is the user-data as the instance gets it (gzip), before base64.
 	UserData []byte
 	// RootDeviceName and RootVolumeGiB describe the root volume: gp3, encrypted, deleted on termination.

@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/smithy-go"
 
@@ -108,5 +113,41 @@ func TestAWSSSMReadPolicy(t *testing.T) {
 				t.Errorf("decrypt statement %+v", kms)
 			}
 		})
+	}
+}
+
+// moto (5.2.1) implements no placement group API, so a focused fake answers DescribePlacementGroups as EC2
+// does (its Query protocol's XML), and the launch's placement is read from the request RunInstance builds.
+func TestAWSPlacementGroup(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil || r.Form.Get("Action") != "DescribePlacementGroups" {
+			http.Error(w, "unexpected request", http.StatusBadRequest)
+			return
+		}
+		switch r.Form.Get("GroupName.1") {
+		case "racks":
+			fmt.Fprint(w, `<DescribePlacementGroupsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r1</requestId>`+
+				`<placementGroupSet><item><groupName>racks</groupName><strategy>spread</strategy><state>available</state></item></placementGroupSet>`+
+				`</DescribePlacementGroupsResponse>`)
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `<Response><Errors><Error><Code>InvalidPlacementGroup.Unknown</Code><Message>The Placement Group '%s' is unknown.</Message></Error></Errors><RequestID>r2</RequestID></Response>`,
+				r.Form.Get("GroupName.1"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := &Cloud{ec2: ec2.New(ec2.Options{Region: "eu-west-1", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", "")})}
+	if s, err := c.PlacementGroupStrategy(t.Context(), "racks"); err != nil || s != "spread" {
+		t.Errorf("PlacementGroupStrategy(racks) = %q, %v; want spread", s, err)
+	}
+	if _, err := c.PlacementGroupStrategy(t.Context(), "missing"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "placement group missing") {
+		t.Errorf("PlacementGroupStrategy(missing) = %v; want ErrNotFound naming the group", err)
+	}
+	if in := runInstancesInput(RunSpec{PlacementGroup: "racks"}); in.Placement == nil || aws.ToString(in.Placement.GroupName) != "racks" {
+		t.Errorf("RunInstances placement %+v; want the group racks", in.Placement)
+	}
+	if in := runInstancesInput(RunSpec{}); in.Placement != nil {
+		t.Errorf("RunInstances without a placement group asks for %+v", in.Placement)
 	}
 }

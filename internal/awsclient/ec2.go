@@ -31,6 +31,7 @@ const (
 	errCodeInvalidENIIDNotFound         = "InvalidNetworkInterfaceID.NotFound"
 	errCodeInvalidParameterValue        = "InvalidParameterValue"
 	errCodeInvalidPermissionDuplicate   = "InvalidPermission.Duplicate"
+	errCodeInvalidPlacementGroupUnknown = "InvalidPlacementGroup.Unknown"
 	errCodeInvalidSubnetIDNotFound      = "InvalidSubnetID.NotFound"
 	errCodeInvalidVpcIDNotFound         = "InvalidVpcID.NotFound"
 )
@@ -112,6 +113,20 @@ func (c *Cloud) Image(ctx context.Context, id string) (Image, error) {
 	}
 	img := out.Images[0]
 	return Image{ID: aws.ToString(img.ImageId), Architecture: string(img.Architecture), RootDeviceName: aws.ToString(img.RootDeviceName)}, nil
+}
+
+// PlacementGroupStrategy is the strategy (cluster, spread or partition) of the placement group name; one
+// EC2 does not know is ErrNotFound.
+func (c *Cloud) PlacementGroupStrategy(ctx context.Context, name string) (string, error) {
+	what := "placement group " + name
+	out, err := c.ec2.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{GroupNames: []string{name}})
+	if err != nil {
+		return "", notFound(err, what, "describing", errCodeInvalidPlacementGroupUnknown)
+	}
+	if len(out.PlacementGroups) == 0 {
+		return "", fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return string(out.PlacementGroups[0].Strategy), nil
 }
 
 // InstanceType describes a type; one EC2 does not know is ErrNotFound.

@@ -139,6 +139,9 @@ func runInstancesInput(spec RunSpec) *ec2.RunInstancesInput {
 	if spec.KeyName != "" {
 		in.KeyName = aws.String(spec.KeyName)
 	}
+	if spec.PlacementGroup != "" {
+		in.Placement = &ec2types.Placement{GroupName: aws.String(spec.PlacementGroup)}
+	}
 	if len(spec.UserData) > 0 {
 		in.UserData = aws.String(base64.StdEncoding.EncodeToString(spec.UserData))
 	}

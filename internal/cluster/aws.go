@@ -62,6 +62,9 @@ type AWS struct {
 	NodePolicyJSON string
 	// KeyName is the EC2 key pair for SSH; "" means none.
 	KeyName string
+	// PlacementGroup is an existing spread or partition placement group the instances launch into; ""
+	// means none.
+	PlacementGroup string
 	// RootVolumeGiB is the gp3 root volume's size; 0 means DefaultRootVolumeGiB.
 	RootVolumeGiB int
 	// Patroni are Patroni's timings; zero values are Patroni's defaults.

@@ -153,6 +153,7 @@ func TestValidateAWS(t *testing.T) {
 		// The instance.
 		{"key name too long", func(in *cluster.Input) { in.AWS.KeyName = strings.Repeat("k", 256) }, "aws.key_name", "not an EC2 key pair name"},
 		{"key name not ASCII", func(in *cluster.Input) { in.AWS.KeyName = "clé" }, "aws.key_name", "printable ASCII"},
+		{"placement group name too long", func(in *cluster.Input) { in.AWS.PlacementGroup = strings.Repeat("p", 256) }, "aws.placement_group", "not an EC2 placement group name"},
 		{"root volume too small", func(in *cluster.Input) { in.AWS.RootVolumeGiB = 4 }, "aws.root_volume_gib", "give 8 to 16384 GiB"},
 		{"root volume too large", func(in *cluster.Input) { in.AWS.RootVolumeGiB = 20000 }, "aws.root_volume_gib", "aws.root_volume_gib is 20000"},
 
@@ -399,6 +400,7 @@ func TestLaunch(t *testing.T) {
 		{func(l *cluster.Launch) { l.AMI = "ami-0123456789abcdef1" }, "aws.ami_id ami-0123456789abcdef0 -> ami-0123456789abcdef1"},
 		{func(l *cluster.Launch) { l.RootVolumeGiB = 40 }, "aws.root_volume_gib 20 -> 40"},
 		{func(l *cluster.Launch) { l.KeyName = "ops" }, "aws.key_name (none) -> ops"},
+		{func(l *cluster.Launch) { l.PlacementGroup = "racks" }, "aws.placement_group (none) -> racks"},
 		{func(l *cluster.Launch) { l.UserData = cluster.NewLaunch(aws, "", []byte("user-data2")).UserData }, "its user-data changed"},
 	} {
 		want := base

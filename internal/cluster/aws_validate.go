@@ -23,7 +23,7 @@ const (
 	maxTagValueChars = 256
 	// maxSSMNameBytes is the longest SSM parameter name.
 	maxSSMNameBytes = 1011
-	// maxKeyNameBytes is the longest EC2 key pair name.
+	// maxKeyNameBytes is the longest EC2 key pair (and placement group) name.
 	maxKeyNameBytes = 255
 )
 

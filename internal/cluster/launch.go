@@ -12,6 +12,7 @@ const (
 	TagRootVolume = "pgnvme:root-volume-gib"
 	TagKeyName    = "pgnvme:key-name"
 	TagUserData   = "pgnvme:user-data"
+	TagPlacement  = "pgnvme:placement-group"
 )
 
 // Launch is what a node's machine is launched with. A change of any of it needs a new machine (the
@@ -21,8 +22,9 @@ type Launch struct {
 	InstanceType  string
 	AMI           string
 	RootVolumeGiB int
-	// KeyName is the EC2 key pair, "" for none.
-	KeyName string
+	// KeyName is the EC2 key pair, "" for none; PlacementGroup the placement group, "" for none.
+	KeyName        string
+	PlacementGroup string
 	// UserData is the hash of the user-data's identity (bootstrap.UserData.Identity: the user-data without
 	// Patroni's dynamic configuration, which the running cluster changes through PATCH /config).
 	UserData string
@@ -30,18 +32,22 @@ type Launch struct {
 
 // NewLaunch is the launch of a node whose user-data identity is identity.
 func NewLaunch(a *AWS, ami string, identity []byte) Launch {
-	return Launch{InstanceType: a.InstanceType, AMI: ami, RootVolumeGiB: a.RootVolumeGiB, KeyName: a.KeyName, UserData: hash(identity)}
+	return Launch{InstanceType: a.InstanceType, AMI: ami, RootVolumeGiB: a.RootVolumeGiB, KeyName: a.KeyName, PlacementGroup: a.PlacementGroup, UserData: hash(identity)}
 }
 
 // Fingerprint is the launch's identity, 16 hex digits of a SHA-256 over every field: an instance whose
 // TagConfig differs was launched otherwise.
 func (l Launch) Fingerprint() string {
-	return hash(fmt.Appendf(nil, "%d:%s\n%d:%s\n%d\n%d:%s\n%s", len(l.InstanceType), l.InstanceType, len(l.AMI), l.AMI, l.RootVolumeGiB, len(l.KeyName), l.KeyName, l.UserData))
+	b := fmt.Appendf(nil, "%d:%s\n%d:%s\n%d\n%d:%s\n%s", len(l.InstanceType), l.InstanceType, len(l.AMI), l.AMI, l.RootVolumeGiB, len(l.KeyName), l.KeyName, l.UserData)
+	if l.PlacementGroup != "" { // so that launches without one keep the fingerprint they had before it existed
+		b = fmt.Appendf(b, "\n%d:%s", len(l.PlacementGroup), l.PlacementGroup)
+	}
+	return hash(b)
 }
 
 // Tags are the tags an instance launched so carries (the instance type and AMI EC2 shows itself).
 func (l Launch) Tags() map[string]string {
-	return map[string]string{TagConfig: l.Fingerprint(), TagRootVolume: strconv.Itoa(l.RootVolumeGiB), TagKeyName: l.KeyName, TagUserData: l.UserData}
+	return map[string]string{TagConfig: l.Fingerprint(), TagRootVolume: strconv.Itoa(l.RootVolumeGiB), TagKeyName: l.KeyName, TagPlacement: l.PlacementGroup, TagUserData: l.UserData}
 }
 
 // Changes names what differs between an instance (its type, AMI and tags) and l, each "aws.<attribute>
@@ -62,6 +68,7 @@ func (l Launch) Changes(instanceType, ami string, tags map[string]string) []stri
 	if _, ok := tags[TagUserData]; ok {
 		diff("aws.root_volume_gib", tags[TagRootVolume], strconv.Itoa(l.RootVolumeGiB))
 		diff("aws.key_name", tags[TagKeyName], l.KeyName)
+		diff("aws.placement_group", tags[TagPlacement], l.PlacementGroup)
 		if tags[TagUserData] != l.UserData {
 			out = append(out, "its user-data changed (what boots the node: the archive, the PostgreSQL major version, the addresses of its peers and of the clients allowed, the disks)")
 		}

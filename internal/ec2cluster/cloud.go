@@ -48,6 +48,9 @@ type Cloud interface {
 	Parameter(ctx context.Context, name string) (string, error)
 	// Image describes an AMI.
 	Image(ctx context.Context, id string) (Image, error)
+	// PlacementGroupStrategy is a placement group's strategy: cluster, spread or partition (ErrNotFound
+	// when EC2 does not know it).
+	PlacementGroupStrategy(ctx context.Context, name string) (string, error)
 	// InstanceType describes a type (ErrNotFound when EC2 does not know it).
 	InstanceType(ctx context.Context, name string) (TypeInfo, error)
 	// TypeZones are the zones (names) where the type is offered in the region.

@@ -160,6 +160,20 @@ func (se *session) resolve(ctx context.Context) (target, error) {
 		}
 	}
 
+	if a.PlacementGroup != "" {
+		strategy, err := se.cloud.PlacementGroupStrategy(ctx, a.PlacementGroup)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			field([]string{"aws", "placement_group"}, "Placement Group Not Found", "The placement group %s does not exist in %s; create it first (for example "+
+				"aws_placement_group with strategy = \"spread\"), or leave aws.placement_group unset.", a.PlacementGroup, se.region)
+		case err != nil:
+			return t, fmt.Errorf("describing placement group %s: %w", a.PlacementGroup, err)
+		case strategy == "cluster":
+			field([]string{"aws", "placement_group"}, "Cluster Placement Group", "The placement group %s has the cluster strategy, which keeps instances in one zone, "+
+				"but the nodes are in different zones so that losing a zone loses one node: give a spread (no two nodes on one rack) or partition placement group.", a.PlacementGroup)
+		}
+	}
+
 	amiID := a.AMIID
 	if amiID == "" && len(t.info.Architectures) > 0 {
 		param := a.AMIParameterFor(preferredArch(t.info.Architectures))

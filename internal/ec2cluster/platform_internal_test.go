@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,15 @@ func (f *fakeCloud) Parameter(_ context.Context, name string) (string, error) {
 }
 func (f *fakeCloud) Image(_ context.Context, id string) (Image, error) {
 	return Image{ID: id, Architecture: "x86_64", RootDeviceName: "/dev/xvda"}, nil
+}
+func (f *fakeCloud) PlacementGroupStrategy(_ context.Context, name string) (string, error) {
+	switch name {
+	case "racks":
+		return "spread", nil
+	case "one-rack":
+		return "cluster", nil
+	}
+	return "", fmt.Errorf("placement group %s: %w", name, ErrNotFound)
 }
 func (f *fakeCloud) InstanceType(_ context.Context, name string) (TypeInfo, error) {
 	return TypeInfo{Name: name, Architectures: []string{"x86_64"}, DiskCount: 1, NVMe: "required"}, nil
@@ -158,7 +168,7 @@ func (f *fakeCloud) Instances(context.Context, string) ([]Instance, error) {
 	return append([]Instance(nil), f.instances...), nil
 }
 func (f *fakeCloud) RunInstance(_ context.Context, spec RunSpec) (string, error) {
-	f.call("RunInstance %s", spec.Tags[cluster.TagNode])
+	f.call("RunInstance %s placement group %q", spec.Tags[cluster.TagNode], spec.PlacementGroup)
 	if f.runErr != nil {
 		return "", f.runErr
 	}
@@ -377,5 +387,35 @@ func TestPlatform_profileOfAnotherRegion(t *testing.T) {
 	s.AWS.IAMInstanceProfile = "db-nodes"
 	if _, err := fakePlatform(t, f, nil).Plan(context.Background(), s, nil); err != nil {
 		t.Errorf("with its own profile the cluster should plan: %v", err)
+	}
+}
+
+// aws.placement_group: a spread group plans; one that does not exist, or a cluster group (one zone), is
+// refused at plan at its attribute, before anything is made; the launch asks for the group.
+func TestPlatform_placementGroup(t *testing.T) {
+	for _, tc := range []struct{ group, summary string }{
+		{"racks", ""}, {"missing", "Placement Group Not Found"}, {"one-rack", "Cluster Placement Group"},
+	} {
+		f := &fakeCloud{}
+		s := fakeSpec(true)
+		s.AWS.PlacementGroup, s.AWS.IAMInstanceProfile = tc.group, "db-nodes"
+		_, err := fakePlatform(t, f, nil).Plan(context.Background(), s, nil)
+		fields, _ := cluster.FieldErrors(err)
+		switch {
+		case tc.summary == "" && err != nil:
+			t.Errorf("%s: %v", tc.group, err)
+		case tc.summary != "" && (len(fields) != 1 || strings.Join(fields[0].Path, ".") != "aws.placement_group" || fields[0].Summary != tc.summary):
+			t.Errorf("%s: err = %v; want %q at aws.placement_group", tc.group, err, tc.summary)
+		}
+		if m := f.mutations(); len(m) != 0 {
+			t.Errorf("%s: a plan changed things: %v", tc.group, m)
+		}
+	}
+	f := &fakeCloud{runErr: errors.New("stop after the first launch")}
+	s := fakeSpec(true)
+	s.AWS.PlacementGroup = "racks"
+	_, _ = fakePlatform(t, f, nil).Create(context.Background(), s)
+	if !slices.ContainsFunc(f.mutations(), func(c string) bool { return strings.Contains(c, "RunInstance") && strings.Contains(c, "racks") }) {
+		t.Errorf("the launch did not ask for the placement group: %v", f.mutations())
 	}
 }

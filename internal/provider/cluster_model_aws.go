@@ -25,6 +25,7 @@ type awsModel struct {
 	IAMInstanceProfile types.String `tfsdk:"iam_instance_profile"`
 	NodePolicyJSON     types.String `tfsdk:"node_policy_json"`
 	KeyName            types.String `tfsdk:"key_name"`
+	PlacementGroup     types.String `tfsdk:"placement_group"`
 	RootVolumeGiB      types.Int64  `tfsdk:"root_volume_gib"`
 	Patroni            types.Object `tfsdk:"patroni"`
 	APIAddress         types.String `tfsdk:"api_address"`
@@ -71,7 +72,8 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 	in := &cluster.AWSInput{AWS: cluster.AWS{
 		Region: m.Region.ValueString(), InstanceType: m.InstanceType.ValueString(), AMIParameter: m.AMIParameter.ValueString(),
 		IAMInstanceProfile: m.IAMInstanceProfile.ValueString(), NodePolicyJSON: m.NodePolicyJSON.ValueString(), KeyName: m.KeyName.ValueString(),
-		RootVolumeGiB: int(m.RootVolumeGiB.ValueInt64()), APIAddress: m.APIAddress.ValueString(), LoadBalancer: m.LoadBalancer.ValueBool(),
+		PlacementGroup: m.PlacementGroup.ValueString(),
+		RootVolumeGiB:  int(m.RootVolumeGiB.ValueInt64()), APIAddress: m.APIAddress.ValueString(), LoadBalancer: m.LoadBalancer.ValueBool(),
 	}}
 	if known(m.AMIID) {
 		in.AMIID = m.AMIID.ValueString()
@@ -166,7 +168,7 @@ func awsObject(ctx context.Context, a *cluster.AWS, diags *diag.Diagnostics) typ
 	for name, v := range map[string]attr.Value{
 		"region": str(a.Region), "instance_type": str(a.InstanceType), "ami_id": str(a.AMIID), "ami_ssm_parameter": str(a.AMIParameter),
 		"subnet_ids": stringMap(ctx, orEmpty(a.SubnetIDs), diags), "security_group_ids": list(a.SecurityGroupIDs), "allowed_cidrs": list(a.AllowedCIDRs),
-		"iam_instance_profile": str(a.IAMInstanceProfile), "node_policy_json": str(a.NodePolicyJSON), "key_name": str(a.KeyName),
+		"iam_instance_profile": str(a.IAMInstanceProfile), "node_policy_json": str(a.NodePolicyJSON), "key_name": str(a.KeyName), "placement_group": str(a.PlacementGroup),
 		"root_volume_gib": types.Int64Value(int64(a.RootVolumeGiB)), "patroni": patroniObject(a.Patroni, diags),
 		"api_address": types.StringValue(a.APIAddress), "tags": mapOrNull(ctx, a.Tags, diags), "deletion_protection": types.BoolValue(a.DeletionProtection),
 		"load_balancer": types.BoolValue(a.LoadBalancer),

@@ -90,6 +90,10 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 					"(the archive prefix only). Only with the created role (not with `iam_instance_profile`).",
 			},
 			"key_name": schema.StringAttribute{Optional: true, MarkdownDescription: "EC2 key pair for SSH to the nodes. Unset: none. Changing it rolls the nodes."},
+			"placement_group": schema.StringAttribute{Optional: true, MarkdownDescription: "Name of an existing spread (or partition) " +
+				"placement group the nodes' instances launch into, such as an `aws_placement_group` with `strategy = \"spread\"` and " +
+				"`spread_level = \"rack\"`: EC2 then puts no two nodes on the same rack, even within one zone. A cluster placement group " +
+				"(one zone) is refused at plan, and so is one that does not exist. Unset: none. Changing it rolls the nodes."},
 			"root_volume_gib": schema.Int64Attribute{
 				Optional: true, Computed: true, Default: int64default.StaticInt64(cluster.DefaultRootVolumeGiB),
 				MarkdownDescription: fmt.Sprintf("Size of each node's root volume in GiB (gp3, encrypted, deleted with the instance): "+
