@@ -100,6 +100,25 @@ func runningPrimary(members []Member) (Member, bool) {
 	return found[0], true
 }
 
+// Prior is what Terraform's state records of a cluster: the configuration of its last apply and the
+// members its last refresh observed. Zero for a cluster not created yet.
+type Prior struct {
+	// Spec is the configuration as last applied (nil when the state has none: a create, or a create
+	// resumed after an interruption).
+	Spec *Spec
+	// Members are the members recorded in state (their identities never change).
+	Members []Member
+}
+
+// MemberNames are the names of p's members, in order.
+func (p Prior) MemberNames() []string {
+	out := make([]string, len(p.Members))
+	for i, m := range p.Members {
+		out[i] = m.Name
+	}
+	return out
+}
+
 // Plan is what a platform expects the cluster to look like after an apply.
 type Plan struct {
 	PostgresMajor int

@@ -88,9 +88,19 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 	return groups, profile, addrs, nil
 }
 
-// hadLoadBalancer reports whether the configuration last applied (the spec parameter) asked for a load
-// balancer, so that an apply without one calls the load balancing API only to remove one.
-func (se *session) hadLoadBalancer(ctx context.Context) (bool, error) {
+// hadLoadBalancer reports whether the configuration last applied asked for a load balancer, so that an
+// apply without one calls the load balancing API only to remove one: the state's configuration, or, when
+// the state has none (a create resumed after an interruption), the one the interrupted apply kept.
+func (se *session) hadLoadBalancer(ctx context.Context, prior cluster.Prior) (bool, error) {
+	if prior.Spec != nil {
+		return prior.Spec.AWS != nil && prior.Spec.AWS.LoadBalancer, nil
+	}
+	return se.keptLoadBalancer(ctx)
+}
+
+// keptLoadBalancer reports whether the configuration kept in SSM (by the last apply that got as far as
+// writing it) asked for a load balancer.
+func (se *session) keptLoadBalancer(ctx context.Context) (bool, error) {
 	v, err := se.cloud.Parameter(ctx, specParameter(se.s.Name))
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -223,7 +233,7 @@ func (se *session) waitWhole(ctx context.Context, what string) error {
 // node, then waits until Patroni has a leader and every standby streams in the quorum. Run again after an
 // interruption, it reuses what exists.
 func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, error) {
-	return p.apply(ctx, s, nil)
+	return p.apply(ctx, s, cluster.Prior{})
 }
 
 // Update makes the cluster the spec's one step at a time, as topology.Next decides (converge): Patroni's
@@ -232,11 +242,11 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 // restarts of nodes whose PostgreSQL waits for one (standbys first). A node is outdated when what its
 // machine was launched with (cluster.Launch: instance type, AMI, root volume, key pair, user-data) differs
 // from what the configuration asks now.
-func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error) {
 	return p.apply(ctx, s, prior)
 }
 
-func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error) {
 	se, err := p.open(ctx, s)
 	if err != nil {
 		return cluster.Status{}, err
@@ -249,7 +259,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 	if err != nil {
 		return cluster.Status{}, err
 	}
-	hadLB, err := se.hadLoadBalancer(ctx)
+	hadLB, err := se.hadLoadBalancer(ctx, prior)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -257,11 +267,11 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 		if o2, oerr := se.observe(ctx); oerr == nil {
 			o = o2
 		}
-		return se.status(ctx, o, prior, &t), err
+		return se.status(ctx, o, prior.Members, &t), err
 	}
 	// What no step can change (every member lost, no election possible) stops the apply before it
 	// makes or changes anything.
-	if _, _, err := topology.Next(se.engine(ctx, o, engineInput{known: memberNames(prior)})); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
+	if _, _, err := topology.Next(se.engine(ctx, o, engineInput{known: prior.MemberNames()})); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
 		err = refusal(err)
 		tflog.Info(ctx, "apply step", map[string]any{"apply_step": stopStep, "reason": err.Error()})
 		return result(err)
@@ -284,7 +294,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior []cluster.Me
 	if err != nil {
 		return result(err)
 	}
-	if err := se.converge(ctx, t, memberNames(prior), machines{profile: profile, userData: userData, launches: launches}); err != nil {
+	if err := se.converge(ctx, t, prior.MemberNames(), machines{profile: profile, userData: userData, launches: launches}); err != nil {
 		return result(err)
 	}
 	return result(nil)

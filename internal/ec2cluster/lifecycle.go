@@ -19,7 +19,7 @@ import (
 // created (subnets, type, zones, AMI); for an existing one which lost nodes it replaces and, when
 // instances must change, the rolling replacement's order, and the changes to Patroni's dynamic
 // configuration (parameters, timings, quorum) with the restarts they need.
-func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
+func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Plan, error) {
 	se, err := p.open(ctx, s)
 	if err != nil {
 		return cluster.Plan{}, err
@@ -33,7 +33,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 	if err != nil {
 		return cluster.Plan{}, err
 	}
-	if len(prior) == 0 {
+	if len(prior.Members) == 0 {
 		if s.AWS.IAMInstanceProfile == "" && len(o.enis) == 0 {
 			// IAM is global: the role and profile pgnvme-<name> of a cluster of the same name in another
 			// region (or left behind) would be taken over, its SSM policy rewritten, and removed with this one.
@@ -61,7 +61,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		plan.Promoting = true // the addresses come with the interfaces, and Patroni elects the leader
 		return plan, nil
 	}
-	if _, _, err := cluster.AWSNodeListChange(memberNames(prior), s.NodeNames()); err != nil {
+	if _, _, err := cluster.AWSNodeListChange(prior.MemberNames(), s.NodeNames()); err != nil {
 		return cluster.Plan{}, err
 	}
 	addrs := map[string]string{}
@@ -80,7 +80,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			return cluster.Plan{}, err
 		}
 	}
-	c := se.engine(ctx, o, engineInput{known: memberNames(prior), launches: launches, t: &t, lenientConfig: true})
+	c := se.engine(ctx, o, engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true})
 	steps, err := topology.Steps(c)
 	plan.Actions = topology.StepsSummary(steps)
 	if err != nil {
@@ -102,7 +102,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			plan.Promoting = true
 		}
 	}
-	members, _ := se.members(o, prior)
+	members, _ := se.members(o, prior.Members)
 	for i := range members {
 		members[i].State = cluster.StateRunning
 		if members[i].Role == "" {
@@ -113,17 +113,9 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 	return plan, nil
 }
 
-func memberNames(ms []cluster.Member) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.Name
-	}
-	return out
-}
-
 // Read observes the cluster: its instances in EC2 and Patroni's view. A node whose instance is gone or
 // stopped is missing (its instance store is wiped); an unreachable REST API is a warning only.
-func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
+func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error) {
 	se, err := p.open(ctx, s)
 	if err != nil {
 		return cluster.Status{}, err
@@ -132,13 +124,13 @@ func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 	if err != nil {
 		return cluster.Status{}, err
 	}
-	return se.status(ctx, o, prior, nil), nil
+	return se.status(ctx, o, prior.Members, nil), nil
 }
 
 // Delete terminates the instances and removes the interfaces, and what the platform created (security
 // group, instance role and profile, password parameters); never the archive. It refuses while
 // deletion_protection is set.
-func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ []cluster.Member) error {
+func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ cluster.Prior) error {
 	if s.AWS != nil && s.AWS.DeletionProtection {
 		return cluster.Errorf([]string{"aws", "deletion_protection"}, "Deletion Protection Is On",
 			"The cluster %s has aws.deletion_protection = true, so destroy (or a replacement) is refused and nothing was removed. "+
@@ -167,7 +159,9 @@ func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ []cluster.Membe
 			return fmt.Errorf("terminating the instances: %w", err)
 		}
 	}
-	if had, err := se.hadLoadBalancer(ctx); err != nil {
+	// s is the state's configuration; the kept one too, in case an apply that removed the load balancer
+	// stopped before it was gone.
+	if had, err := se.keptLoadBalancer(ctx); err != nil {
 		return err
 	} else if had || s.AWS.LoadBalancer {
 		if err := se.cloud.DeleteLoadBalancer(ctx, s.Name); err != nil {

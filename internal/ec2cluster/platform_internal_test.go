@@ -274,7 +274,7 @@ func TestPlatform_insufficientCapacity(t *testing.T) {
 // Destroy with deletion protection is refused at its attribute before any call.
 func TestPlatform_deletionProtection(t *testing.T) {
 	f := &fakeCloud{}
-	err := fakePlatform(t, f, nil).Delete(context.Background(), fakeSpec(true), nil)
+	err := fakePlatform(t, f, nil).Delete(context.Background(), fakeSpec(true), cluster.Prior{})
 	fields, _ := cluster.FieldErrors(err)
 	if len(fields) != 1 || strings.Join(fields[0].Path, ".") != "aws.deletion_protection" {
 		t.Fatalf("err = %v", err)
@@ -282,7 +282,7 @@ func TestPlatform_deletionProtection(t *testing.T) {
 	if m := f.mutations(); len(m) != 0 {
 		t.Errorf("a refused destroy changed things: %v", m)
 	}
-	if err := fakePlatform(t, f, nil).Delete(context.Background(), fakeSpec(false), nil); err != nil {
+	if err := fakePlatform(t, f, nil).Delete(context.Background(), fakeSpec(false), cluster.Prior{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -316,7 +316,7 @@ func TestPlatform_unreachableAPIPlansNothing(t *testing.T) {
 	prior := existing(f, nil)
 	p := fakePlatform(t, f, nil)
 	launchedCurrent(t, p, f, fakeSpec(true))
-	st, err := p.Read(context.Background(), fakeSpec(true), prior)
+	st, err := p.Read(context.Background(), fakeSpec(true), cluster.Prior{Members: prior})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestPlatform_unreachableAPIPlansNothing(t *testing.T) {
 	if st.Gone() {
 		t.Error("the cluster reads as gone")
 	}
-	plan, err := p.Plan(context.Background(), fakeSpec(true), prior)
+	plan, err := p.Plan(context.Background(), fakeSpec(true), cluster.Prior{Members: prior})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,14 +355,14 @@ func TestPlatform_stoppedInstanceIsLost(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(cl)
 	}))
 	launchedCurrent(t, p, f, fakeSpec(true))
-	st, err := p.Read(context.Background(), fakeSpec(true), prior)
+	st, err := p.Read(context.Background(), fakeSpec(true), cluster.Prior{Members: prior})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Members[1].State != cluster.StateMissing {
 		t.Errorf("node-2 with a stopped instance is %s; want missing", st.Members[1].State)
 	}
-	plan, err := p.Plan(context.Background(), fakeSpec(true), prior)
+	plan, err := p.Plan(context.Background(), fakeSpec(true), cluster.Prior{Members: prior})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestPlatform_stoppedInstanceIsLost(t *testing.T) {
 // plan, at its name, before anything is made.
 func TestPlatform_profileOfAnotherRegion(t *testing.T) {
 	f := &fakeCloud{} // its InstanceProfile finds pgnvme-t, and there is no interface of the cluster here
-	_, err := fakePlatform(t, f, nil).Plan(context.Background(), fakeSpec(true), nil)
+	_, err := fakePlatform(t, f, nil).Plan(context.Background(), fakeSpec(true), cluster.Prior{})
 	fields, _ := cluster.FieldErrors(err)
 	if len(fields) != 1 || strings.Join(fields[0].Path, ".") != "name" || fields[0].Summary != "Instance Profile Exists" {
 		t.Fatalf("err = %v", err)
@@ -385,7 +385,7 @@ func TestPlatform_profileOfAnotherRegion(t *testing.T) {
 	}
 	s := fakeSpec(true)
 	s.AWS.IAMInstanceProfile = "db-nodes"
-	if _, err := fakePlatform(t, f, nil).Plan(context.Background(), s, nil); err != nil {
+	if _, err := fakePlatform(t, f, nil).Plan(context.Background(), s, cluster.Prior{}); err != nil {
 		t.Errorf("with its own profile the cluster should plan: %v", err)
 	}
 }
@@ -399,7 +399,7 @@ func TestPlatform_placementGroup(t *testing.T) {
 		f := &fakeCloud{}
 		s := fakeSpec(true)
 		s.AWS.PlacementGroup, s.AWS.IAMInstanceProfile = tc.group, "db-nodes"
-		_, err := fakePlatform(t, f, nil).Plan(context.Background(), s, nil)
+		_, err := fakePlatform(t, f, nil).Plan(context.Background(), s, cluster.Prior{})
 		fields, _ := cluster.FieldErrors(err)
 		switch {
 		case tc.summary == "" && err != nil:

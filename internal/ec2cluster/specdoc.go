@@ -14,7 +14,20 @@ import (
 // The cluster's configuration is kept next to its passwords, as the plain String parameter
 // <ssm path>/spec (gzip JSON in base64, to stay within a standard parameter's 4 KB), so that an import
 // finds every input again: the archive and the parameters too, which no tag or instance holds. It holds no
-// secret (the configuration refuses secrets).
+// secret (the configuration refuses secrets). Decisions read the configuration last applied from
+// Terraform's state (cluster.Prior); this copy serves import, and a create resumed without state.
+//
+// The document is {"version": specVersion, "input": <cluster.Input>}; a document without a version is
+// the bare cluster.Input that came before it.
+
+// specVersion is the kept document's format version.
+const specVersion = 1
+
+// specDocument is the kept document.
+type specDocument struct {
+	Version int            `json:"version"`
+	Input   *cluster.Input `json:"input"`
+}
 
 func specParameter(name string) string { return cluster.SSMPath(name) + "/spec" }
 
@@ -22,7 +35,7 @@ func encodeSpec(s cluster.Spec) (string, error) {
 	if s.Given == nil {
 		return "", fmt.Errorf("the cluster's configuration as given is not known; this is a bug in the provider")
 	}
-	b, err := json.Marshal(s.Given)
+	b, err := json.Marshal(specDocument{Version: specVersion, Input: s.Given})
 	if err != nil {
 		return "", err
 	}
@@ -50,9 +63,19 @@ func decodeSpec(v string) (cluster.Spec, error) {
 	if err != nil {
 		return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
 	}
-	var in cluster.Input
-	if err := json.Unmarshal(b, &in); err != nil {
+	var doc specDocument
+	if err := json.Unmarshal(b, &doc); err != nil {
 		return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
 	}
-	return cluster.FromInput(in), nil
+	switch {
+	case doc.Version == 0: // before the version: the bare input
+		var in cluster.Input
+		if err := json.Unmarshal(b, &in); err != nil {
+			return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
+		}
+		return cluster.FromInput(in), nil
+	case doc.Version > specVersion || doc.Input == nil:
+		return s, fmt.Errorf("the cluster's configuration parameter is version %d, which this provider cannot read (it reads up to %d): use a newer provider", doc.Version, specVersion)
+	}
+	return cluster.FromInput(*doc.Input), nil
 }

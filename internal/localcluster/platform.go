@@ -135,7 +135,8 @@ func (p *Platform) major(ctx context.Context, m *Manager, s cluster.Spec) (int, 
 
 // Plan says what the apply will do: for a new cluster, after checking that it can be created here (or
 // resumed: see Create); for an existing one, the repairs topology plans from the live nodes.
-func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
+func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (cluster.Plan, error) {
+	prior := pr.Members
 	m, ls, err := p.open(ctx, s, prior)
 	if err != nil {
 		return cluster.Plan{}, err
@@ -335,8 +336,8 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 }
 
 // Read observes the cluster and changes nothing.
-func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
-	m, ls, err := p.open(ctx, s, prior)
+func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error) {
+	m, ls, err := p.open(ctx, s, prior.Members)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -348,8 +349,8 @@ func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 
 // Update repairs what is lost (topology's plan), then applies settings (reload, or a rolling restart
 // standbys first), then enforces durability.
-func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error) {
-	m, ls, err := p.open(ctx, s, prior)
+func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error) {
+	m, ls, err := p.open(ctx, s, prior.Members)
 	if err != nil {
 		return cluster.Status{}, err
 	}
@@ -377,7 +378,8 @@ func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior []cluster.M
 }
 
 // Delete stops and removes every member and what the platform made for them; never the archive.
-func (p *Platform) Delete(ctx context.Context, s cluster.Spec, prior []cluster.Member) error {
+func (p *Platform) Delete(ctx context.Context, s cluster.Spec, pr cluster.Prior) error {
+	prior := pr.Members
 	m, err := p.manager(s)
 	if err != nil {
 		return err

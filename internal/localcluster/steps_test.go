@@ -55,7 +55,7 @@ func TestPlatform_planIsApply(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 		defer cancel()
-		if err := p.Delete(ctx, spec(4), st.Members); err != nil {
+		if err := p.Delete(ctx, spec(4), cluster.Prior{Members: st.Members}); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 		_ = os.RemoveAll(root)
@@ -95,7 +95,7 @@ func TestPlatform_planIsApply(t *testing.T) {
 		{"a node removed", func() {}, spec(3), []string{"remove"}},
 	} {
 		tc.before()
-		plan, err := p.Plan(ctxT(t), tc.spec, st.Members)
+		plan, err := p.Plan(ctxT(t), tc.spec, cluster.Prior{Members: st.Members})
 		if err != nil {
 			t.Fatalf("%s: plan: %v", tc.name, err)
 		}
@@ -106,7 +106,7 @@ func TestPlatform_planIsApply(t *testing.T) {
 			}
 		}
 		var logs bytes.Buffer
-		st, err = p.Update(tflogtest.RootLogger(ctxT(t), &logs), tc.spec, st.Members)
+		st, err = p.Update(tflogtest.RootLogger(ctxT(t), &logs), tc.spec, cluster.Prior{Members: st.Members})
 		if err != nil {
 			t.Fatalf("%s: apply: %v", tc.name, err)
 		}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
@@ -207,7 +208,7 @@ func removeLeftCluster(t *testing.T, dataDir string) bool {
 	p := localcluster.NewPlatform()
 	s, prior, err := p.Import(context.Background(), localcluster.ImportPrefix+dataDir)
 	if err == nil {
-		err = p.Delete(context.Background(), s, prior)
+		err = p.Delete(context.Background(), s, cluster.Prior{Members: prior})
 	}
 	if err != nil {
 		t.Errorf("removing the cluster left under %s: %v", dataDir, err)

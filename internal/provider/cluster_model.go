@@ -228,6 +228,20 @@ func appliedSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 	return s, ok && !diags.HasError()
 }
 
+// priorOf is what the state records (exists: there is a state): the configuration last applied and the
+// members.
+func priorOf(ctx context.Context, state clusterModel, exists bool, diags *diag.Diagnostics) cluster.Prior {
+	if !exists {
+		return cluster.Prior{}
+	}
+	pr := cluster.Prior{Members: priorMembers(ctx, state, diags)}
+	var d diag.Diagnostics // a state that does not convert is no prior configuration; its members still count
+	if s, ok := clusterSpec(ctx, state, &d); ok && !d.HasError() {
+		pr.Spec = &s
+	}
+	return pr
+}
+
 // priorMembers are the members recorded in state (their identities never change).
 func priorMembers(ctx context.Context, m clusterModel, diags *diag.Diagnostics) []cluster.Member {
 	if !known(m.Nodes) {

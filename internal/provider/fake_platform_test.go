@@ -15,6 +15,8 @@ type FakePlatform struct {
 	mu       sync.Mutex
 	clusters map[string][]cluster.Member
 	calls    []string
+	// priors are what Plan and Update were given, in order.
+	priors []cluster.Prior
 }
 
 func NewFakePlatform() *FakePlatform { return &FakePlatform{clusters: map[string][]cluster.Member{}} }
@@ -29,6 +31,13 @@ func (f *FakePlatform) Calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.calls...)
+}
+
+// Priors are what Plan and Update were given, in order.
+func (f *FakePlatform) Priors() []cluster.Prior {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]cluster.Prior(nil), f.priors...)
 }
 
 // Lose marks a member missing, as if its machine were gone.
@@ -57,10 +66,12 @@ func (f *FakePlatform) status(s cluster.Spec) cluster.Status {
 	return st
 }
 
-func (f *FakePlatform) Plan(_ context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error) {
+func (f *FakePlatform) Plan(_ context.Context, s cluster.Spec, pr cluster.Prior) (cluster.Plan, error) {
 	f.record("plan")
+	prior := pr.Members
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.priors = append(f.priors, pr)
 	p := cluster.Plan{PostgresMajor: 15, Local: &cluster.LocalStatus{}}
 	var actions []string
 	for i, m := range cluster.AssignLocal(s, prior) {
@@ -95,7 +106,7 @@ func (f *FakePlatform) Create(_ context.Context, s cluster.Spec) (cluster.Status
 	return f.status(s), nil
 }
 
-func (f *FakePlatform) Read(_ context.Context, s cluster.Spec, _ []cluster.Member) (cluster.Status, error) {
+func (f *FakePlatform) Read(_ context.Context, s cluster.Spec, _ cluster.Prior) (cluster.Status, error) {
 	f.record("read")
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -105,9 +116,10 @@ func (f *FakePlatform) Read(_ context.Context, s cluster.Spec, _ []cluster.Membe
 	return f.status(s), nil
 }
 
-func (f *FakePlatform) Update(_ context.Context, s cluster.Spec, _ []cluster.Member) (cluster.Status, error) {
+func (f *FakePlatform) Update(_ context.Context, s cluster.Spec, pr cluster.Prior) (cluster.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.priors = append(f.priors, pr)
 	for i, m := range f.clusters[s.Name] {
 		if m.State != cluster.StateRunning {
 			f.calls = append(f.calls, "repair "+m.Name)
@@ -117,7 +129,7 @@ func (f *FakePlatform) Update(_ context.Context, s cluster.Spec, _ []cluster.Mem
 	return f.status(s), nil
 }
 
-func (f *FakePlatform) Delete(_ context.Context, s cluster.Spec, _ []cluster.Member) error {
+func (f *FakePlatform) Delete(_ context.Context, s cluster.Spec, _ cluster.Prior) error {
 	f.record("delete")
 	f.mu.Lock()
 	defer f.mu.Unlock()

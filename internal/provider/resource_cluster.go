@@ -33,16 +33,16 @@ var (
 type ClusterPlatform interface {
 	// Plan checks that the apply can do what s asks (for a new cluster: that it can be created here, or
 	// resumed) and says what the members will look like, with the repair or replacement steps it takes.
-	Plan(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Plan, error)
+	Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Plan, error)
 	// Create builds the cluster; on error the status holds what exists (no members: nothing was made).
 	Create(ctx context.Context, s cluster.Spec) (cluster.Status, error)
 	// Read observes the cluster and changes nothing.
-	Read(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error)
+	Read(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error)
 	// Update repairs lost members, replaces those whose machine must change (one at a time), and applies
 	// settings.
-	Update(ctx context.Context, s cluster.Spec, prior []cluster.Member) (cluster.Status, error)
+	Update(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error)
 	// Delete removes every member and what the platform made for them; never the archive.
-	Delete(ctx context.Context, s cluster.Spec, prior []cluster.Member) error
+	Delete(ctx context.Context, s cluster.Spec, prior cluster.Prior) error
 	// Import rebuilds the configuration and members from a platform import ID.
 	Import(ctx context.Context, id string) (cluster.Spec, []cluster.Member, error)
 }
@@ -128,11 +128,12 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if p == nil {
 		return
 	}
-	prior := priorMembers(ctx, state, &resp.Diagnostics)
+	pr := priorOf(ctx, state, !req.State.Raw.IsNull(), &resp.Diagnostics)
+	prior := pr.Members
 	if len(prior) > 0 && replaceForLimits(ctx, state, s, &plan, resp) {
 		return
 	}
-	planned, err := p.Plan(ctx, s, prior)
+	planned, err := p.Plan(ctx, s, pr)
 	if err != nil {
 		addClusterError(&resp.Diagnostics, "Cluster Cannot Be Planned",
 			"The platform could not check what this apply would do; nothing was changed. Fix what follows and plan again.", err)
@@ -236,7 +237,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if p == nil {
 		return
 	}
-	st, err := p.Read(ctx, s, priorMembers(ctx, state, &resp.Diagnostics))
+	st, err := p.Read(ctx, s, cluster.Prior{Spec: &s, Members: priorMembers(ctx, state, &resp.Diagnostics)})
 	if err != nil {
 		addClusterError(&resp.Diagnostics, "Reading The Cluster Failed",
 			"The cluster could not be observed, so the refresh changed nothing in state. Check that its machines are reachable, then refresh again.", err)
@@ -259,7 +260,7 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 	if p == nil {
 		return
 	}
-	st, err := p.Update(ctx, s, priorMembers(ctx, state, &resp.Diagnostics))
+	st, err := p.Update(ctx, s, priorOf(ctx, state, true, &resp.Diagnostics))
 	recordApply(ctx, plan, st, err, "Cluster Update Failed",
 		"The apply stopped part-way. The state records what was observed; apply again to continue.", &resp.State, &resp.Diagnostics)
 }
@@ -271,7 +272,7 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if p == nil {
 		return
 	}
-	if err := p.Delete(ctx, s, priorMembers(ctx, state, &resp.Diagnostics)); err != nil {
+	if err := p.Delete(ctx, s, cluster.Prior{Spec: &s, Members: priorMembers(ctx, state, &resp.Diagnostics)}); err != nil {
 		addClusterError(&resp.Diagnostics, "Cluster Deletion Failed",
 			"Some of the cluster could not be removed and it stays in state. Fix what follows and destroy again.", err)
 	}

@@ -93,6 +93,17 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 	if calls := strings.Join(f.Calls(), ","); !strings.Contains(calls, "repair node-3") || strings.Contains(calls, "repair node-1") || strings.Contains(calls, "repair node-2") {
 		t.Fatalf("only node-3 should be repaired: %s", calls)
 	}
+	// The platform is handed what the state records: nothing for the create's plan, the configuration last
+	// applied and the members for the repair's plan and apply.
+	priors := f.Priors()
+	if len(priors) < 3 || priors[0].Spec != nil || len(priors[0].Members) != 0 {
+		t.Fatalf("the create's plan got %+v; want no prior", priors)
+	}
+	for _, pr := range priors[len(priors)-2:] {
+		if pr.Spec == nil || pr.Spec.Name != "tf-fake" || len(pr.Members) != 3 {
+			t.Errorf("the repair got prior spec %+v and %d members; want the state's configuration and its 3 members", pr.Spec, len(pr.Members))
+		}
+	}
 
 	// Destroy.
 	dr := resource.DeleteResponse{State: ur.State}

@@ -37,7 +37,7 @@ func TestAccCluster_disappears(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: clusterConfig(dir, base, ""),
 			Check: func(*terraform.State) error {
-				return localcluster.NewPlatform().Delete(context.Background(), localSpec(dir, base), nil)
+				return localcluster.NewPlatform().Delete(context.Background(), localSpec(dir, base), cluster.Prior{})
 			},
 			ExpectNonEmptyPlan: true,
 		}},
@@ -86,7 +86,9 @@ func TestAccCluster_interruptedCreate(t *testing.T) {
 		t.Log("terraform apply finished before it could be killed: the resume below has nothing left to do")
 	}
 	// Whatever the outcome, nothing of the cluster may outlive the test.
-	t.Cleanup(func() { _ = localcluster.NewPlatform().Delete(context.Background(), localSpec(dir, base), nil) })
+	t.Cleanup(func() {
+		_ = localcluster.NewPlatform().Delete(context.Background(), localSpec(dir, base), cluster.Prior{})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +125,6 @@ func TestAccCluster_foreignManifestRefused(t *testing.T) {
 	if _, err := p.Create(context.Background(), other); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Delete(context.Background(), other, nil) })
+	t.Cleanup(func() { _ = p.Delete(context.Background(), other, cluster.Prior{}) })
 	runBadInputs(t, []badInput{{"another cluster's manifest", clusterConfig(dir, base+10, ""), `(?s)Cannot Create Cluster Here.*manifest already exists`}})
 }
