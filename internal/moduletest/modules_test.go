@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
@@ -134,19 +135,11 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-// serverDataDir is a fresh directory the postgres user can traverse (PostgreSQL runs as postgres when the
-// tests run as root), removed after the test; the clusters go under <dir>/c.
+// serverDataDir is a fresh directory the postgres user can traverse (pgfixture.ServerDir), removed after
+// the test; the clusters go under <dir>/c.
 func serverDataDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "tfmod-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "c")
+	return filepath.Join(pgfixture.ServerDir(t, "tfmod-"), "c")
 }
 
 // removeLeftCluster destroys a local cluster a failed run left under dataDir and reports whether there
@@ -229,20 +222,7 @@ func TestModules(t *testing.T) {
 // callsModules reports whether the configuration in dir calls a module of this repository by path.
 func callsModules(t *testing.T, dir string) bool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(b), `"../../modules/`) {
-			return true
-		}
-	}
-	return false
+	return anyFile(t, dir, func(b []byte) bool { return strings.Contains(string(b), `"../../modules/`) })
 }
 
 // exampleDirs are the directories holding an example configuration: under examples/ (documentation
