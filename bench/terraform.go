@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
 )
 
 // terraformEnv runs the real Terraform CLI against the provider binary through dev_overrides.
@@ -27,8 +29,7 @@ func newTerraformEnv(providerBin string) (*terraformEnv, func(), error) {
 		return nil, nil, err
 	}
 	rc := filepath.Join(dir, "terraformrc")
-	conf := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"pgnvme/pgnvme\" = %q\n  }\n  direct {}\n}\n", filepath.Dir(providerBin))
-	if err := os.WriteFile(rc, []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(rc, []byte(tfwork.DevOverridesConfig(providerBin)), 0o644); err != nil {
 		return nil, nil, err
 	}
 	env := []string{}
@@ -38,7 +39,7 @@ func newTerraformEnv(providerBin string) (*terraformEnv, func(), error) {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+	env = append(append(env, tfwork.CLIEnv(rc)...),
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/nonexistent", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent")
 	return &terraformEnv{dir: dir, rcFile: rc, bin: providerBin, baseEnv: env}, func() { os.RemoveAll(dir) }, nil
 }

@@ -15,19 +15,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
@@ -54,32 +50,17 @@ type demo struct {
 
 func run(keep bool) (err error) {
 	ctx := context.Background()
-	root, err := repoRoot()
+	root, err := tfwork.Root()
+	if err != nil {
+		return fmt.Errorf("%w (make ec2-demo)", err)
+	}
+	fx, err := nodesim.NewEC2Env(ctx, nodesim.EC2EnvOptions{Region: region, Zones: zones, Bucket: "ec2demo-archive",
+		Logf: func(f string, a ...any) { fmt.Printf("  "+f+"\n", a...) }})
 	if err != nil {
 		return err
 	}
-	sim, err := nodesim.New(ctx, nodesim.Options{Logf: func(f string, a ...any) { fmt.Printf("  "+f+"\n", a...) }})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, sim.Close()) }()
-	d := &demo{sim: sim}
-	if d.bridge, err = sim.StartEC2Bridge(ctx, region); err != nil {
-		return err
-	}
-	defer d.bridge.Close()
-	_, subnets, err := sim.CreateVPC(ctx, region, zones)
-	if err != nil {
-		return err
-	}
-	bucket := "ec2demo-archive"
-	if err := sim.CreateBucket(ctx, region, bucket); err != nil {
-		return err
-	}
-	imgs, err := sim.EC2Client(region).DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
-	if err != nil || len(imgs.Images) == 0 {
-		return fmt.Errorf("moto lists no x86_64 image: %w", err)
-	}
+	defer func() { err = errors.Join(err, fx.Close()) }()
+	d := &demo{sim: fx.Sim, bridge: fx.Bridge}
 
 	if d.dir, err = os.MkdirTemp("", "ec2demo-"); err != nil {
 		return err
@@ -88,31 +69,21 @@ func run(keep bool) (err error) {
 	// The provider from this checkout, installed offline as `terraform init -plugin-dir` finds it (the
 	// example calls the aws-cluster module, which terraform init must install, and dev_overrides does not
 	// apply to init).
-	version, err := changelogVersion(root)
+	fmt.Println("== go build of the provider")
+	provider, err := tfwork.BuildPluginDir(root, d.dir)
 	if err != nil {
 		return err
 	}
-	plugins := filepath.Join(d.dir, "plugins")
-	bin := filepath.Join(plugins, "registry.terraform.io", "pgnvme", "pgnvme", version, runtime.GOOS+"_"+runtime.GOARCH, "terraform-provider-pgnvme_v"+version)
-	build := exec.Command("go", "build", "-ldflags", "-X main.version="+version, "-o", bin, ".")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the provider: %w", err)
-	}
-	rc := filepath.Join(d.dir, "terraformrc")
-	if err := os.WriteFile(rc, []byte("disable_checkpoint = true\n"), 0o600); err != nil {
-		return err
-	}
 	for _, tree := range []string{filepath.Join("examples", "aws-cluster"), filepath.Join("modules", "aws-cluster")} {
-		if err := copyDir(filepath.Join(root, tree), filepath.Join(d.dir, tree)); err != nil {
+		if err := tfwork.CopyTree(filepath.Join(root, tree), filepath.Join(d.dir, tree)); err != nil {
 			return err
 		}
 	}
 	work := filepath.Join(d.dir, "examples", "aws-cluster")
 	vars := map[string]any{
-		"name": "demo", "region": region, "subnet_ids": subnets, "endpoint": sim.MotoURL(), "ami_id": aws.ToString(imgs.Images[0].ImageId),
+		"name": "demo", "region": region, "subnet_ids": fx.Subnets, "endpoint": fx.Sim.MotoURL(), "ami_id": fx.AMI,
 		"postgres_major": 15, "dataset_gib": 10, "deletion_protection": false,
-		"pgbackrest_options": archive.Spec{Bucket: bucket, Prefix: "clusters/demo", Region: region,
+		"pgbackrest_options": archive.Spec{Bucket: fx.Bucket, Prefix: "clusters/demo", Region: region,
 			Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions(),
 	}
 	b, _ := json.MarshalIndent(vars, "", "  ")
@@ -120,9 +91,8 @@ func run(keep bool) (err error) {
 		return err
 	}
 	d.dir = work
-	d.env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "AWS_ACCESS_KEY_ID=nodesim", "AWS_SECRET_ACCESS_KEY=nodesim-secret",
-		"TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-	if err := d.terraform("init", "-input=false", "-plugin-dir", plugins); err != nil {
+	d.env = append(append(os.Environ(), provider.Env()...), "AWS_ACCESS_KEY_ID=nodesim", "AWS_SECRET_ACCESS_KEY=nodesim-secret")
+	if err := d.terraform(append([]string{"init", "-input=false"}, provider.InitArgs()...)...); err != nil {
 		return err
 	}
 
@@ -140,9 +110,7 @@ func run(keep bool) (err error) {
 	if err != nil {
 		return err
 	}
-	ssmc := ssm.New(ssm.Options{Region: region, BaseEndpoint: aws.String(nodesim.AWSEndpoint), HTTPClient: sim.HTTPClient(),
-		Credentials: credentials.NewStaticCredentialsProvider("nodesim", "nodesim-secret", "")})
-	param, err := ssmc.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(out.PasswordParameter), WithDecryption: aws.Bool(true)})
+	param, err := ssm.NewFromConfig(fx.AWS).GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(out.PasswordParameter), WithDecryption: aws.Bool(true)})
 	if err != nil {
 		return fmt.Errorf("reading the password from SSM: %w", err)
 	}
@@ -164,7 +132,7 @@ func run(keep bool) (err error) {
 		return fmt.Errorf("no instance for the primary %q", primary)
 	}
 	fmt.Printf("== terminating the primary %s (instance %s) in moto: Patroni fails over\n", primary, instance)
-	if _, err := sim.EC2Client(region).TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{instance}}); err != nil {
+	if _, err := fx.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{instance}}); err != nil {
 		return err
 	}
 	failedOver := time.Now()
@@ -192,7 +160,7 @@ func run(keep bool) (err error) {
 	}
 	if keep {
 		fmt.Printf("== the cluster runs; reach it with: ip netns exec %s psql %q (password: SSM %s)\n== press Enter to destroy it\n",
-			sim.ServiceNamespace(), out.ConnectionURI, out.PasswordParameter)
+			fx.Sim.ServiceNamespace(), out.ConnectionURI, out.PasswordParameter)
 		_, _ = fmt.Scanln()
 	}
 	return nil
@@ -209,7 +177,7 @@ func terminated(b *nodesim.EC2Bridge, instance string) bool {
 }
 
 func (d *demo) terraform(args ...string) error {
-	cmd := exec.Command("nsenter", append([]string{"--net=/run/netns/" + d.sim.ServiceNamespace(), "--", "terraform"}, args...)...)
+	cmd := d.sim.Command(context.Background(), "terraform", args...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = d.dir, d.env, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("terraform %s: %w", strings.Join(args, " "), err)
@@ -225,7 +193,7 @@ type outputs struct {
 }
 
 func (d *demo) output() (outputs, error) {
-	cmd := exec.Command("nsenter", "--net=/run/netns/"+d.sim.ServiceNamespace(), "--", "terraform", "output", "-json")
+	cmd := d.sim.Command(context.Background(), "terraform", "output", "-json")
 	cmd.Dir, cmd.Env = d.dir, d.env
 	b, err := cmd.Output()
 	if err != nil {
@@ -246,71 +214,8 @@ func (d *demo) output() (outputs, error) {
 }
 
 func (d *demo) psql(uri, password, query string) error {
-	cmd := exec.Command("nsenter", "--net=/run/netns/"+d.sim.ServiceNamespace(), "--", "psql", uri, "-x", "-c", query)
+	cmd := d.sim.Command(context.Background(), "psql", uri, "-x", "-c", query)
 	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()
-}
-
-// changelogVersion is the newest version heading in CHANGELOG.md, the version the modules require.
-func changelogVersion(root string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
-	if err != nil {
-		return "", err
-	}
-	m := regexp.MustCompile(`(?m)^## ([0-9]+\.[0-9]+\.[0-9]+)\b`).FindSubmatch(b)
-	if m == nil {
-		return "", errors.New("CHANGELOG.md has no \"## X.Y.Z\" heading to take the provider's version from")
-	}
-	return string(m[1]), nil
-}
-
-// copyDir copies the regular files of src into dst (no .terraform, no state).
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() && e.Name() == ".terraform" {
-			return filepath.SkipDir
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if strings.HasPrefix(e.Name(), "terraform.tfstate") || e.Name() == ".terraform.lock.hcl" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-}
-
-// repoRoot is this checkout's root (where go.mod is).
-func repoRoot() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if ok {
-		if root := filepath.Join(filepath.Dir(file), "..", ".."); fileExists(filepath.Join(root, "go.mod")) {
-			return filepath.Abs(root)
-		}
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	if fileExists(filepath.Join(wd, "go.mod")) {
-		return wd, nil
-	}
-	return "", errors.New("run ec2demo from the repository's root (make ec2-demo)")
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

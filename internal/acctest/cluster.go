@@ -134,3 +134,19 @@ func (c *Cluster) WaitStreaming(t testing.TB, primary localnode.Node, names ...s
 		t.Fatalf("%v\nlast lines of %s:\n%s", err, primary.LogFile(), c.Engine.LogTail(primary, 15))
 	}
 }
+
+// WaitFor polls check every 50 ms until it reports done (wait.Until), failing the test after timeout with
+// check's last note.
+func WaitFor(t testing.TB, timeout time.Duration, what string, check func() (done bool, note string)) {
+	t.Helper()
+	err := wait.Until(context.Background(), what, timeout, 50*time.Millisecond, nil, func(context.Context) (bool, error) {
+		done, note := check()
+		if !done {
+			return false, wait.NotYet(fmt.Errorf("last: %s", note))
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -38,7 +38,7 @@ func TestClusterQuorumAndCleanup(t *testing.T) {
 
 		c.Psql(t, p, "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (s1, s2)'")
 		c.Psql(t, p, "SELECT pg_reload_conf()")
-		clusterWaitFor(t, 30*time.Second, "both standbys quorum", func() (bool, string) {
+		acctest.WaitFor(t, 30*time.Second, "both standbys quorum", func() (bool, string) {
 			out := c.Psql(t, p, "SELECT string_agg(application_name || '=' || sync_state, ',' ORDER BY application_name) FROM pg_stat_replication")
 			return out == "s1=quorum,s2=quorum", out
 		})
@@ -50,7 +50,7 @@ func TestClusterQuorumAndCleanup(t *testing.T) {
 		c.StartNode(t, s2)
 		c.WaitStreaming(t, p, "s1", "s2")
 		c.Psql(t, p, "INSERT INTO acked VALUES (2)")
-		clusterWaitFor(t, 30*time.Second, "s2 replays the rows", func() (bool, string) {
+		acctest.WaitFor(t, 30*time.Second, "s2 replays the rows", func() (bool, string) {
 			// Until s2 has replayed the CREATE TABLE the relation does not exist there: not yet, no failure.
 			out, err := c.TryPsql(s2, "SELECT string_agg(i::text, ',' ORDER BY i) FROM acked")
 			if err != nil {
@@ -85,22 +85,5 @@ func TestClusterQuorumAndCleanup(t *testing.T) {
 		if _, err := os.Stat(n.DataDir); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s after cleanup: data directory %s still there (%v)", n.Name, n.DataDir, err)
 		}
-	}
-}
-
-// clusterWaitFor polls check every 50 ms until it reports done, failing the test
-// after timeout with check's last note.
-func clusterWaitFor(t *testing.T, timeout time.Duration, what string, check func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		done, note := check()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s (last: %s)", what, timeout, note)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -18,13 +18,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
@@ -59,36 +59,11 @@ func newSimEnv(t *testing.T) *simEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sim, err := nodesim.New(ctx, nodesim.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sim.Close(); err != nil {
-			t.Errorf("closing the simulator: %v", err)
-		}
-	})
-	e := &simEnv{t: t, sim: sim, bucket: "tf-acc-archive"}
-	if e.bridge, err = sim.StartEC2Bridge(ctx, simRegion); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.bridge.Close)
-	if _, e.subnets, err = sim.CreateVPC(ctx, simRegion, simZones); err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.CreateBucket(ctx, simRegion, e.bucket); err != nil {
-		t.Fatal(err)
-	}
-	e.ec2 = ec2.NewFromConfig(aws.Config{Region: simRegion, Credentials: credentials.NewStaticCredentialsProvider("nodesim", "nodesim-secret", ""),
-		HTTPClient: sim.HTTPClient()}, func(o *ec2.Options) { o.BaseEndpoint = aws.String(nodesim.AWSEndpoint) })
-	imgs, err := e.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
-	if err != nil || len(imgs.Images) == 0 {
-		t.Fatalf("moto has no x86_64 image: %v", err)
-	}
-	e.ami = aws.ToString(imgs.Images[0].ImageId)
+	fx := acctest.StartEC2Env(ctx, t, nodesim.EC2EnvOptions{Region: simRegion, Zones: simZones, Bucket: "tf-acc-archive"})
+	e := &simEnv{t: t, sim: fx.Sim, bridge: fx.Bridge, ec2: fx.EC2, subnets: fx.Subnets, ami: fx.AMI, bucket: fx.Bucket}
 	e.dir = t.TempDir()
-	e.env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+acctest.TerraformCLIConfig(t, acctest.ProviderBinary(t)),
-		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+	e.env = append(append(os.Environ(), tfwork.CLIEnv(acctest.TerraformCLIConfig(t, acctest.ProviderBinary(t)))...),
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
 		"TF_LOG_PROVIDER=INFO", "TF_LOG_PATH="+filepath.Join(e.dir, "terraform.log"))
 	return e
 }

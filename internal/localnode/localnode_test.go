@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -28,19 +29,11 @@ func newEngine(t *testing.T) *localnode.Engine {
 	return e
 }
 
-// baseDir is a fresh short directory under /tmp that the server's user can
-// traverse, removed when the test ends (after the nodes are destroyed).
+// baseDir is a fresh short directory under /tmp that the server's user can traverse, removed when the
+// test ends (after the nodes are destroyed): pgfixture.ServerDir.
 func baseDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pgnvme-lt-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return pgfixture.ServerDir(t, "pgnvme-lt-")
 }
 
 func psql(t *testing.T, e *localnode.Engine, n localnode.Node, sql string) string {
@@ -54,28 +47,11 @@ func psql(t *testing.T, e *localnode.Engine, n localnode.Node, sql string) strin
 	return out
 }
 
-// waitFor polls check every 50 ms until it reports done, failing the test
-// after timeout with check's last note.
-func waitFor(t *testing.T, timeout time.Duration, what string, check func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		done, note := check()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s (last: %s)", what, timeout, note)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // waitStreaming waits until primary's pg_stat_replication shows every named
 // standby streaming.
 func waitStreaming(t *testing.T, e *localnode.Engine, primary localnode.Node, names ...string) {
 	t.Helper()
-	waitFor(t, time.Minute, fmt.Sprintf("%v streaming from %s", names, primary.Name), func() (bool, string) {
+	acctest.WaitFor(t, time.Minute, fmt.Sprintf("%v streaming from %s", names, primary.Name), func() (bool, string) {
 		out, err := e.Psql(context.Background(), primary, "",
 			"SELECT application_name FROM pg_stat_replication WHERE state = 'streaming' ORDER BY 1")
 		if err != nil {
@@ -259,7 +235,7 @@ func TestLocalNodeLifecycle(t *testing.T) {
 	// ANY 1 (s1, s2): both standbys are quorum candidates.
 	psql(t, e, primary, "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (s1, s2)'")
 	psql(t, e, primary, "SELECT pg_reload_conf()")
-	waitFor(t, 30*time.Second, "both standbys quorum", func() (bool, string) {
+	acctest.WaitFor(t, 30*time.Second, "both standbys quorum", func() (bool, string) {
 		out := psql(t, e, primary, "SELECT string_agg(application_name || '=' || sync_state, ',' ORDER BY application_name) FROM pg_stat_replication")
 		return out == "s1=quorum,s2=quorum", out
 	})
@@ -287,7 +263,7 @@ func TestLocalNodeLifecycle(t *testing.T) {
 	}
 	waitStreaming(t, e, primary, "s1", "s2")
 	psql(t, e, primary, "INSERT INTO t VALUES (2)")
-	waitFor(t, 30*time.Second, "both standbys caught up", func() (bool, string) {
+	acctest.WaitFor(t, 30*time.Second, "both standbys caught up", func() (bool, string) {
 		out := psql(t, e, primary, "SELECT count(*) FROM pg_stat_replication WHERE replay_lsn = pg_current_wal_lsn()")
 		return out == "2", out
 	})
@@ -323,7 +299,7 @@ func TestLocalNodeLifecycle(t *testing.T) {
 	if err := e.Reload(ctx, s1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "work_mem reloaded on s1", func() (bool, string) {
+	acctest.WaitFor(t, 10*time.Second, "work_mem reloaded on s1", func() (bool, string) {
 		out := psql(t, e, s1, "SHOW work_mem")
 		return out == "7MB", out
 	})
@@ -350,7 +326,7 @@ func TestLocalNodeLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStreaming(t, e, s1, "s2")
-	waitFor(t, 30*time.Second, "s2 replays s1's writes", func() (bool, string) {
+	acctest.WaitFor(t, 30*time.Second, "s2 replays s1's writes", func() (bool, string) {
 		out := psql(t, e, s2, "SELECT string_agg(i::text, ',' ORDER BY i) FROM t")
 		return out == "1,2,3", out
 	})

@@ -53,7 +53,7 @@ func TestLocalEndOfWAL(t *testing.T) {
 	psql(t, e, primary, "SELECT pg_logical_emit_message(true, 'pgnvme', repeat('m', 20000))")
 	target := psql(t, e, primary, "SELECT pg_current_wal_flush_lsn()")
 	var received, replayed string
-	waitFor(t, 30*time.Second, "sb caught up", func() (bool, string) {
+	acctest.WaitFor(t, 30*time.Second, "sb caught up", func() (bool, string) {
 		out := psql(t, e, sb, "SELECT pg_last_wal_receive_lsn() >= '"+target+"' AND pg_last_wal_replay_lsn() >= '"+target+"'")
 		return out == "t", out
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
@@ -42,37 +43,14 @@ func TestAWSClusterModule(t *testing.T) {
 	setup(t)
 	const region = "eu-west-1"
 	ctx := context.Background()
-	sim, err := nodesim.New(ctx, nodesim.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sim.Close(); err != nil {
-			t.Errorf("closing the simulator: %v", err)
-		}
-	})
-	bridge, err := sim.StartEC2Bridge(ctx, region)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(bridge.Close)
-	_, subnets, err := sim.CreateVPC(ctx, region, []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.CreateBucket(ctx, region, "tf-acc-module"); err != nil {
-		t.Fatal(err)
-	}
-	imgs, err := sim.EC2Client(region).DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
-	if err != nil || len(imgs.Images) == 0 {
-		t.Fatalf("moto lists no x86_64 image: %v", err)
-	}
+	fx := acctest.StartEC2Env(ctx, t, nodesim.EC2EnvOptions{Region: region, Zones: []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}, Bucket: "tf-acc-module"})
+	sim := fx.Sim
 	// The platform keeps a password parameter that exists: the quorum check reads the primary with it.
 	const password = "tf-acc-module-password"
 	if err := sim.PutSecureString(ctx, region, "/pgnvme/tf-acc-mod/superuser-password", password); err != nil {
 		t.Fatal(err)
 	}
-	pgbackrest := archive.Spec{Bucket: "tf-acc-module", Prefix: "clusters/tf-acc-mod", Region: region,
+	pgbackrest := archive.Spec{Bucket: fx.Bucket, Prefix: "clusters/tf-acc-mod", Region: region,
 		Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions()
 
 	work := t.TempDir()
@@ -83,15 +61,15 @@ func TestAWSClusterModule(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
 	cmd := sim.Command(cctx, terraformPath(t), "test", "-no-color",
-		"-var", "region="+region, "-var", "subnet_ids="+hclMap(subnets), "-var", "ami_id="+aws.ToString(imgs.Images[0].ImageId),
+		"-var", "region="+region, "-var", "subnet_ids="+hclMap(fx.Subnets), "-var", "ami_id="+fx.AMI,
 		"-var", "postgres_major=15", "-var", "pgbackrest_options="+hclMap(pgbackrest))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+	cmd.Env = append(append(os.Environ(), provider.Env()...),
 		"AWS_ENDPOINT_URL="+sim.MotoURL(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION="+region, "PGPASSWORD="+password)
 	b, err := cmd.CombinedOutput()
 	out, took := string(b), time.Since(start)
 	var events strings.Builder
-	for _, ev := range bridge.Events() {
+	for _, ev := range fx.Bridge.Events() {
 		events.WriteString(ev.String() + "\n")
 	}
 	if err != nil {
@@ -101,7 +79,7 @@ func TestAWSClusterModule(t *testing.T) {
 	if m == nil || m[2] != "0" || (m[3] != "" && m[3] != "0") {
 		t.Fatalf("terraform test in modules/aws-cluster:\n%s", out)
 	}
-	insts, err := sim.EC2Client(region).DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+	insts, err := fx.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:pgnvme:cluster"), Values: []string{"tf-acc-mod"}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
 	if err != nil {

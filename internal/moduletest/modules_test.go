@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,26 +24,30 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
 // root is the repository's top directory.
-var root = func() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}()
+var root string
 
 var (
 	setupOnce sync.Once
 	setupErr  error
-	// plugins is the -plugin-dir; cliConfig the TF_CLI_CONFIG_FILE every terraform command here uses.
-	plugins, cliConfig, version string
-	scratch                     string
+	// provider is the build every terraform command here installs (-plugin-dir and its CLI configuration).
+	provider tfwork.Provider
+	scratch  string
 )
 
 func TestMain(m *testing.M) {
+	var err error
+	if root, err = tfwork.Root(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	if scratch != "" {
 		os.RemoveAll(scratch)
@@ -52,41 +55,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// changelogVersion is the newest version heading in CHANGELOG.md ("## 0.1.0 (Unreleased)" gives 0.1.0).
-func changelogVersion() (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
-	if err != nil {
-		return "", err
-	}
-	m := regexp.MustCompile(`(?m)^## ([0-9]+\.[0-9]+\.[0-9]+)\b`).FindSubmatch(b)
-	if m == nil {
-		return "", fmt.Errorf("CHANGELOG.md has no \"## X.Y.Z\" heading to take the provider's version from")
-	}
-	return string(m[1]), nil
-}
-
-// setup builds the provider once into a plugin directory and writes a CLI configuration of its own (the
-// machine's TF_CLI_CONFIG_FILE may name a file that does not exist).
+// setup builds the provider once into a plugin directory at CHANGELOG.md's version, with a CLI
+// configuration of its own (tfwork.BuildPluginDir).
 func setup(t *testing.T) {
 	t.Helper()
 	setupOnce.Do(func() {
-		if version, setupErr = changelogVersion(); setupErr != nil {
-			return
-		}
 		if scratch, setupErr = os.MkdirTemp("", "pgnvme-modules-"); setupErr != nil {
 			return
 		}
-		plugins = filepath.Join(scratch, "plugins")
-		bin := filepath.Join(plugins, "registry.terraform.io", "pgnvme", "pgnvme", version, runtime.GOOS+"_"+runtime.GOARCH,
-			"terraform-provider-pgnvme_v"+version)
-		cmd := exec.Command("go", "build", "-ldflags", "-X main.version="+version, "-o", bin, ".")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			setupErr = fmt.Errorf("go build of the provider: %w\n%s", err, out)
-			return
-		}
-		cliConfig = filepath.Join(scratch, "terraformrc")
-		setupErr = os.WriteFile(cliConfig, []byte("disable_checkpoint = true\n"), 0o600)
+		provider, setupErr = tfwork.BuildPluginDir(root, scratch)
 	})
 	if setupErr != nil {
 		t.Fatal(setupErr)
@@ -122,7 +99,7 @@ func tryTerraform(t *testing.T, dir string, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, terraformPath(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	cmd.Env = append(os.Environ(), provider.Env()...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -130,7 +107,8 @@ func tryTerraform(t *testing.T, dir string, args ...string) (string, error) {
 // initOffline installs the provider from the plugin directory only.
 func initOffline(t *testing.T, dir string, extra ...string) {
 	t.Helper()
-	terraform(t, dir, append([]string{"init", "-input=false", "-no-color", "-plugin-dir", plugins}, extra...)...)
+	args := append([]string{"init", "-input=false", "-no-color"}, provider.InitArgs()...)
+	terraform(t, dir, append(args, extra...)...)
 }
 
 // moduleNames are the modules under modules/ (directories with a versions.tf).
@@ -150,52 +128,19 @@ func moduleNames(t *testing.T) []string {
 	return names
 }
 
-// copyTree copies src into dst, leaving out what Terraform writes (.terraform, lock files, state).
+// copyTree copies src into dst without what Terraform writes (tfwork.CopyTree).
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() && name == ".terraform" {
-			return filepath.SkipDir
-		}
-		if name == ".terraform.lock.hcl" || strings.HasPrefix(name, "terraform.tfstate") {
-			return nil
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
+	if err := tfwork.CopyTree(src, dst); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// serverDataDir is a fresh directory the postgres user can traverse (PostgreSQL runs as postgres when the
-// tests run as root), removed after the test; the clusters go under <dir>/c.
+// serverDataDir is a fresh directory the postgres user can traverse (pgfixture.ServerDir), removed after
+// the test; the clusters go under <dir>/c.
 func serverDataDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "tfmod-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "c")
+	return filepath.Join(pgfixture.ServerDir(t, "tfmod-"), "c")
 }
 
 // removeLeftCluster destroys a local cluster a failed run left under dataDir and reports whether there
@@ -278,20 +223,7 @@ func TestModules(t *testing.T) {
 // callsModules reports whether the configuration in dir calls a module of this repository by path.
 func callsModules(t *testing.T, dir string) bool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(b), `"../../modules/`) {
-			return true
-		}
-	}
-	return false
+	return anyFile(t, dir, func(b []byte) bool { return strings.Contains(string(b), `"../../modules/`) })
 }
 
 // exampleDirs are the directories holding an example configuration: under examples/ (documentation
@@ -429,7 +361,7 @@ func anyFile(t *testing.T, dir string, match func([]byte) bool) bool {
 func TestModulesDist(t *testing.T) {
 	setup(t)
 	out := t.TempDir()
-	args := []string{"run", "./moduledocs", "dist", "-version", version, "-out", out}
+	args := []string{"run", "./moduledocs", "dist", "-version", provider.Version, "-out", out}
 	names := moduleNames(t)
 	for _, name := range names {
 		args = append(args, filepath.Join(root, "modules", name))
@@ -459,7 +391,7 @@ func TestModulesDist(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := fmt.Sprintf("version = %q", ">= "+version); !strings.Contains(string(versions), want) {
+			if want := fmt.Sprintf("version = %q", ">= "+provider.Version); !strings.Contains(string(versions), want) {
 				t.Errorf("versions.tf of the registry tree should require %s:\n%s", want, versions)
 			}
 			examples, err := filepath.Glob(filepath.Join(dir, "examples", "*", "*.tf"))

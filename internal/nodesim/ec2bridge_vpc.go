@@ -13,15 +13,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
-// EC2Client is an EC2 client of moto in region, through the AWS endpoint from the root namespace (the
-// simulator's HTTP client), with the simulated credentials.
-func (s *Sim) EC2Client(region string) *ec2.Client {
-	return ec2.New(ec2.Options{
+// AWSConfig is an SDK configuration for moto in region: the AWS endpoint reached from the root namespace
+// (the simulator's HTTP client), with the simulated credentials. Every service's client made from it
+// (ec2.NewFromConfig, ssm.NewFromConfig, ...) talks to moto.
+func (s *Sim) AWSConfig(region string) aws.Config {
+	return aws.Config{
 		Region:       region,
 		BaseEndpoint: aws.String(AWSEndpoint),
 		HTTPClient:   s.HTTPClient(),
 		Credentials:  credentials.NewStaticCredentialsProvider(awsAccessKeyID, awsSecretAccessKey, ""),
-	})
+	}
+}
+
+// EC2Client is an EC2 client of moto in region (AWSConfig).
+func (s *Sim) EC2Client(region string) *ec2.Client {
+	return ec2.NewFromConfig(s.AWSConfig(region))
 }
 
 // CreateVPC creates in moto, in region, a VPC whose CIDR is the simulator's network (Subnet, the bridge's

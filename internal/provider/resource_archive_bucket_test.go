@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -30,10 +29,7 @@ const archiveAddr = "pgnvme_archive_bucket.wal"
 // createKMSKey makes a symmetric key in moto's KMS and returns its ARN.
 func createKMSKey(t *testing.T, endpoint, region string) string {
 	t.Helper()
-	client := kms.NewFromConfig(aws.Config{
-		Region:      region,
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	}, func(o *kms.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	client := kms.NewFromConfig(acctest.MotoAWSConfig(endpoint, region))
 	out, err := client.CreateKey(context.Background(), &kms.CreateKeyInput{Description: aws.String("tf-acc archive key")})
 	if err != nil {
 		t.Fatalf("creating KMS key in moto: %v", err)
@@ -218,10 +214,7 @@ func checkTLSStatement(policy, bucket string) error {
 }
 
 func mustS3Plain(endpoint, region string) *s3.Client {
-	return s3.NewFromConfig(aws.Config{
-		Region:      region,
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	}, func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint); o.UsePathStyle = true })
+	return s3.NewFromConfig(acctest.MotoAWSConfig(endpoint, region), func(o *s3.Options) { o.UsePathStyle = true })
 }
 
 type stateCheckFunc func(ctx context.Context) error

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -17,10 +16,7 @@ import (
 )
 
 func mustEC2Plain(endpoint, region string) *ec2.Client {
-	return ec2.NewFromConfig(aws.Config{
-		Region:      region,
-		Credentials: credentials.NewStaticCredentialsProvider("testing", "testing", ""),
-	}, func(o *ec2.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	return ec2.NewFromConfig(acctest.MotoAWSConfig(endpoint, region))
 }
 
 // awsFixture is a VPC in moto with one subnet per zone (us-east-1a..e), and an AMI of each architecture.
@@ -34,27 +30,8 @@ func newAWSFixture(t *testing.T, m *acctest.Moto) awsFixture {
 	t.Helper()
 	ctx := context.Background()
 	c := mustEC2Plain(m.URL, "us-east-1")
-	f := awsFixture{subnets: map[string]string{}}
-	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.20.0.0/16")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, z := range []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e"} {
-		sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, AvailabilityZone: aws.String(z), CidrBlock: aws.String(fmt.Sprintf("10.20.%d.0/24", i))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.subnets[z] = aws.ToString(sn.Subnet.SubnetId)
-	}
-	vpc2, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.30.0.0/16")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sn, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc2.Vpc.VpcId, AvailabilityZone: aws.String("us-east-1a"), CidrBlock: aws.String("10.30.0.0/24")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.otherVPC = aws.ToString(sn.Subnet.SubnetId)
+	f := awsFixture{subnets: acctest.CreateVPC(t, c, "10.20.0.0/16", "us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e").Subnets}
+	f.otherVPC = acctest.CreateVPC(t, c, "10.30.0.0/16", "us-east-1a").SubnetIDs[0]
 	for arch, dst := range map[string]*string{"x86_64": &f.amd64, "arm64": &f.arm} {
 		out, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{arch}}}})
 		if err != nil || len(out.Images) == 0 {

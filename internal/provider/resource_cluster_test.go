@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
@@ -27,18 +28,11 @@ import (
 
 const clusterAddr = "pgnvme_cluster.demo"
 
-// clusterDir is a short directory the postgres user can reach, removed after the test.
+// clusterDir is a short directory the postgres user can reach (pgfixture.ServerDir), removed after the
+// test.
 func clusterDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "tfacc-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "c")
+	return filepath.Join(pgfixture.ServerDir(t, "tfacc-"), "c")
 }
 
 func clusterConfig(dataDir string, portBase int, extra string) string {

@@ -133,16 +133,7 @@ func newServer(t testing.TB, dir, name string, role localnode.Role, port int) *S
 	t.Helper()
 	engine, major := Engine(t)
 	if dir == "" {
-		var err error
-		dir, err = os.MkdirTemp("", "pgnvme-fx-") // short: the Unix socket lives in the data directory
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		// The server's user (postgres when the test runs as root) must reach the data directories.
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		dir = ServerDir(t, "pgnvme-fx-")
 	}
 	s := &Server{
 		Engine: engine,
@@ -402,4 +393,20 @@ func (s *Server) WaitRecoveryEnded(t testing.TB) {
 	if err != nil {
 		t.Fatalf("%v\nlast lines of %s:\n%s", err, s.Node.LogFile(), s.LogTail(60))
 	}
+}
+
+// ServerDir is a fresh directory under os.TempDir named prefix plus a random suffix, for PostgreSQL data
+// directories: short (a server's Unix socket lives in its data directory) and traversable by the server's
+// user (postgres when the test runs as root). The test's end removes it.
+func ServerDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
