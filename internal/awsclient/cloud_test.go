@@ -87,23 +87,8 @@ func newAWSTest(t *testing.T) *awsTest {
 // vpc creates a VPC 10.20.0.0/16 with a subnet in eu-west-1a and one in eu-west-1b.
 func (c *awsTest) vpc(t *testing.T) (string, []string) {
 	t.Helper()
-	ctx := t.Context()
-	vpc, err := c.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.20.0.0/16")})
-	if err != nil {
-		t.Fatalf("CreateVpc: %v", err)
-	}
-	vpcID := aws.ToString(vpc.Vpc.VpcId)
-	var subnets []string
-	for i, zone := range []string{"eu-west-1a", "eu-west-1b"} {
-		s, err := c.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{
-			VpcId: aws.String(vpcID), CidrBlock: aws.String([]string{"10.20.1.0/24", "10.20.2.0/24"}[i]), AvailabilityZone: aws.String(zone),
-		})
-		if err != nil {
-			t.Fatalf("CreateSubnet: %v", err)
-		}
-		subnets = append(subnets, aws.ToString(s.Subnet.SubnetId))
-	}
-	return vpcID, subnets
+	v := acctest.CreateVPC(t, c.ec2, "10.20.0.0/16", "eu-west-1a", "eu-west-1b")
+	return v.ID, []string{v.Subnets["eu-west-1a"], v.Subnets["eu-west-1b"]}
 }
 
 // image is one of moto's x86_64 EBS images.

@@ -13,6 +13,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
@@ -45,23 +46,13 @@ func newLBTest(t *testing.T) *lbTest {
 // and subnet IDs with one address in each subnet.
 func (c *lbTest) network(t *testing.T) (string, []string, []string) {
 	t.Helper()
-	ctx := t.Context()
-	vpc, err := c.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.30.0.0/16")})
-	if err != nil {
-		t.Fatalf("CreateVpc: %v", err)
-	}
-	vpcID := aws.ToString(vpc.Vpc.VpcId)
+	zones := []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}
+	v := acctest.CreateVPC(t, c.ec2, "10.30.0.0/16", zones...)
 	var subnets []string
-	for i, zone := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"} {
-		s, err := c.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{
-			VpcId: aws.String(vpcID), CidrBlock: aws.String([]string{"10.30.1.0/24", "10.30.2.0/24", "10.30.3.0/24"}[i]), AvailabilityZone: aws.String(zone),
-		})
-		if err != nil {
-			t.Fatalf("CreateSubnet: %v", err)
-		}
-		subnets = append(subnets, aws.ToString(s.Subnet.SubnetId))
+	for _, z := range zones {
+		subnets = append(subnets, v.Subnets[z])
 	}
-	return vpcID, subnets, []string{"10.30.1.10", "10.30.2.10", "10.30.3.10"}
+	return v.ID, subnets, []string{"10.30.1.10", "10.30.2.10", "10.30.3.10"}
 }
 
 // loadBalancers are every load balancer moto holds.
