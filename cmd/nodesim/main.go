@@ -127,7 +127,7 @@ func run(nodes int, name, dir, userDataDir string) (err error) {
 // replicas for a single node).
 func waitFormed(ctx context.Context, c *nodesim.Cluster, n int) (nodesim.Status, error) {
 	var st nodesim.Status
-	err := wait.Until(ctx, "the cluster to form", 5*time.Minute, 500*time.Millisecond, nil, func(ctx context.Context) (bool, error) {
+	err := wait.Until(ctx, "the cluster to form", 5*time.Minute, 500*time.Millisecond, wait.Real, func(ctx context.Context) (bool, error) {
 		s, err := c.Status(ctx)
 		if err != nil {
 			return false, wait.NotYet(err)

@@ -139,7 +139,7 @@ func (c *Cluster) WaitStreaming(t testing.TB, primary localnode.Node, names ...s
 // check's last note.
 func WaitFor(t testing.TB, timeout time.Duration, what string, check func() (done bool, note string)) {
 	t.Helper()
-	err := wait.Until(context.Background(), what, timeout, 50*time.Millisecond, nil, func(context.Context) (bool, error) {
+	err := wait.Until(context.Background(), what, timeout, 50*time.Millisecond, wait.Real, func(context.Context) (bool, error) {
 		done, note := check()
 		if !done {
 			return false, wait.NotYet(fmt.Errorf("last: %s", note))

@@ -271,7 +271,7 @@ func (h *Hierarchy) Remove(group string) error {
 		}
 		// A server may fork a backend while its processes move out, and that child lands in the group: move
 		// again until the group is empty and goes (rmdir fails with EBUSY while anything is in it).
-		err := wait.Until(context.Background(), "cgroup "+d+" to be empty and removed", removeTimeout, removeInterval, nil, func(context.Context) (bool, error) {
+		err := wait.Until(context.Background(), "cgroup "+d+" to be empty and removed", removeTimeout, removeInterval, wait.Real, func(context.Context) (bool, error) {
 			lines, err := readLines(filepath.Join(d, "cgroup.procs"))
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return false, err

@@ -192,13 +192,13 @@ func (se *session) waitBack(ctx context.Context, node string, e ENI, launched ti
 	host := se.apiHost(e)
 	var last string
 	err := wait.Until(ctx, "node "+node+"'s new instance to stream from the primary", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
-		st, err := se.p.patroni.node(ctx, host)
+		st, err := se.p.patroni.Node(ctx, host)
 		if err != nil {
 			last = err.Error()
 			return false, wait.NotYet(err)
 		}
 		last = fmt.Sprintf("state %q, role %q, replication %q, PostgreSQL started %s", st.State, st.Role, st.ReplicationState, st.PostmasterStartTime)
-		return st.startedAfter(launched) && st.State == "running" && st.Role == "replica" && st.ReplicationState == "streaming", nil
+		return st.StartedAfter(launched) && st.State == "running" && st.Role == "replica" && st.ReplicationState == "streaming", nil
 	})
 	if err != nil {
 		return fmt.Errorf("%w (last seen: %s)", err, last)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
 )
 
 // The values the Cloud takes and returns, and its sentinel errors, are awsclient's (which implements it and
@@ -119,7 +121,10 @@ type Cloud interface {
 	Terminate(ctx context.Context, ids []string, timeout time.Duration) error
 }
 
-var _ Cloud = (*awsclient.Cloud)(nil)
+var (
+	_ Cloud   = (*awsclient.Cloud)(nil)
+	_ Patroni = (*patroniclient.Client)(nil)
+)
 
 // NewCloud is the Cloud of region, on the provider's AWS clients.
 func NewCloud(ctx context.Context, clients *awsclient.Clients, region string) (Cloud, error) {
@@ -128,4 +133,20 @@ func NewCloud(ctx context.Context, clients *awsclient.Clients, region string) (C
 		return nil, err
 	}
 	return c, nil
+}
+
+// Patroni is what the platform needs of Patroni's REST API on the nodes (patroniclient.Client): the
+// cluster's view, each node's own state, the dynamic configuration, switchover and restart. Unsafe calls
+// take the REST API's user and password.
+type Patroni interface {
+	// Cluster reads GET /cluster from the first of hosts that answers, and says which one did.
+	Cluster(ctx context.Context, hosts []string) (patroniapi.Status, string, error)
+	// Node reads a node's own GET /patroni.
+	Node(ctx context.Context, host string) (patroniapi.NodeState, error)
+	// Config reads the dynamic configuration; PatchConfig merges a patch into it.
+	Config(ctx context.Context, host string) (map[string]any, error)
+	PatchConfig(ctx context.Context, host string, patch map[string]any, user, password string) error
+	// Switchover hands the leader role from leader to candidate; Restart restarts host's PostgreSQL.
+	Switchover(ctx context.Context, host, leader, candidate, user, password string) error
+	Restart(ctx context.Context, host, user, password string) error
 }

@@ -79,7 +79,7 @@ func (se *session) configChanges(ctx context.Context, o observation, t *target, 
 		return nil, nil, "", fmt.Errorf("rendering the dynamic configuration: %w", err)
 	}
 	host = se.apiHost(e)
-	current, err := se.p.patroni.config(ctx, host)
+	current, err := se.p.patroni.Config(ctx, host)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -104,7 +104,7 @@ func (se *session) configure(ctx context.Context, o observation, t *target, tran
 		return time.Time{}, fmt.Errorf("reading the REST API password from SSM: %w", err)
 	}
 	tflog.Info(ctx, "changing Patroni's dynamic configuration", map[string]any{"changes": changes})
-	if err := se.p.patroni.patchConfig(ctx, host, patch, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+	if err := se.p.patroni.PatchConfig(ctx, host, patch, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
 		return time.Time{}, err
 	}
 	return se.p.clock.Now(), nil
@@ -128,13 +128,13 @@ func positiveOr(v, def int) int {
 
 // restartNode restarts node's PostgreSQL through its Patroni and waits until it runs again (a standby
 // streaming) and the cluster is whole.
-func (se *session) restartNode(ctx context.Context, node, host string, before nodeState, primary bool, password string) error {
-	if err := se.p.patroni.restart(ctx, host, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+func (se *session) restartNode(ctx context.Context, node, host string, before patroniapi.NodeState, primary bool, password string) error {
+	if err := se.p.patroni.Restart(ctx, host, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
 		return fmt.Errorf("restarting node %s: %w", node, err)
 	}
 	var last string
 	err := wait.Until(ctx, "node "+node+"'s PostgreSQL to run again", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
-		st, err := se.p.patroni.node(ctx, host)
+		st, err := se.p.patroni.Node(ctx, host)
 		if err != nil {
 			last = err.Error()
 			return false, wait.NotYet(err)
@@ -164,7 +164,7 @@ func (se *session) pendingRestart(ctx context.Context, o observation) (pending m
 		if _, live := o.instances[n.Name]; !ok || !live {
 			continue
 		}
-		st, err := se.p.patroni.node(ctx, se.apiHost(e))
+		st, err := se.p.patroni.Node(ctx, se.apiHost(e))
 		switch {
 		case err != nil:
 			warnings = append(warnings, fmt.Sprintf("whether node %s waits for a restart could not be read: %v", n.Name, err))

@@ -87,7 +87,7 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 		return o, nil
 	}
 	var from string
-	o.patroni, from, o.patroniErr = se.p.patroni.cluster(ctx, hosts)
+	o.patroni, from, o.patroniErr = se.p.patroni.Cluster(ctx, hosts)
 	o.patroniOK = o.patroniErr == nil
 	if l, ok := o.patroni.Leader(); o.patroniOK && ok && !o.liveMachine(l.Name) {
 		// A member that lost its DCS shows what it last knew (or the leader key has not expired yet):

@@ -13,6 +13,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -31,7 +32,7 @@ var DefaultTimeouts = Timeouts{Launch: 10 * time.Minute, Healthy: 20 * time.Minu
 type Platform struct {
 	newCloud func(ctx context.Context, region string) (Cloud, error)
 	region   func(explicit string) (string, error)
-	patroni  *patroniClient
+	patroni  Patroni
 	// defaultTags are the provider's default_tags, under every resource's own.
 	defaultTags map[string]string
 	timeouts    Timeouts
@@ -45,7 +46,7 @@ func NewPlatform(clients *awsclient.Clients) *Platform {
 	return &Platform{
 		newCloud:    func(ctx context.Context, region string) (Cloud, error) { return NewCloud(ctx, clients, region) },
 		region:      clients.ResolveRegion,
-		patroni:     newPatroniClient(bootstrap.DefaultPatroniRESTAPIPort),
+		patroni:     patroniclient.New(bootstrap.DefaultPatroniRESTAPIPort),
 		defaultTags: clients.Config().DefaultTags,
 		timeouts:    DefaultTimeouts,
 		poll:        2 * time.Second,

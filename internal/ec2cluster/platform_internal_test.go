@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -194,8 +195,8 @@ func fakePlatform(t *testing.T, cloud Cloud, patroni http.Handler) *Platform {
 		t.Cleanup(srv.Close)
 		target = srv.Listener.Addr().String()
 	}
-	pc := newPatroniClient(8008)
-	pc.http.Transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+	pc := patroniclient.New(8008)
+	pc.HTTP.Transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, target)
 	}}

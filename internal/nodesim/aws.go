@@ -156,7 +156,7 @@ func (s *Sim) startAWS(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = wait.Until(ctx, "moto to answer at "+AWSEndpoint, stepTimeout, 200*time.Millisecond, nil, func(ctx context.Context) (bool, error) {
+	err = wait.Until(ctx, "moto to answer at "+AWSEndpoint, stepTimeout, 200*time.Millisecond, wait.Real, func(ctx context.Context) (bool, error) {
 		if a.moto.exited() {
 			return false, fmt.Errorf("moto exited (%s): %s", a.moto.status(), tail(a.motoLog, 10))
 		}

@@ -55,7 +55,7 @@ func (m *manager) stop(name string) error {
 			for _, pid := range pids {
 				_ = syscall.Kill(pid, syscall.SIGTERM)
 			}
-			if err := wait.Until(context.Background(), name+" to stop", timeout, 50*time.Millisecond, nil, func(context.Context) (bool, error) {
+			if err := wait.Until(context.Background(), name+" to stop", timeout, 50*time.Millisecond, wait.Real, func(context.Context) (bool, error) {
 				pids, err := cg.procs()
 				return err == nil && len(pids) == 0, nil
 			}); err != nil {

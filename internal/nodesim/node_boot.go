@@ -91,7 +91,7 @@ func (n *Node) startHolder(ctx context.Context) error {
 		return err
 	}
 	own, _ := os.Readlink("/proc/self/ns/mnt")
-	err = wait.Until(ctx, "the namespaces of node "+n.Name, stepTimeout, 10*time.Millisecond, nil, func(context.Context) (bool, error) {
+	err = wait.Until(ctx, "the namespaces of node "+n.Name, stepTimeout, 10*time.Millisecond, wait.Real, func(context.Context) (bool, error) {
 		if h.exited() {
 			return false, fmt.Errorf("the namespace holder exited: %s: %s", h.status(), tail(filepath.Join(n.LogDir(), "init.log"), 5))
 		}

@@ -54,7 +54,7 @@ func (c *Cluster) Wait(t testing.TB, what string, timeout time.Duration, cond fu
 
 func (c *Cluster) wait(what string, timeout time.Duration, cond func(Status) error) (Status, error) {
 	var last Status
-	err := wait.Until(context.Background(), what, timeout, pollInterval, nil, func(ctx context.Context) (bool, error) {
+	err := wait.Until(context.Background(), what, timeout, pollInterval, wait.Real, func(ctx context.Context) (bool, error) {
 		s, err := c.Status(ctx)
 		if err != nil {
 			return false, wait.NotYet(err)

@@ -1,4 +1,6 @@
-package ec2cluster
+// Package patroniclient is the adapter for Patroni's REST API on a cluster's nodes: HTTP requests in,
+// patroniapi's model out. The EC2 platform reaches it through the interface it declares.
+package patroniclient
 
 import (
 	"bytes"
@@ -15,23 +17,25 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 )
 
-// patroniClient talks to Patroni's REST API on the nodes.
-type patroniClient struct {
-	http *http.Client
-	port int
+// Client talks to Patroni's REST API at port on the nodes. HTTP is the client for reads (with a short
+// timeout); its Transport also carries the calls Patroni answers only once done (switchover, restart).
+type Client struct {
+	HTTP *http.Client
+	Port int
 }
 
-func newPatroniClient(port int) *patroniClient {
-	return &patroniClient{port: port, http: &http.Client{Timeout: 5 * time.Second}}
+// New is a client of Patroni's REST API at port.
+func New(port int) *Client {
+	return &Client{Port: port, HTTP: &http.Client{Timeout: 5 * time.Second}}
 }
 
-func (p *patroniClient) url(host, path string) string {
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(p.port)) + path
+func (p *Client) url(host, path string) string {
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(p.Port)) + path
 }
 
-// cluster reads GET /cluster from the first of hosts that answers; the error says what each host answered
+// Cluster reads GET /cluster from the first of hosts that answers; the error says what each host answered
 // when none did.
-func (p *patroniClient) cluster(ctx context.Context, hosts []string) (patroniapi.Status, string, error) {
+func (p *Client) Cluster(ctx context.Context, hosts []string) (patroniapi.Status, string, error) {
 	var errs []error
 	for _, h := range hosts {
 		b, status, err := p.do(ctx, http.MethodGet, h, "/cluster", nil, "", "")
@@ -52,8 +56,8 @@ func (p *patroniClient) cluster(ctx context.Context, hosts []string) (patroniapi
 	return patroniapi.Status{}, "", fmt.Errorf("no node's Patroni REST API answered GET /cluster: %w", errors.Join(errs...))
 }
 
-// switchover asks Patroni (on host) to hand the leader role from leader to candidate, now.
-func (p *patroniClient) switchover(ctx context.Context, host, leader, candidate, user, password string) error {
+// Switchover asks Patroni (on host) to hand the leader role from leader to candidate, now.
+func (p *Client) Switchover(ctx context.Context, host, leader, candidate, user, password string) error {
 	body, _ := json.Marshal(map[string]string{"leader": leader, "candidate": candidate})
 	// Patroni answers once the switchover is done, which takes longer than a read.
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -72,8 +76,8 @@ func (p *patroniClient) switchover(ctx context.Context, host, leader, candidate,
 	return nil
 }
 
-// config reads the cluster's dynamic configuration, GET /config, on host.
-func (p *patroniClient) config(ctx context.Context, host string) (map[string]any, error) {
+// Config reads the cluster's dynamic configuration, GET /config, on host.
+func (p *Client) Config(ctx context.Context, host string) (map[string]any, error) {
 	b, status, err := p.do(ctx, http.MethodGet, host, "/config", nil, "", "")
 	if err == nil && status != http.StatusOK {
 		err = fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(b))
@@ -88,9 +92,9 @@ func (p *patroniClient) config(ctx context.Context, host string) (map[string]any
 	return out, nil
 }
 
-// patchConfig merges patch into the cluster's dynamic configuration (PATCH /config on host); every
+// PatchConfig merges patch into the cluster's dynamic configuration (PATCH /config on host); every
 // member's Patroni applies it in its next loop, reloading PostgreSQL.
-func (p *patroniClient) patchConfig(ctx context.Context, host string, patch map[string]any, user, password string) error {
+func (p *Client) PatchConfig(ctx context.Context, host string, patch map[string]any, user, password string) error {
 	body, err := json.Marshal(patch)
 	if err != nil {
 		return err
@@ -105,8 +109,8 @@ func (p *patroniClient) patchConfig(ctx context.Context, host string, patch map[
 	return nil
 }
 
-// restart asks the Patroni on host to restart its PostgreSQL now; Patroni answers once it has.
-func (p *patroniClient) restart(ctx context.Context, host, user, password string) error {
+// Restart asks the Patroni on host to restart its PostgreSQL now; Patroni answers once it has.
+func (p *Client) Restart(ctx context.Context, host, user, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	b, status, err := p.doWith(ctx, p.long(), http.MethodPost, host, "/restart", []byte("{}"), user, password)
@@ -119,50 +123,31 @@ func (p *patroniClient) restart(ctx context.Context, host, user, password string
 	return nil
 }
 
-// nodeState is what a node's own Patroni says of it (GET /patroni).
-type nodeState struct {
-	State            string `json:"state"`
-	Role             string `json:"role"`
-	ReplicationState string `json:"replication_state"`
-	// PostmasterStartTime is when PostgreSQL started, as "2006-01-02 15:04:05.999999+00:00".
-	PostmasterStartTime string `json:"postmaster_start_time"`
-	// PendingRestart is true while PostgreSQL runs with settings only a restart applies, which
-	// PendingRestartReason names.
-	PendingRestart       bool                       `json:"pending_restart"`
-	PendingRestartReason map[string]json.RawMessage `json:"pending_restart_reason"`
-}
-
-// startedAfter reports whether PostgreSQL started after t.
-func (n nodeState) startedAfter(t time.Time) bool {
-	started, err := time.Parse("2006-01-02 15:04:05.999999-07:00", n.PostmasterStartTime)
-	return err == nil && started.After(t)
-}
-
-// node reads GET /patroni on host. Patroni answers 200 when PostgreSQL runs and 503 otherwise, both with
+// Node reads GET /patroni on host. Patroni answers 200 when PostgreSQL runs and 503 otherwise, both with
 // the document.
-func (p *patroniClient) node(ctx context.Context, host string) (nodeState, error) {
+func (p *Client) Node(ctx context.Context, host string) (patroniapi.NodeState, error) {
 	b, status, err := p.do(ctx, http.MethodGet, host, "/patroni", nil, "", "")
 	if err != nil {
-		return nodeState{}, err
+		return patroniapi.NodeState{}, err
 	}
-	var st nodeState
+	var st patroniapi.NodeState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nodeState{}, fmt.Errorf("GET /patroni on %s: HTTP %d: %w", host, status, err)
+		return patroniapi.NodeState{}, fmt.Errorf("GET /patroni on %s: HTTP %d: %w", host, status, err)
 	}
 	return st, nil
 }
 
 // long is the client for calls that Patroni answers only once it is done (a switchover, a restart): the
 // same transport, no timeout of its own (the caller's context bounds it).
-func (p *patroniClient) long() *http.Client {
-	return &http.Client{Transport: p.http.Transport}
+func (p *Client) long() *http.Client {
+	return &http.Client{Transport: p.HTTP.Transport}
 }
 
-func (p *patroniClient) do(ctx context.Context, method, host, path string, body []byte, user, password string) ([]byte, int, error) {
-	return p.doWith(ctx, p.http, method, host, path, body, user, password)
+func (p *Client) do(ctx context.Context, method, host, path string, body []byte, user, password string) ([]byte, int, error) {
+	return p.doWith(ctx, p.HTTP, method, host, path, body, user, password)
 }
 
-func (p *patroniClient) doWith(ctx context.Context, client *http.Client, method, host, path string, body []byte, user, password string) ([]byte, int, error) {
+func (p *Client) doWith(ctx context.Context, client *http.Client, method, host, path string, body []byte, user, password string) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, p.url(host, path), bytes.NewReader(body))
 	if err != nil {
 		return nil, 0, err

@@ -1,0 +1,80 @@
+package patroniclient_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
+)
+
+// client sends every request to srv, whatever host it names (as a node's address would).
+func client(t *testing.T, h http.Handler) *patroniclient.Client {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c := patroniclient.New(8008)
+	c.HTTP.Transport = &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, "198.18.0.1:") {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError("unreachable")}
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+	return c
+}
+
+// GET /cluster falls through to the next host when one does not answer, and says which answered; the
+// unsafe calls carry the REST API's user; a switchover Patroni stopped waiting for (503 "status unknown")
+// is left to the caller to watch; a call Patroni does not answer with 200 is an error naming it.
+func TestClient(t *testing.T) {
+	var auth []string
+	c := client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, _, ok := r.BasicAuth(); ok {
+			auth = append(auth, r.Method+" "+r.URL.Path+" "+u)
+		}
+		switch r.Method + " " + r.URL.Path {
+		case "GET /cluster":
+			_, _ = w.Write([]byte(`{"members": [{"name": "node-1", "role": "leader", "state": "running"}]}`))
+		case "GET /patroni":
+			w.WriteHeader(http.StatusServiceUnavailable) // PostgreSQL down: the document still comes
+			_, _ = w.Write([]byte(`{"state": "stopped", "role": "replica", "pending_restart": true, "pending_restart_reason": {"shared_buffers": {"old_value": "64MB", "new_value": "96MB"}}}`))
+		case "POST /switchover":
+			http.Error(w, "Switchover status unknown", http.StatusServiceUnavailable)
+		case "PATCH /config", "POST /restart":
+			_, _ = w.Write([]byte(`{}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	ctx := context.Background()
+	st, from, err := c.Cluster(ctx, []string{"198.18.0.1", "198.18.0.2"})
+	if l, ok := st.Leader(); err != nil || from != "198.18.0.2" || !ok || l.Name != "node-1" {
+		t.Errorf("Cluster: %+v from %s, %v; want node-1 leading, read from the second host", st, from, err)
+	}
+	if _, _, err := c.Cluster(ctx, []string{"198.18.0.1"}); err == nil || !strings.Contains(err.Error(), "198.18.0.1") {
+		t.Errorf("Cluster with no host answering: %v; want an error naming the host", err)
+	}
+	n, err := c.Node(ctx, "198.18.0.2")
+	if err != nil || n.State != "stopped" || !n.PendingRestart || len(n.PendingRestartReason) != 1 {
+		t.Errorf("Node: %+v, %v; want the 503's document", n, err)
+	}
+	if err := c.Switchover(ctx, "198.18.0.2", "node-1", "node-2", "patroni", "pw"); err != nil {
+		t.Errorf("Switchover with status unknown: %v; want nil (the caller watches the leader)", err)
+	}
+	if err := c.PatchConfig(ctx, "198.18.0.2", map[string]any{"ttl": 20}, "patroni", "pw"); err != nil {
+		t.Errorf("PatchConfig: %v", err)
+	}
+	if err := c.Restart(ctx, "198.18.0.2", "patroni", "pw"); err != nil {
+		t.Errorf("Restart: %v", err)
+	}
+	if strings.Join(auth, ",") != "POST /switchover patroni,PATCH /config patroni,POST /restart patroni" {
+		t.Errorf("authenticated calls %v; want the three unsafe ones", auth)
+	}
+	if _, err := c.Config(ctx, "198.18.0.2"); err == nil || !strings.Contains(err.Error(), "GET /config") {
+		t.Errorf("Config of a 404: %v; want an error naming the call", err)
+	}
+}
