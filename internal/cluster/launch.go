@@ -38,11 +38,8 @@ func NewLaunch(a *AWS, ami string, identity []byte) Launch {
 // Fingerprint is the launch's identity, 16 hex digits of a SHA-256 over every field: an instance whose
 // TagConfig differs was launched otherwise.
 func (l Launch) Fingerprint() string {
-	b := fmt.Appendf(nil, "%d:%s\n%d:%s\n%d\n%d:%s\n%s", len(l.InstanceType), l.InstanceType, len(l.AMI), l.AMI, l.RootVolumeGiB, len(l.KeyName), l.KeyName, l.UserData)
-	if l.PlacementGroup != "" { // so that launches without one keep the fingerprint they had before it existed
-		b = fmt.Appendf(b, "\n%d:%s", len(l.PlacementGroup), l.PlacementGroup)
-	}
-	return hash(b)
+	return hash(fmt.Appendf(nil, "%d:%s\n%d:%s\n%d\n%d:%s\n%d:%s\n%s", len(l.InstanceType), l.InstanceType, len(l.AMI), l.AMI,
+		l.RootVolumeGiB, len(l.KeyName), l.KeyName, len(l.PlacementGroup), l.PlacementGroup, l.UserData))
 }
 
 // Tags are the tags an instance launched so carries (the instance type and AMI EC2 shows itself).

@@ -271,10 +271,8 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	}
 	// What no step can change (every member lost, no election possible) stops the apply before it
 	// makes or changes anything.
-	if _, _, err := topology.Next(se.engine(ctx, o, engineInput{known: prior.MemberNames()})); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
-		err = refusal(err)
-		tflog.Info(ctx, "apply step", map[string]any{"apply_step": stopStep, "reason": err.Error()})
-		return result(err)
+	if _, _, err := topology.Next(se.engineMembers(o, engineInput{known: prior.MemberNames()})); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
+		return result(stop(ctx, err))
 	}
 	groups, profile, addrs, err := se.ensure(ctx, t, &o)
 	if err != nil {

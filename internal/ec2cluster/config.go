@@ -49,47 +49,68 @@ func (se *session) allowedCIDRs(ctx context.Context, o observation, t *target) (
 }
 
 // configChanges reads the dynamic configuration on the leader and returns the patch that makes it the
-// spec's, the changes it makes ("path: old -> new"), and the leader's REST address. Every node must have
-// its interface (pg_hba holds their addresses). transitional keeps synchronous_node_count at the lower of
-// the live and the desired value, for while the node list changes: a quorum never waits for nodes that
-// are not there yet or any more.
+// spec's, the changes it makes ("path: old -> new"), and the leader's REST address (see configDiff).
 func (se *session) configChanges(ctx context.Context, o observation, t *target, transitional bool) (patch map[string]any, changes []string, host string, err error) {
+	d, err := se.configDiff(ctx, o, t)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	patch, changes = d.patch(transitional)
+	return patch, changes, d.host, nil
+}
+
+// dynamicConfig is the dynamic configuration the spec renders and the one the leader (at host) runs.
+type dynamicConfig struct {
+	desired, current map[string]any
+	host             string
+}
+
+// patch is what makes current desired. transitional keeps synchronous_node_count at the lower of the live
+// and the desired value, for while the node list changes: a quorum never waits for nodes that are not
+// there yet or any more.
+func (d dynamicConfig) patch(transitional bool) (map[string]any, []string) {
+	desired := d.desired
+	if n, ok := desired["synchronous_node_count"].(int); ok && transitional {
+		if live, ok := d.current["synchronous_node_count"].(float64); ok && int(live) < n {
+			desired = maps.Clone(desired)
+			desired["synchronous_node_count"] = int(live)
+		}
+	}
+	return patroniapi.ConfigPatch(desired, d.current)
+}
+
+// configDiff renders the spec's dynamic configuration and reads the leader's (GET /config). Every node
+// must have its interface (pg_hba holds their addresses).
+func (se *session) configDiff(ctx context.Context, o observation, t *target) (dynamicConfig, error) {
+	var d dynamicConfig
 	leader, ok := o.patroni.Leader()
 	if !o.patroniOK || !ok {
-		return nil, nil, "", errors.New("the dynamic configuration can be read only from a cluster with a leader")
+		return d, errors.New("the dynamic configuration can be read only from a cluster with a leader")
 	}
 	e, ok := o.enis[leader.Name]
 	if !ok {
-		return nil, nil, "", fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
+		return d, fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
 	}
 	addrs := map[string]string{}
 	for _, n := range se.s.Nodes {
 		ne, ok := o.enis[n.Name]
 		if !ok {
-			return nil, nil, "", fmt.Errorf("node %s has no network interface yet", n.Name)
+			return d, fmt.Errorf("node %s has no network interface yet", n.Name)
 		}
 		addrs[n.Name] = ne.PrivateIP
 	}
 	allowed, err := se.allowedCIDRs(ctx, o, t)
 	if err != nil {
-		return nil, nil, "", err
+		return d, err
 	}
-	desired, err := cluster.AWSDynamicConfig(se.s, addrs, allowed)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("rendering the dynamic configuration: %w", err)
+	if d.desired, err = cluster.AWSDynamicConfig(se.s, addrs, allowed); err != nil {
+		return d, fmt.Errorf("rendering the dynamic configuration: %w", err)
 	}
-	host = se.apiHost(e)
-	current, err := se.p.patroni.Config(ctx, host)
-	if err != nil {
-		return nil, nil, "", err
+	d.host = se.apiHost(e)
+	if d.current, err = se.p.patroni.Config(ctx, d.host); err != nil {
+		return d, err
 	}
-	if n, ok := desired["synchronous_node_count"].(int); ok && transitional {
-		if live, ok := current["synchronous_node_count"].(float64); ok && int(live) < n {
-			desired["synchronous_node_count"] = int(live)
-		}
-	}
-	patch, changes = patroniapi.ConfigPatch(desired, current)
-	return patch, changes, host, nil
+	return d, nil
 }
 
 // configure makes Patroni's dynamic configuration the spec's; it returns when it changed it (zero when it

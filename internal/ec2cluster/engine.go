@@ -50,15 +50,31 @@ func (o observation) liveMachine(node string) bool {
 	})
 }
 
-// engine is the cluster as the decision engine sees it.
+// engine is the cluster as the decision engine sees it: engineMembers, with what only the live nodes'
+// Patroni can say (pending restarts, the dynamic configuration's changes).
 func (se *session) engine(ctx context.Context, o observation, in engineInput) topology.Cluster {
+	c := se.engineMembers(o, in)
+	if !c.ViewKnown {
+		return c
+	}
+	pending, _ := se.pendingRestart(ctx, o)
+	for i := range c.Members {
+		if c.Members[i].Role != "" {
+			c.Members[i].PendingRestart = pending[c.Members[i].Name]
+		}
+	}
+	if _, led := o.patroni.Leader(); led {
+		se.engineConfig(ctx, o, in, &c)
+	}
+	return c
+}
+
+// engineMembers are the members from the observation alone (no further call): enough for the outcomes
+// no step can change (every member lost, no election possible), which Next decides before anything else.
+func (se *session) engineMembers(o observation, in engineInput) topology.Cluster {
 	c := topology.Cluster{SyncNumber: se.s.Synchronous.Number, MaxLagBytes: se.maxLag(), Formed: len(in.known) > 0}
 	c.ViewKnown, c.ViewError = o.trustedView()
 	etcd := bootstrap.DefaultEtcdMembers(len(se.s.Nodes))
-	pending := map[string][]string{}
-	if c.ViewKnown {
-		pending, _ = se.pendingRestart(ctx, o)
-	}
 	member := func(node string, wanted bool, i int) topology.Member {
 		m := topology.Member{Name: node, Wanted: wanted, Etcd: wanted && i < etcd, Machine: topology.MachineAbsent, LagBytes: -1}
 		inst, live := o.instances[node]
@@ -92,7 +108,6 @@ func (se *session) engine(ctx context.Context, o observation, in engineInput) to
 		} else {
 			m.LagBytes = lagBytes(pm.Lag)
 		}
-		m.PendingRestart = pending[node]
 		return m
 	}
 	for i, n := range se.s.Nodes {
@@ -101,9 +116,6 @@ func (se *session) engine(ctx context.Context, o observation, in engineInput) to
 	for _, node := range se.removed(o) {
 		c.Members = append(c.Members, member(node, false, 0))
 	}
-	if _, led := o.patroni.Leader(); c.ViewKnown && led {
-		se.engineConfig(ctx, o, in, &c)
-	}
 	return c
 }
 
@@ -111,10 +123,12 @@ func (se *session) engine(ctx context.Context, o observation, in engineInput) to
 // replaced or removed, and those left for after.
 func (se *session) engineConfig(ctx context.Context, o observation, in engineInput, c *topology.Cluster) {
 	transitional := c.MembershipPending()
-	_, now, _, err := se.configChanges(ctx, o, in.t, transitional)
-	if err == nil && transitional {
-		var full []string
-		if _, full, _, err = se.configChanges(ctx, o, in.t, false); err == nil {
+	d, err := se.configDiff(ctx, o, in.t)
+	var now []string
+	if err == nil {
+		_, now = d.patch(transitional)
+		if transitional {
+			_, full := d.patch(false)
 			c.ConfigLater = slices.DeleteFunc(full, func(s string) bool { return slices.Contains(now, s) })
 		}
 	}

@@ -48,8 +48,13 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 			}
 		}
 		if len(o.enis) > 0 || len(o.instances) > 0 {
-			plan.Actions = fmt.Sprintf("1. resume: %d network interfaces and %d instances tagged %s=%s exist already (an interrupted apply?); the apply reuses them. "+
-				"If they belong to another cluster of the same name, choose another name.", len(o.enis), len(o.instances), cluster.TagCluster, s.Name)
+			launches, err := se.launchesIfAddressed(t, o)
+			if err != nil {
+				return cluster.Plan{}, err
+			}
+			steps, _ := plannedSteps(se.engine(ctx, o, engineInput{launches: launches, t: &t, lenientConfig: true}))
+			plan.Actions = fmt.Sprintf("resume: %d network interfaces and %d instances tagged %s=%s exist already (an interrupted apply?); the apply reuses them. "+
+				"If they belong to another cluster of the same name, choose another name. Then:\n%s", len(o.enis), len(o.instances), cluster.TagCluster, s.Name, steps)
 		}
 		for i, n := range s.Nodes {
 			role := cluster.RoleStandby
@@ -64,33 +69,17 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	if _, _, err := cluster.AWSNodeListChange(prior.MemberNames(), s.NodeNames()); err != nil {
 		return cluster.Plan{}, err
 	}
-	addrs := map[string]string{}
 	for _, n := range s.Nodes {
-		if e, ok := o.enis[n.Name]; ok {
-			addrs[n.Name] = e.PrivateIP
-		} else {
+		if _, ok := o.enis[n.Name]; !ok {
 			plan.Promoting = true // a new interface, a new address
 		}
 	}
-	var launches map[string]cluster.Launch
-	if len(addrs) == len(s.Nodes) {
-		// Without every address the user-data cannot be rendered; the nodes without one are new, and the
-		// others are then rolled only when the addresses they hold change (the apply renders again).
-		if _, launches, err = se.render(t, addrs); err != nil {
-			return cluster.Plan{}, err
-		}
-	}
-	c := se.engine(ctx, o, engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true})
-	steps, err := topology.Steps(c)
-	plan.Actions = topology.StepsSummary(steps)
+	launches, err := se.launchesIfAddressed(t, o)
 	if err != nil {
-		// The apply takes the steps it can and then stops with this error; the plan says so rather than
-		// failing, so that other changes (deletion_protection, to destroy what is left) can still apply.
-		if plan.Actions != "" {
-			plan.Actions += "\n"
-		}
-		plan.Actions += fmt.Sprintf("%d. %s: %s", len(steps)+1, stopStep, refusal(err))
+		return cluster.Plan{}, err
 	}
+	var steps []topology.Step
+	plan.Actions, steps = plannedSteps(se.engine(ctx, o, engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true}))
 	for _, st := range steps {
 		switch st.Kind {
 		case topology.StepAdd, topology.StepRemove:
@@ -267,4 +256,35 @@ func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []clust
 	tflog.Warn(ctx, "the cluster's configuration parameter is missing: the archive and the parameters are not imported")
 	in := cluster.Input{Name: name, Nodes: s.Nodes, AWS: &cluster.AWSInput{AWS: *s.AWS}}
 	return cluster.FromInput(in), st.Members, nil
+}
+
+// launchesIfAddressed are what each node's machine would be launched with now, when every node has its
+// interface; nil otherwise (without every address the user-data cannot be rendered: the nodes without one
+// are new, and the others are rolled only when the addresses they hold change, which the apply renders).
+func (se *session) launchesIfAddressed(t target, o observation) (map[string]cluster.Launch, error) {
+	addrs := map[string]string{}
+	for _, n := range se.s.Nodes {
+		e, ok := o.enis[n.Name]
+		if !ok {
+			return nil, nil
+		}
+		addrs[n.Name] = e.PrivateIP
+	}
+	_, launches, err := se.render(t, addrs)
+	return launches, err
+}
+
+// plannedSteps is the engine's simulation of the apply from c as the plan's numbered lines, and its
+// steps. When the engine refuses, the last line is the step where the apply stops: the plan says so rather
+// than failing, so that other changes (deletion_protection, to destroy what is left) can still apply.
+func plannedSteps(c topology.Cluster) (string, []topology.Step) {
+	steps, err := topology.Steps(c)
+	text := topology.StepsSummary(steps)
+	if err != nil {
+		if text != "" {
+			text += "\n"
+		}
+		text += fmt.Sprintf("%d. %s: %s", len(steps)+1, stopStep, refusal(err))
+	}
+	return text, steps
 }

@@ -39,9 +39,7 @@ func (se *session) converge(ctx context.Context, t target, known []string, m mac
 		c := se.engine(ctx, o, in)
 		step, done, err := topology.Next(c)
 		if err != nil {
-			err = refusal(err)
-			tflog.Info(ctx, "apply step", map[string]any{"apply_step": stopStep, "reason": err.Error()})
-			return err
+			return stop(ctx, err)
 		}
 		if (done || step.Kind == topology.StepRestart) && !settled {
 			// Only once each member has applied a configuration change does its PostgreSQL say which
@@ -72,6 +70,13 @@ func (se *session) converge(ctx context.Context, t target, known []string, m mac
 
 // stopStep is the plan's and the log's word for the engine's refusal: the apply stops there.
 const stopStep = "stop"
+
+// stop logs the engine's refusal err as the apply's last step and returns it as the user reads it.
+func stop(ctx context.Context, err error) error {
+	err = refusal(err)
+	tflog.Info(ctx, "apply step", map[string]any{"apply_step": stopStep, "reason": err.Error()})
+	return err
+}
 
 // execute runs one step and waits for its outcome.
 func (se *session) execute(ctx context.Context, step topology.Step, c topology.Cluster, o observation, t target, in engineInput, m machines) error {

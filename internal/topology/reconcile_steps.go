@@ -70,11 +70,6 @@ func (s Step) String() string {
 	return string(s.Kind) + " " + s.Node
 }
 
-// Waits reports whether the step only waits for the cluster to change by itself.
-func (s Step) Waits() bool {
-	return s.Kind == StepAwaitLeader || s.Kind == StepAwaitHandover || s.Kind == StepAwaitMembers
-}
-
 // StepsSummary renders steps as numbered lines "N. <step>: <reason>"; no steps is "".
 func StepsSummary(steps []Step) string {
 	return numbered(steps, func(s Step) string { return s.Reason })
