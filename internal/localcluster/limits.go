@@ -212,16 +212,31 @@ func (m *Manager) ApplyLimits(ctx context.Context, s Spec) error {
 			errs = append(errs, err)
 			continue
 		}
-		pids, err := m.engine.ServerPIDs(Node(mb, localnode.RoleStandby))
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		if err := m.joinServer(group, Node(mb, localnode.RoleStandby)); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", mb.Name, err))
 		}
-		// The postmaster first: what it starts from now on is born in the group; then what it started.
-		for _, pid := range pids {
-			if err := m.limiter.Join(group, pid); err != nil && !errors.Is(err, syscall.ESRCH) {
-				errs = append(errs, fmt.Errorf("node %s: %w", mb.Name, err))
-			}
+	}
+	return errors.Join(errs...)
+}
+
+// joinServer moves n's running server into group: the postmaster first, so what it starts from then on is
+// born in the group, and then the processes it started, listed only after the postmaster moved (a list taken
+// before it would miss a backend forked in between). A process that exited meanwhile is skipped.
+func (m *Manager) joinServer(group string, n localnode.Node) error {
+	pids, err := m.engine.ServerPIDs(n)
+	if err != nil || len(pids) == 0 {
+		return err
+	}
+	if err := m.limiter.Join(group, pids[0]); err != nil {
+		return err
+	}
+	if pids, err = m.engine.ServerPIDs(n); err != nil {
+		return err
+	}
+	var errs []error
+	for _, pid := range pids {
+		if err := m.limiter.Join(group, pid); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
