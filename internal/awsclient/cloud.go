@@ -18,7 +18,7 @@ import (
 // consumes) does with AWS in one region, on the provider's SDK clients: subnets, images and instance types
 // looked up; network interfaces, Elastic IPs, security groups, instances, the instance role and profile, SSM
 // parameters and the Network Load Balancer found, created, waited for and deleted. Every object it creates
-// carries the tag cluster.TagCluster, which is how it finds them again.
+// carries the tag awsspec.TagCluster, which is how it finds them again.
 type Cloud struct {
 	ec2   *ec2.Client
 	iam   *iam.Client

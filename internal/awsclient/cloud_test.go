@@ -27,7 +27,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -230,7 +230,7 @@ func TestAWSCloud_securityGroup(t *testing.T) {
 	}
 	sg := out.SecurityGroups[0]
 	tags := tagMap(sg.Tags)
-	if aws.ToString(sg.GroupName) != "pgnvme-"+name || aws.ToString(sg.VpcId) != vpcID || tags[cluster.TagCluster] != name || tags["Owner"] != "tf-acc" {
+	if aws.ToString(sg.GroupName) != "pgnvme-"+name || aws.ToString(sg.VpcId) != vpcID || tags[awsspec.TagCluster] != name || tags["Owner"] != "tf-acc" {
 		t.Errorf("group %s: name %q, VPC %q, tags %v", id, aws.ToString(sg.GroupName), aws.ToString(sg.VpcId), tags)
 	}
 	for _, port := range []int32{5432, 8008, 2379, 2380} {
@@ -356,7 +356,7 @@ func TestAWSCloud_instanceProfile(t *testing.T) {
 	for _, tag := range role.Role.Tags {
 		roleTags[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
 	}
-	if roleTags[cluster.TagCluster] != name || roleTags["Owner"] != "tf-acc" {
+	if roleTags[awsspec.TagCluster] != name || roleTags["Owner"] != "tf-acc" {
 		t.Errorf("role tags %v", roleTags)
 	}
 
@@ -421,7 +421,7 @@ func TestAWSCloud_secrets(t *testing.T) {
 	_, err := c.Secret(ctx, name)
 	wantNotFound(t, "Secret before creation", err)
 
-	tags := map[string]string{cluster.TagCluster: "tf-acc-secrets"}
+	tags := map[string]string{awsspec.TagCluster: "tf-acc-secrets"}
 	if err := c.PutSecret(ctx, name, "s3cret", tags); err != nil {
 		t.Fatalf("PutSecret: %v", err)
 	}
@@ -436,7 +436,7 @@ func TestAWSCloud_secrets(t *testing.T) {
 		t.Errorf("GetParameter: %+v, %v; want a SecureString", p, err)
 	}
 	tl, err := c.ssm.ListTagsForResource(ctx, &ssm.ListTagsForResourceInput{ResourceType: ssmtypes.ResourceTypeForTaggingParameter, ResourceId: aws.String(name)})
-	if err != nil || len(tl.TagList) != 1 || aws.ToString(tl.TagList[0].Key) != cluster.TagCluster {
+	if err != nil || len(tl.TagList) != 1 || aws.ToString(tl.TagList[0].Key) != awsspec.TagCluster {
 		t.Errorf("parameter tags: %+v, %v", tl, err)
 	}
 
@@ -472,21 +472,21 @@ func TestAWSCloud_ENIs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tags := map[string]string{cluster.TagCluster: name, cluster.TagNode: "a"}
+	tags := map[string]string{awsspec.TagCluster: name, awsspec.TagNode: "a"}
 	eni, err := c.CreateENI(ctx, subnetIDs[1], nil, "tf-acc node a", tags)
 	if err != nil {
 		t.Fatalf("CreateENI: %v", err)
 	}
 	if !strings.HasPrefix(eni.ID, "eni-") || eni.SubnetID != subnetIDs[1] || eni.Zone != "eu-west-1b" ||
-		!strings.HasPrefix(eni.PrivateIP, "10.20.2.") || eni.Status != "available" || eni.InstanceID != "" || eni.Tags[cluster.TagNode] != "a" {
+		!strings.HasPrefix(eni.PrivateIP, "10.20.2.") || eni.Status != "available" || eni.InstanceID != "" || eni.Tags[awsspec.TagNode] != "a" {
 		t.Errorf("CreateENI = %+v", eni)
 	}
-	if _, err := c.CreateENI(ctx, subnetIDs[0], nil, "", map[string]string{cluster.TagCluster: "tf-acc-other"}); err != nil {
+	if _, err := c.CreateENI(ctx, subnetIDs[0], nil, "", map[string]string{awsspec.TagCluster: "tf-acc-other"}); err != nil {
 		t.Fatal(err)
 	}
 
 	enis, err := c.ENIs(ctx, name)
-	if err != nil || len(enis) != 1 || enis[0].ID != eni.ID || enis[0].PrivateIP != eni.PrivateIP || enis[0].Tags[cluster.TagCluster] != name {
+	if err != nil || len(enis) != 1 || enis[0].ID != eni.ID || enis[0].PrivateIP != eni.PrivateIP || enis[0].Tags[awsspec.TagCluster] != name {
 		t.Fatalf("ENIs = %+v, %v; want only %s", enis, err, eni.ID)
 	}
 
@@ -540,7 +540,7 @@ func TestAWSCloud_instances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eni, err := c.CreateENI(ctx, subnetIDs[0], []string{sg}, "", map[string]string{cluster.TagCluster: name, cluster.TagNode: "a"})
+	eni, err := c.CreateENI(ctx, subnetIDs[0], []string{sg}, "", map[string]string{awsspec.TagCluster: name, awsspec.TagNode: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,7 +550,7 @@ func TestAWSCloud_instances(t *testing.T) {
 		t.Fatal(err)
 	}
 	userData := awsTestUserData(t)
-	tags := map[string]string{cluster.TagCluster: name, cluster.TagNode: "a", cluster.TagConfig: "cfg1"}
+	tags := map[string]string{awsspec.TagCluster: name, awsspec.TagNode: "a", awsspec.TagConfig: "cfg1"}
 
 	if list, err := c.Instances(ctx, name); err != nil || len(list) != 0 {
 		t.Fatalf("Instances before launch = %+v, %v", list, err)
@@ -576,7 +576,7 @@ func TestAWSCloud_instances(t *testing.T) {
 	}
 	got := list[0]
 	if got.ID != id || got.Type != "m6id.large" || got.AMI != ami || got.Zone != "eu-west-1a" || got.State != "running" ||
-		got.ENIID != eni.ID || got.PrivateIP != eni.PrivateIP || got.Tags[cluster.TagConfig] != "cfg1" || got.LaunchTime.IsZero() {
+		got.ENIID != eni.ID || got.PrivateIP != eni.PrivateIP || got.Tags[awsspec.TagConfig] != "cfg1" || got.LaunchTime.IsZero() {
 		t.Errorf("Instances[0] = %+v", got)
 	}
 	if other, err := c.Instances(ctx, "tf-acc-other"); err != nil || len(other) != 0 {
@@ -607,7 +607,7 @@ func TestAWSCloud_instances(t *testing.T) {
 		t.Fatalf("DescribeVolumes: %+v, %v", vols, err)
 	}
 	vol := vols.Volumes[0]
-	if vol.VolumeType != ec2types.VolumeTypeGp3 || !aws.ToBool(vol.Encrypted) || aws.ToInt32(vol.Size) != 20 || tagMap(vol.Tags)[cluster.TagCluster] != name {
+	if vol.VolumeType != ec2types.VolumeTypeGp3 || !aws.ToBool(vol.Encrypted) || aws.ToInt32(vol.Size) != 20 || tagMap(vol.Tags)[awsspec.TagCluster] != name {
 		t.Errorf("root volume: type %s, encrypted %v, %d GiB, tags %v", vol.VolumeType, aws.ToBool(vol.Encrypted), aws.ToInt32(vol.Size), tagMap(vol.Tags))
 	}
 
@@ -670,7 +670,7 @@ func TestAWSCloud_runInstanceFaults(t *testing.T) {
 	c := newAWSTest(t)
 	ctx := t.Context()
 	_, subnetIDs := c.vpc(t)
-	eni, err := c.CreateENI(ctx, subnetIDs[1], nil, "", map[string]string{cluster.TagCluster: "tf-acc-faults"})
+	eni, err := c.CreateENI(ctx, subnetIDs[1], nil, "", map[string]string{awsspec.TagCluster: "tf-acc-faults"})
 	if err != nil {
 		t.Fatal(err)
 	}

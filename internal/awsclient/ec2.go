@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // AWS error codes the Cloud reacts to by name.
@@ -54,7 +54,7 @@ func ec2Filter(name string, values ...string) ec2types.Filter {
 }
 
 func clusterFilter(clusterName string) ec2types.Filter {
-	return ec2Filter("tag:"+cluster.TagCluster, clusterName)
+	return ec2Filter("tag:"+awsspec.TagCluster, clusterName)
 }
 
 // Subnets describes the subnets by ID, in the order of ids.

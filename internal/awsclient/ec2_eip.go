@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // With api_address = "public_ip" every node's interface gets an Elastic IP of its own, tagged like the
@@ -19,13 +19,13 @@ import (
 // PublicIP associates an Elastic IP with the interface (the one tagged for node, or a new one) and returns
 // its address.
 func (c *Cloud) PublicIP(ctx context.Context, eniID string, tags map[string]string) (string, error) {
-	addrs, err := c.addresses(ctx, tags[cluster.TagCluster])
+	addrs, err := c.addresses(ctx, tags[awsspec.TagCluster])
 	if err != nil {
 		return "", err
 	}
 	var mine *ec2types.Address
 	for i, a := range addrs {
-		if tagMap(a.Tags)[cluster.TagNode] == tags[cluster.TagNode] {
+		if tagMap(a.Tags)[awsspec.TagNode] == tags[awsspec.TagNode] {
 			mine = &addrs[i]
 			break
 		}
@@ -58,7 +58,7 @@ func (c *Cloud) ReleasePublicIPs(ctx context.Context, clusterName, node string) 
 	}
 	var errs []error
 	for _, a := range addrs {
-		if node != "" && tagMap(a.Tags)[cluster.TagNode] != node {
+		if node != "" && tagMap(a.Tags)[awsspec.TagNode] != node {
 			continue
 		}
 		if a.AssociationId != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // TestAWSCloud_publicIPs (moto): each node's interface gets one Elastic IP, tagged for the node, found
@@ -21,30 +21,30 @@ func TestAWSCloud_publicIPs(t *testing.T) {
 	const name = "tf-acc-eip"
 	eni := map[string]string{}
 	for i, node := range []string{"a", "b"} {
-		e, err := c.CreateENI(ctx, subnetIDs[i], nil, "", map[string]string{cluster.TagCluster: name, cluster.TagNode: node})
+		e, err := c.CreateENI(ctx, subnetIDs[i], nil, "", map[string]string{awsspec.TagCluster: name, awsspec.TagNode: node})
 		if err != nil {
 			t.Fatal(err)
 		}
 		eni[node] = e.ID
 	}
-	other, err := c.CreateENI(ctx, subnetIDs[0], nil, "", map[string]string{cluster.TagCluster: "tf-acc-other", cluster.TagNode: "a"})
+	other, err := c.CreateENI(ctx, subnetIDs[0], nil, "", map[string]string{awsspec.TagCluster: "tf-acc-other", awsspec.TagNode: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.PublicIP(ctx, other.ID, map[string]string{cluster.TagCluster: "tf-acc-other", cluster.TagNode: "a"}); err != nil {
+	if _, err := c.PublicIP(ctx, other.ID, map[string]string{awsspec.TagCluster: "tf-acc-other", awsspec.TagNode: "a"}); err != nil {
 		t.Fatal(err)
 	}
 
 	ips := map[string]string{}
 	for _, node := range []string{"a", "b"} {
-		ip, err := c.PublicIP(ctx, eni[node], map[string]string{cluster.TagCluster: name, cluster.TagNode: node})
+		ip, err := c.PublicIP(ctx, eni[node], map[string]string{awsspec.TagCluster: name, awsspec.TagNode: node})
 		if err != nil {
 			t.Fatalf("PublicIP %s: %v", node, err)
 		}
 		if _, err := netip.ParseAddr(ip); err != nil {
 			t.Fatalf("PublicIP %s = %q: %v", node, ip, err)
 		}
-		again, err := c.PublicIP(ctx, eni[node], map[string]string{cluster.TagCluster: name, cluster.TagNode: node})
+		again, err := c.PublicIP(ctx, eni[node], map[string]string{awsspec.TagCluster: name, awsspec.TagNode: node})
 		if err != nil || again != ip {
 			t.Errorf("PublicIP %s again = %q, %v; want the same %s", node, again, err, ip)
 		}
@@ -55,8 +55,8 @@ func TestAWSCloud_publicIPs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range enis {
-		if e.PublicIP != ips[e.Tags[cluster.TagNode]] {
-			t.Errorf("ENIs: node %s's interface has public address %q, want %s", e.Tags[cluster.TagNode], e.PublicIP, ips[e.Tags[cluster.TagNode]])
+		if e.PublicIP != ips[e.Tags[awsspec.TagNode]] {
+			t.Errorf("ENIs: node %s's interface has public address %q, want %s", e.Tags[awsspec.TagNode], e.PublicIP, ips[e.Tags[awsspec.TagNode]])
 		}
 	}
 	count := func(cluster string) int {

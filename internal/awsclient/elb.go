@@ -15,7 +15,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // The cluster's Network Load Balancer is lbName(cluster) with two target groups, one per listener. Both
@@ -103,14 +103,14 @@ func (c *Cloud) checkELBOwner(ctx context.Context, what, arn, clusterName string
 	owner := ""
 	for _, d := range out.TagDescriptions {
 		for _, t := range d.Tags {
-			if aws.ToString(t.Key) == cluster.TagCluster {
+			if aws.ToString(t.Key) == awsspec.TagCluster {
 				owner = aws.ToString(t.Value)
 			}
 		}
 	}
 	if owner != clusterName {
 		return fmt.Errorf("%s exists but is not cluster %q's (tag %s = %q): %w; delete or rename it, or give the cluster another name",
-			what, clusterName, cluster.TagCluster, owner, errNotClusters)
+			what, clusterName, awsspec.TagCluster, owner, errNotClusters)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // What moto 5.2 shows of Elastic Load Balancing v2, and what these tests therefore cannot check:
@@ -198,8 +198,8 @@ func (c *lbTest) wantLoadBalancer(t *testing.T, name, vpcID string, subnets, ips
 			for _, tag := range d.Tags {
 				got[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
 			}
-			if got[cluster.TagCluster] != name || got["team"] != "tf-acc" {
-				t.Errorf("tags of %s: %v; want %s=%s and team=tf-acc", aws.ToString(d.ResourceArn), got, cluster.TagCluster, name)
+			if got[awsspec.TagCluster] != name || got["team"] != "tf-acc" {
+				t.Errorf("tags of %s: %v; want %s=%s and team=tf-acc", aws.ToString(d.ResourceArn), got, awsspec.TagCluster, name)
 			}
 		}
 	}
@@ -319,7 +319,7 @@ func TestAWSCloud_LoadBalancerNotClusters(t *testing.T) {
 
 	foreign, err := c.elb.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{
 		Name: aws.String("pgnvme-" + name), Type: elbv2types.LoadBalancerTypeEnumNetwork, Subnets: subnets,
-		Tags: []elbv2types.Tag{{Key: aws.String(cluster.TagCluster), Value: aws.String("tf-acc-someone")}},
+		Tags: []elbv2types.Tag{{Key: aws.String(awsspec.TagCluster), Value: aws.String("tf-acc-someone")}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -121,12 +121,12 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 	if adopted {
 		owner := ""
 		for _, t := range role.Tags {
-			if aws.ToString(t.Key) == cluster.TagCluster {
+			if aws.ToString(t.Key) == awsspec.TagCluster {
 				owner = aws.ToString(t.Value)
 			}
 		}
 		if owner != clusterName {
-			return "", fmt.Errorf("IAM role %s exists and is not cluster %q's (tag %s = %q): give the cluster an iam_instance_profile or another name", name, clusterName, cluster.TagCluster, owner)
+			return "", fmt.Errorf("IAM role %s exists and is not cluster %q's (tag %s = %q): give the cluster an iam_instance_profile or another name", name, clusterName, awsspec.TagCluster, owner)
 		}
 	}
 

@@ -11,7 +11,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // Tags to and from each service's tag type. A request carries its tags sorted by key, so it is the same on
@@ -76,6 +76,6 @@ func withClusterTag(tags map[string]string, clusterName string) map[string]strin
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[cluster.TagCluster] = clusterName
+	out[awsspec.TagCluster] = clusterName
 	return out
 }

@@ -177,7 +177,7 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		Identity:      cloudConfig(c, n, static, view),
 	}
 	if size := len(u.Gzip()); size > MaxUserDataBytes {
-		return UserData{}, problemf("The user-data of node %s is %d bytes even with gzip, more than the %d bytes EC2 accepts; shorten the parameters or the archive's settings.", n.Name, size, MaxUserDataBytes)
+		return UserData{}, &UserDataSizeError{Node: n.Name, Bytes: size}
 	}
 	return u, nil
 }
@@ -289,7 +289,3 @@ func literalBlockSafe(s string) bool {
 		return strings.TrimRight(l, " \t") != l
 	})
 }
-
-// problemf is a problem as bootstrap reports them: a sentence for the user, capitalised and ending in a
-// full stop, like the rest of Validate's.
-func problemf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -357,6 +358,17 @@ type UserData struct {
 	// renderings with the same Identity differ only in what PATCH /config
 	// changes on a running cluster, so an instance need not be replaced.
 	Identity string
+}
+
+// UserDataSizeError is RenderEC2's error when a node's user-data is over MaxUserDataBytes even with gzip:
+// only a rendering can tell, so the EC2 platform's plan renders every node to find it.
+type UserDataSizeError struct {
+	Node  string
+	Bytes int
+}
+
+func (e *UserDataSizeError) Error() string {
+	return fmt.Sprintf("The user-data of node %s is %d bytes even with gzip, more than the %d bytes EC2 accepts; shorten the parameters or the archive's settings.", e.Node, e.Bytes, MaxUserDataBytes)
 }
 
 // MaxUserDataBytes is the largest user-data EC2 accepts, before base64.

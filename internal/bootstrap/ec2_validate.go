@@ -85,8 +85,8 @@ func (c Cluster) validateEC2(n EC2Node) error {
 		bad("The EC2 platform runs Patroni's quorum mode, which waits for any %d standbys (ANY), not the first ones in node order; use synchronous method %q.", s.Number, quorum.MethodAny)
 	}
 	for _, name := range c.Nodes {
-		if !ec2NodeNamePattern.MatchString(name) {
-			bad("The node name %q cannot name an etcd and Patroni member; on EC2 use 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit.", name)
+		if err := CheckEC2NodeName(name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.Archive == nil {
@@ -229,19 +229,7 @@ func (c Cluster) validateEC2(n EC2Node) error {
 
 	// Patroni.
 	p := n.Patroni
-	switch {
-	case p.TTL < 20:
-		bad("Patroni's ttl is %d seconds; use 20 or more (Patroni's minimum).", p.TTL)
-	case p.LoopWait < 1:
-		bad("Patroni's loop_wait is %d seconds; use 1 or more.", p.LoopWait)
-	case p.RetryTimeout < 3:
-		bad("Patroni's retry_timeout is %d seconds; use 3 or more.", p.RetryTimeout)
-	case p.LoopWait+2*p.RetryTimeout > p.TTL:
-		bad("Patroni's loop_wait %d + 2 x retry_timeout %d is more than ttl %d; Patroni requires loop_wait + 2 x retry_timeout <= ttl: raise ttl or lower the others.", p.LoopWait, p.RetryTimeout, p.TTL)
-	}
-	if p.MaximumLagOnFailover < 0 {
-		bad("Patroni's maximum_lag_on_failover is %d bytes; use 0 (the default) or more.", p.MaximumLagOnFailover)
-	}
+	errs = append(errs, PatroniTimingProblems(p)...)
 	for _, u := range []struct{ what, name string }{{"REST API user", p.RESTAPIUser}, {"superuser", p.Superuser}, {"replication user", p.ReplicationUser}} {
 		if !roleNamePattern.MatchString(u.name) {
 			bad("Patroni's %s %q is not valid; use a letter or '_', then letters, digits or '_', at most 63 bytes.", u.what, u.name)
@@ -275,6 +263,46 @@ func (c Cluster) validateEC2(n EC2Node) error {
 		bad("The backup schedule %q is not a systemd calendar expression pgnvme accepts; use one such as \"daily\" or \"*-*-* 03:00:00\".", n.BackupSchedule)
 	}
 	return errors.Join(errs...)
+}
+
+// CheckEC2NodeName says what is wrong with name as the name of an EC2 node, nil when it is valid: it also
+// names an etcd member, a Patroni member (an etcd key) and, through Patroni, a replication slot.
+func CheckEC2NodeName(name string) error {
+	if !ec2NodeNamePattern.MatchString(name) {
+		return fmt.Errorf("The node name %q cannot name an etcd and Patroni member; on EC2 use 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit.", name) //nolint:staticcheck // a sentence for the user
+	}
+	return nil
+}
+
+// PatroniTimingProblems are what is wrong with p's timings (0 is pgnvme's default for each: ttl 30,
+// loop_wait 10, retry_timeout 10; maximum_lag_on_failover Patroni's 1 MiB), each a sentence; none when
+// Patroni accepts them.
+func PatroniTimingProblems(p Patroni) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	or := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	ttl, loop, retry := or(p.TTL, DefaultPatroniTTL), or(p.LoopWait, DefaultPatroniLoopWait), or(p.RetryTimeout, DefaultPatroniRetryTimeout)
+	switch {
+	case ttl < 20:
+		bad("Patroni's ttl is %d seconds; use 20 or more (Patroni's minimum), or leave it unset for %d.", ttl, DefaultPatroniTTL)
+	case loop < 1:
+		bad("Patroni's loop_wait is %d seconds; use 1 or more, or leave it unset for %d.", loop, DefaultPatroniLoopWait)
+	case retry < 3:
+		bad("Patroni's retry_timeout is %d seconds; use 3 or more, or leave it unset for %d.", retry, DefaultPatroniRetryTimeout)
+	case loop+2*retry > ttl:
+		bad("Patroni's loop_wait %d + 2 x retry_timeout %d is more than its ttl %d (unset values are pgnvme's defaults: ttl %d, loop_wait %d, retry_timeout %d); "+
+			"Patroni requires loop_wait + 2 x retry_timeout <= ttl: raise ttl or lower the others.",
+			loop, retry, ttl, DefaultPatroniTTL, DefaultPatroniLoopWait, DefaultPatroniRetryTimeout)
+	}
+	if p.MaximumLagOnFailover < 0 {
+		bad("Patroni's maximum_lag_on_failover is %d bytes; use 0 or more (unset is Patroni's default, 1 MiB).", p.MaximumLagOnFailover)
+	}
+	return errs
 }
 
 // validateSSM checks the parameter names.

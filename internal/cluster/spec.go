@@ -1,9 +1,11 @@
 // Package cluster is the platform-neutral model of a pgnvme_cluster: the Spec the configuration asks for,
 // its defaults, the one Validate (each problem carries the attribute path it is about), and what a platform
 // reports back (Member, Status, Plan). The Terraform glue converts configuration into a Spec and a Status
-// into state; platforms (internal/localcluster, later the EC2 one) turn a Spec into machines. Every rule
-// about a cluster's configuration lives here or in internal/bootstrap (what a node's PostgreSQL accepts),
-// once.
+// into state; platforms (internal/localcluster, internal/ec2cluster) turn a Spec into machines. Each
+// platform's own block (its defaults, rules and status) is a package of its own beside this one
+// (internal/cluster/localspec, internal/cluster/awsspec), which the Spec carries as a Block. Every rule
+// about a cluster's configuration lives here, in a platform's block package or in internal/bootstrap (what
+// a node's PostgreSQL accepts), once.
 //
 // The package is pure: no framework, SDK, pgx or process code.
 package cluster
@@ -14,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 )
 
@@ -21,41 +24,44 @@ import (
 const (
 	// DefaultNodeCount is the number of nodes when neither a node list nor a count is given.
 	DefaultNodeCount = 3
-	// DefaultZone is a node's zone label when none is given.
-	DefaultZone = "local"
-	// DefaultPortBase is the local platform's first port.
-	DefaultPortBase = 54320
-	// MinPortBase and MaxPort bound the local platform's ports.
-	MinPortBase = 1024
-	MaxPort     = 65535
 )
 
 // Platform names where the nodes run.
 type Platform string
 
-// The platforms.
+// The platforms, each configured by its own block (internal/cluster/localspec, internal/cluster/awsspec).
 const (
 	// PlatformLocal runs each node as PostgreSQL processes on this machine.
 	PlatformLocal Platform = "local"
+	// PlatformAWS runs each node on an EC2 instance with instance-store NVMe.
+	PlatformAWS Platform = "aws"
 )
+
+// Block is a platform's own block of the configuration (local = {...}, aws = {...}) with its defaults
+// filled in: localspec.Block or awsspec.Block. The neutral Spec carries it and knows nothing of its
+// contents; each platform reads its own (localspec.Of, awsspec.Of).
+type Block interface {
+	// Platform is the platform the block configures.
+	Platform() Platform
+	// Validate reports the block's problems, each at its attribute, in the context of s, the spec that
+	// holds it.
+	Validate(s Spec) []*FieldError
+}
+
+// BlockInput is a platform block as given, before defaults.
+type BlockInput interface {
+	// WithDefaults is the block with its defaults filled in.
+	WithDefaults() Block
+	// DefaultZone is a node's zone when the configuration gives none; "" when the platform needs the
+	// user to choose (a node without a zone is then an error).
+	DefaultZone() string
+}
 
 // Node is one configured node.
 type Node struct {
 	Name string
-	// Zone is the node's zone; DefaultZone on the local platform when unset.
+	// Zone is the node's zone; the platform's default zone when unset (see BlockInput.DefaultZone).
 	Zone string
-}
-
-// Local is the local platform's configuration.
-type Local struct {
-	// DataDir is the absolute directory holding one data directory per node.
-	DataDir string
-	// PortBase is the first TCP port on 127.0.0.1.
-	PortBase int
-	// RunAsUser is the OS user the servers run as; "" is the platform's default.
-	RunAsUser string
-	// Limits are each node's resource limits; nil means none.
-	Limits *Limits
 }
 
 // Spec is the cluster the configuration asks for, defaults filled in.
@@ -69,10 +75,8 @@ type Spec struct {
 	Parameters  map[string]string
 	// Archive is continuous archiving; nil means none.
 	Archive *bootstrap.Archive
-	// Local is set when the cluster runs on the local platform, AWS when it runs on EC2 (exactly one
-	// platform block is set).
-	Local *Local
-	AWS   *AWS
+	// Block is the platform's block; nil when the configuration gave none or more than one (an error).
+	Block Block
 	// Given is the configuration as given, before defaults (FromInput keeps it): what an import writes back,
 	// so that a configuration that leaves a setting to its default plans no change after an import.
 	Given *Input `json:",omitempty"`
@@ -80,13 +84,24 @@ type Spec struct {
 
 // Platform is the platform s runs on, "" when no platform block (or more than one) is set.
 func (s Spec) Platform() Platform {
-	switch {
-	case s.Local != nil && s.AWS == nil:
-		return PlatformLocal
-	case s.AWS != nil && s.Local == nil:
-		return PlatformAWS
+	if s.Block == nil {
+		return ""
 	}
-	return ""
+	return s.Block.Platform()
+}
+
+// MajorOrDefault is s's PostgreSQL major version, capacity's default when s leaves it to the platform.
+func (s Spec) MajorOrDefault() int {
+	if s.PostgresMajor == 0 {
+		return capacity.DefaultPostgresMajor
+	}
+	return s.PostgresMajor
+}
+
+// Bootstrap is the cluster as a node's configuration sees it (bootstrap.Cluster): its name, major version
+// (MajorOrDefault), nodes, synchronous replication, parameters and archive.
+func (s Spec) Bootstrap() bootstrap.Cluster {
+	return bootstrap.Cluster{Name: s.Name, PostgresMajor: s.MajorOrDefault(), Nodes: s.NodeNames(), Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive}
 }
 
 // NodeNames are the nodes' names in priority order.
@@ -108,8 +123,17 @@ type Input struct {
 	Synchronous SynchronousInput
 	Parameters  map[string]string
 	Archive     *ArchiveInput
-	Local       *Local
-	AWS         *AWSInput
+	// Blocks are the platform blocks given (localspec.Block, *awsspec.Input); a valid configuration gives
+	// exactly one. A platform keeps its own in what it stores (the JSON of Input leaves them out).
+	Blocks []BlockInput `json:"-"`
+}
+
+// Block is the one platform block in, nil when there is none or more than one.
+func (in Input) Block() BlockInput {
+	if len(in.Blocks) != 1 {
+		return nil
+	}
+	return in.Blocks[0]
 }
 
 // SynchronousInput is the synchronous block as given; "" and nil are unset.
@@ -128,13 +152,13 @@ type ArchiveInput struct {
 	BackupOnCreate *bool
 }
 
-// FromInput fills in the defaults: node-1..node-N (DefaultNodeCount) when no node list is given, zone
-// DefaultZone, synchronous any / 1 standby (0 for a single node) / required / on, backup on create,
-// port base DefaultPortBase, limits that set nothing as none and a device of DefaultDiskGiB when an I/O
-// limit asks for one.
+// FromInput fills in the defaults: node-1..node-N (DefaultNodeCount) when no node list is given, the
+// platform's default zone, synchronous any / 1 standby (0 for a single node) / required / on, backup on
+// create, and the platform block's own (BlockInput.WithDefaults).
 func FromInput(in Input) Spec {
 	given := in
 	given.Nodes = slices.Clone(in.Nodes)
+	given.Blocks = slices.Clone(in.Blocks)
 	s := Spec{Name: in.Name, PostgresMajor: in.PostgresMajor, Parameters: maps.Clone(in.Parameters), Given: &given}
 	if in.Nodes != nil {
 		s.Nodes = slices.Clone(in.Nodes)
@@ -147,9 +171,12 @@ func FromInput(in Input) Spec {
 			s.Nodes = append(s.Nodes, Node{Name: fmt.Sprintf("node-%d", i+1)})
 		}
 	}
-	for i := range s.Nodes {
-		if s.Nodes[i].Zone == "" && in.AWS == nil { // on EC2 a zone is the user's choice: none is an error
-			s.Nodes[i].Zone = DefaultZone
+	if b := in.Block(); b != nil {
+		s.Block = b.WithDefaults()
+		for i := range s.Nodes {
+			if s.Nodes[i].Zone == "" {
+				s.Nodes[i].Zone = b.DefaultZone()
+			}
 		}
 	}
 	number := 1
@@ -172,15 +199,6 @@ func FromInput(in Input) Spec {
 			BackupOnCreate:    a.BackupOnCreate == nil || *a.BackupOnCreate,
 		}
 	}
-	if in.Local != nil {
-		l := *in.Local
-		if l.PortBase == 0 {
-			l.PortBase = DefaultPortBase
-		}
-		l.Limits = l.Limits.withDefaults()
-		s.Local = &l
-	}
-	s.AWS = fromAWSInput(in.AWS)
 	return s
 }
 

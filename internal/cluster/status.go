@@ -52,9 +52,8 @@ type Status struct {
 	SynchronousStandbyNames string
 	// Degraded is true when fewer named standbys stream than the synchronous number.
 	Degraded bool
-	// Local is the local platform's own status, AWS the aws platform's.
-	Local *LocalStatus
-	AWS   *AWSStatus
+	// Platform is what only the platform reports (*localspec.Status, *awsspec.Status); nil for none.
+	Platform PlatformStatus
 	// Leftovers is true when objects the platform made for the cluster still exist although no member
 	// does (the aws platform's network interfaces, security group, parameters): the cluster stays in state
 	// so that an apply can rebuild it or a destroy remove them.
@@ -63,10 +62,11 @@ type Status struct {
 	Warnings []string
 }
 
-// LocalStatus is what only the local platform reports.
-type LocalStatus struct {
-	// DurabilityWatcherRunning is true while the data_durability "preferred" watcher runs.
-	DurabilityWatcherRunning bool
+// PlatformStatus is what only one platform reports of a cluster, beside the neutral Status
+// (*localspec.Status, *awsspec.Status).
+type PlatformStatus interface {
+	// Platform is the platform that reports it.
+	Platform() Platform
 }
 
 // Gone reports whether every member is missing: the cluster no longer exists.
@@ -136,10 +136,9 @@ type Plan struct {
 	// Membership is true when the apply adds or removes nodes (the aws platform): their interfaces and
 	// addresses change with them.
 	Membership bool
-	// Local is the local platform's planned status, AWS the aws platform's (values it cannot know yet are
-	// empty and planned as unknown).
-	Local *LocalStatus
-	AWS   *AWSStatus
+	// Platform is the platform's own planned status (values it cannot know yet are empty and planned as
+	// unknown); nil for none.
+	Platform PlatformStatus
 }
 
 // Planned is what members will look like after actions run: every member running, roles carried over

@@ -3,12 +3,11 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 )
 
 // FieldError is one problem with a configuration, with the attribute it is about. Path uses the
@@ -98,56 +97,26 @@ func Validate(s Spec) []*FieldError {
 			add(nodePath, "Invalid Node Name", "%s.", capitalize(err.Error()))
 		}
 	}
-	major := s.PostgresMajor
-	if major == 0 {
-		major = capacity.DefaultPostgresMajor
+	// The platform's block, in the context of the neutral spec.
+	var block []*FieldError
+	if s.Block != nil {
+		block = s.Block.Validate(s)
+	}
+	blockAt := func(path []string) bool { // the block reports a problem at path or below it
+		return slices.ContainsFunc(block, func(e *FieldError) bool { return len(e.Path) >= len(path) && slices.Equal(e.Path[:len(path)], path) })
 	}
 	// What a node's PostgreSQL accepts (duplicate names, synchronous settings, parameters, archive options)
 	// is bootstrap's rule; it reports each problem with its attribute.
-	c := bootstrap.Cluster{Name: s.Name, PostgresMajor: major, Nodes: s.NodeNames(), Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive}
-	for _, p := range c.Problems() {
+	for _, p := range s.Bootstrap().Problems() {
 		switch {
 		case len(p.Path) == 1 && p.Path[0] == "name",
 			len(p.Path) == 1 && p.Path[0] == "node" && (len(s.Nodes) < bootstrap.MinNodes || len(s.Nodes) > bootstrap.MaxNodes),
-			len(p.Path) == 1 && p.Path[0] == "archive" && s.Local != nil:
+			len(p.Path) == 1 && p.Path[0] == "archive" && blockAt(p.Path):
 			continue // said above or by the platform's rule, in the product's own words
 		}
 		add(p.Path, summaryFor(p.Path), "%s", p.Err.Error())
 	}
-	if l := s.Local; l != nil {
-		out = append(out, validateLocal(s, l)...)
-	}
-	if a := s.AWS; a != nil {
-		out = append(out, validateAWS(s, a)...)
-	}
-	return out
-}
-
-func validateLocal(s Spec, l *Local) []*FieldError {
-	var out []*FieldError
-	if !filepath.IsAbs(l.DataDir) {
-		out = append(out, Errorf([]string{"local", "data_dir"}, "Invalid Data Directory", "local.data_dir %q must be an absolute path, such as /var/lib/pgnvme/%s.", l.DataDir, s.Name))
-	}
-	if l.PortBase < MinPortBase || l.PortBase+len(s.Nodes)-1 > MaxPort {
-		out = append(out, Errorf([]string{"local", "port_base"}, "Invalid Port Base", "local.port_base %d with %d nodes needs ports %d to %d; choose a base from %d so every port is at most %d.",
-			l.PortBase, len(s.Nodes), l.PortBase, l.PortBase+len(s.Nodes)-1, MinPortBase, MaxPort))
-	}
-	if l.Limits != nil {
-		out = append(out, validateLimits(s, l.Limits)...)
-	}
-	if a := s.Archive; a != nil {
-		switch {
-		case len(a.WALGEnv) > 0:
-			out = append(out, Errorf([]string{"archive", "walg_env"}, "WAL-G On The Local Platform",
-				"The local platform archives with pgBackRest; WAL-G is the EC2 platform's archiver. Use archive.pgbackrest_options "+
-					"(for a bucket: pgnvme_archive_bucket.x.pgbackrest_options plus credentials, or repo1-type = \"posix\" with repo1-path for a local repository)."))
-		case len(a.PgBackRestOptions) == 0:
-			out = append(out, Errorf([]string{"archive"}, "Missing Archive Options",
-				"archive needs pgbackrest_options (the local platform's archiver), e.g. pgnvme_archive_bucket.x.pgbackrest_options plus credentials, "+
-					"or repo1-type = \"posix\" with repo1-path for a local repository. Remove archive to run without one."))
-		}
-	}
-	return out
+	return append(out, block...)
 }
 
 // summaryFor titles a bootstrap problem by the setting it is about.

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -47,7 +48,7 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 			}
 			o.enis[n.Name] = e
 		}
-		if se.a.APIAddress == cluster.APIAddressPublic {
+		if se.a.APIAddress == awsspec.APIAddressPublic {
 			if e.PublicIP, err = se.cloud.PublicIP(ctx, e.ID, se.tags(n.Name)); err != nil {
 				return nil, "", nil, fmt.Errorf("the public address of node %s: %w", n.Name, err)
 			}
@@ -55,7 +56,7 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 		}
 		addrs[n.Name] = e.PrivateIP
 	}
-	if se.a.APIAddress != cluster.APIAddressPublic {
+	if se.a.APIAddress != awsspec.APIAddressPublic {
 		// Those of api_address = "public_ip" before, if any.
 		if err := se.cloud.ReleasePublicIPs(ctx, se.s.Name, ""); err != nil {
 			return nil, "", nil, fmt.Errorf("releasing the Elastic IPs: %w", err)
@@ -79,7 +80,7 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 		profile, err = se.cloud.InstanceProfile(ctx, se.s.Name)
 		if errors.Is(err, ErrNotFound) {
 			tflog.Info(ctx, "creating the nodes' instance role and profile")
-			profile, err = se.cloud.CreateInstanceProfile(ctx, se.s.Name, se.region, cluster.SSMPath(se.s.Name), se.a.NodePolicyJSON, se.tags(""))
+			profile, err = se.cloud.CreateInstanceProfile(ctx, se.s.Name, se.region, awsspec.SSMPath(se.s.Name), se.a.NodePolicyJSON, se.tags(""))
 		}
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("the nodes' instance profile: %w", err)
@@ -93,7 +94,7 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 // the state has none (a create resumed after an interruption), the one the interrupted apply kept.
 func (se *session) hadLoadBalancer(ctx context.Context, prior cluster.Prior) (bool, error) {
 	if prior.Spec != nil {
-		return prior.Spec.AWS != nil && prior.Spec.AWS.LoadBalancer, nil
+		return awsspec.Of(*prior.Spec) != nil && awsspec.Of(*prior.Spec).LoadBalancer, nil
 	}
 	return se.keptLoadBalancer(ctx)
 }
@@ -112,7 +113,7 @@ func (se *session) keptLoadBalancer(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return last.AWS != nil && last.AWS.LoadBalancer, nil
+	return awsspec.Of(last) != nil && awsspec.Of(last).LoadBalancer, nil
 }
 
 // ensureLoadBalancer creates or completes the load balancer when aws.load_balancer asks for one (its
@@ -240,7 +241,7 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 // dynamic configuration (parameters, timings, quorum), removed nodes, lost and added ones one at a time,
 // the rolling replacement of outdated nodes (standbys first, a switchover, the old primary last), then the
 // restarts of nodes whose PostgreSQL waits for one (standbys first). A node is outdated when what its
-// machine was launched with (cluster.Launch: instance type, AMI, root volume, key pair, user-data) differs
+// machine was launched with (awsspec.Launch: instance type, AMI, root volume, key pair, user-data) differs
 // from what the configuration asks now.
 func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error) {
 	return p.apply(ctx, s, prior)
@@ -301,7 +302,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 // replacedID is the instance a launch of node replaces: its lost instance, if one is still listed.
 func replacedID(o observation, node string) string {
 	for _, in := range o.others {
-		if in.Tags[cluster.TagNode] == node {
+		if in.Tags[awsspec.TagNode] == node {
 			return in.ID
 		}
 	}

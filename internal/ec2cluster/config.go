@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -103,7 +103,7 @@ func (se *session) configDiff(ctx context.Context, o observation, t *target) (dy
 	if err != nil {
 		return d, err
 	}
-	if d.desired, err = cluster.AWSDynamicConfig(se.s, addrs, allowed); err != nil {
+	if d.desired, err = awsspec.DynamicConfig(se.s, addrs, allowed); err != nil {
 		return d, fmt.Errorf("rendering the dynamic configuration: %w", err)
 	}
 	d.host = se.apiHost(e)

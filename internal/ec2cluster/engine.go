@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -21,7 +21,7 @@ type engineInput struct {
 	known []string
 	// launches are what each node's machine is launched with now (nil when not rendered: no node is
 	// then outdated).
-	launches map[string]cluster.Launch
+	launches map[string]awsspec.Launch
 	// t is the resolved target, when there is one (the client networks for the dynamic configuration).
 	t *target
 	// lenientConfig turns a dynamic configuration that cannot be read into a configure step (for the
@@ -46,7 +46,7 @@ func (o observation) liveMachine(node string) bool {
 		return true
 	}
 	return slices.ContainsFunc(o.others, func(in Instance) bool {
-		return in.Tags[cluster.TagNode] == node && !slices.Contains(lostStates, in.State)
+		return in.Tags[awsspec.TagNode] == node && !slices.Contains(lostStates, in.State)
 	})
 }
 
@@ -150,7 +150,7 @@ func (o observation) hadInstance(node string) bool {
 	if _, ok := o.instances[node]; ok {
 		return true
 	}
-	return slices.ContainsFunc(o.others, func(in Instance) bool { return in.Tags[cluster.TagNode] == node })
+	return slices.ContainsFunc(o.others, func(in Instance) bool { return in.Tags[awsspec.TagNode] == node })
 }
 
 // quorumRole reports whether a Patroni role is one the leader's synchronous quorum counts.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
@@ -28,13 +29,13 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	if err != nil {
 		return cluster.Plan{}, err
 	}
-	plan := cluster.Plan{PostgresMajor: major(s), AWS: &cluster.AWSStatus{Region: se.region, AMIID: t.image.ID, SSMPath: cluster.SSMPath(s.Name)}}
+	plan := cluster.Plan{PostgresMajor: major(s), Platform: &awsspec.Status{Region: se.region, AMIID: t.image.ID, SSMPath: awsspec.SSMPath(s.Name)}}
 	o, err := se.observe(ctx)
 	if err != nil {
 		return cluster.Plan{}, err
 	}
 	if len(prior.Members) == 0 {
-		if s.AWS.IAMInstanceProfile == "" && len(o.enis) == 0 {
+		if awsspec.Of(s).IAMInstanceProfile == "" && len(o.enis) == 0 {
 			// IAM is global: the role and profile pgnvme-<name> of a cluster of the same name in another
 			// region (or left behind) would be taken over, its SSM policy rewritten, and removed with this one.
 			if _, err := se.cloud.InstanceProfile(ctx, s.Name); err == nil {
@@ -47,6 +48,10 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 				return cluster.Plan{}, err
 			}
 		}
+		// What only a rendering can tell, the user-data's size, before anything is made.
+		if _, _, err := se.render(t, standInAddrs(s)); err != nil {
+			return cluster.Plan{}, err
+		}
 		if len(o.enis) > 0 || len(o.instances) > 0 {
 			launches, err := se.launchesIfAddressed(t, o)
 			if err != nil {
@@ -54,7 +59,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 			}
 			steps, _ := plannedSteps(se.engine(ctx, o, engineInput{launches: launches, t: &t, lenientConfig: true}))
 			plan.Actions = fmt.Sprintf("resume: %d network interfaces and %d instances tagged %s=%s exist already (an interrupted apply?); the apply reuses them. "+
-				"If they belong to another cluster of the same name, choose another name. Then:\n%s", len(o.enis), len(o.instances), cluster.TagCluster, s.Name, steps)
+				"If they belong to another cluster of the same name, choose another name. Then:\n%s", len(o.enis), len(o.instances), awsspec.TagCluster, s.Name, steps)
 		}
 		for i, n := range s.Nodes {
 			role := cluster.RoleStandby
@@ -66,7 +71,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		plan.Promoting = true // the addresses come with the interfaces, and Patroni elects the leader
 		return plan, nil
 	}
-	if _, _, err := cluster.AWSNodeListChange(prior.MemberNames(), s.NodeNames()); err != nil {
+	if _, _, err := awsspec.NodeListChange(prior.MemberNames(), s.NodeNames()); err != nil {
 		return cluster.Plan{}, err
 	}
 	for _, n := range s.Nodes {
@@ -120,7 +125,7 @@ func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior cluster.Prior
 // group, instance role and profile, password parameters); never the archive. It refuses while
 // deletion_protection is set.
 func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ cluster.Prior) error {
-	if s.AWS != nil && s.AWS.DeletionProtection {
+	if a := awsspec.Of(s); a != nil && a.DeletionProtection {
 		return cluster.Errorf([]string{"aws", "deletion_protection"}, "Deletion Protection Is On",
 			"The cluster %s has aws.deletion_protection = true, so destroy (or a replacement) is refused and nothing was removed. "+
 				"Its data lives on instance store: a destroy loses every byte not in the archive. To destroy it, set deletion_protection = false, apply, then destroy.", s.Name)
@@ -152,7 +157,7 @@ func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ cluster.Prior) 
 	// stopped before it was gone.
 	if had, err := se.keptLoadBalancer(ctx); err != nil {
 		return err
-	} else if had || s.AWS.LoadBalancer {
+	} else if had || se.a.LoadBalancer {
 		if err := se.cloud.DeleteLoadBalancer(ctx, s.Name); err != nil {
 			return fmt.Errorf("deleting the load balancer: %w", err)
 		}
@@ -202,7 +207,8 @@ func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []clust
 	if !strings.HasPrefix(id, ImportPrefix) || !ok || region == "" || name == "" {
 		return cluster.Spec{}, nil, fmt.Errorf("the import ID %q is not aws:<region>:<cluster name>, such as aws:eu-west-1:orders", id)
 	}
-	s := cluster.Spec{Name: name, AWS: &cluster.AWS{Region: region, DeletionProtection: true, APIAddress: cluster.APIAddressPrivate, RootVolumeGiB: cluster.DefaultRootVolumeGiB}}
+	a := &awsspec.Block{Region: region, DeletionProtection: true, APIAddress: awsspec.APIAddressPrivate, RootVolumeGiB: awsspec.DefaultRootVolumeGiB}
+	s := cluster.Spec{Name: name, Block: a}
 	se, err := p.open(ctx, s)
 	if err != nil {
 		return cluster.Spec{}, nil, err
@@ -212,20 +218,20 @@ func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []clust
 		return cluster.Spec{}, nil, err
 	}
 	if len(enis) == 0 {
-		return cluster.Spec{}, nil, fmt.Errorf("no network interface in %s is tagged %s=%s: no such cluster", region, cluster.TagCluster, name)
+		return cluster.Spec{}, nil, fmt.Errorf("no network interface in %s is tagged %s=%s: no such cluster", region, awsspec.TagCluster, name)
 	}
 	slices.SortFunc(enis, func(a, b ENI) int {
 		ai, _ := strconv.Atoi(a.Tags["pgnvme:priority"])
 		bi, _ := strconv.Atoi(b.Tags["pgnvme:priority"])
 		return ai - bi
 	})
-	s.AWS.SubnetIDs = map[string]string{}
+	a.SubnetIDs = map[string]string{}
 	created, _ := se.cloud.SecurityGroup(ctx, name)
 	for _, e := range enis {
-		s.Nodes = append(s.Nodes, cluster.Node{Name: e.Tags[cluster.TagNode], Zone: e.Zone})
-		s.AWS.SubnetIDs[e.Zone] = e.SubnetID
-		if !slices.Equal(e.Groups, []string{created}) && len(s.AWS.SecurityGroupIDs) == 0 {
-			s.AWS.SecurityGroupIDs = slices.Clone(e.Groups)
+		s.Nodes = append(s.Nodes, cluster.Node{Name: e.Tags[awsspec.TagNode], Zone: e.Zone})
+		a.SubnetIDs[e.Zone] = e.SubnetID
+		if !slices.Equal(e.Groups, []string{created}) && len(a.SecurityGroupIDs) == 0 {
+			a.SecurityGroupIDs = slices.Clone(e.Groups)
 		}
 	}
 	o, err := se.observe(ctx)
@@ -233,7 +239,7 @@ func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []clust
 		return cluster.Spec{}, nil, err
 	}
 	for _, in := range o.instances {
-		s.AWS.InstanceType, s.AWS.AMIID = in.Type, in.AMI
+		a.InstanceType, a.AMIID = in.Type, in.AMI
 		break
 	}
 	if _, err := se.cloud.InstanceProfile(ctx, name); errors.Is(err, ErrNotFound) {
@@ -246,7 +252,7 @@ func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []clust
 		if err != nil {
 			return cluster.Spec{}, nil, err
 		}
-		if kept.AWS == nil {
+		if awsspec.Of(kept) == nil {
 			return cluster.Spec{}, nil, fmt.Errorf("the configuration parameter %s holds no aws block", specParameter(name))
 		}
 		return kept, st.Members, nil
@@ -254,14 +260,14 @@ func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []clust
 		return cluster.Spec{}, nil, err
 	}
 	tflog.Warn(ctx, "the cluster's configuration parameter is missing: the archive and the parameters are not imported")
-	in := cluster.Input{Name: name, Nodes: s.Nodes, AWS: &cluster.AWSInput{AWS: *s.AWS}}
+	in := cluster.Input{Name: name, Nodes: s.Nodes, Blocks: []cluster.BlockInput{&awsspec.Input{Block: *a}}}
 	return cluster.FromInput(in), st.Members, nil
 }
 
 // launchesIfAddressed are what each node's machine would be launched with now, when every node has its
 // interface; nil otherwise (without every address the user-data cannot be rendered: the nodes without one
 // are new, and the others are rolled only when the addresses they hold change, which the apply renders).
-func (se *session) launchesIfAddressed(t target, o observation) (map[string]cluster.Launch, error) {
+func (se *session) launchesIfAddressed(t target, o observation) (map[string]awsspec.Launch, error) {
 	addrs := map[string]string{}
 	for _, n := range se.s.Nodes {
 		e, ok := o.enis[n.Name]

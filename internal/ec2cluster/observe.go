@@ -13,6 +13,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
@@ -44,7 +45,7 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 		return o, fmt.Errorf("listing the cluster's network interfaces: %w", err)
 	}
 	for _, e := range enis {
-		o.enis[e.Tags[cluster.TagNode]] = e
+		o.enis[e.Tags[awsspec.TagNode]] = e
 	}
 	insts, err := se.cloud.Instances(ctx, se.s.Name)
 	if err != nil {
@@ -52,7 +53,7 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 	}
 	slices.SortFunc(insts, func(a, b Instance) int { return b.LaunchTime.Compare(a.LaunchTime) }) // newest first
 	for _, in := range insts {
-		node := in.Tags[cluster.TagNode]
+		node := in.Tags[awsspec.TagNode]
 		if _, ok := o.instances[node]; ok || !slices.ContainsFunc(se.s.Nodes, func(n cluster.Node) bool { return n.Name == node }) {
 			o.others = append(o.others, in)
 			continue
@@ -100,7 +101,7 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 
 // apiHost is the address the provider reaches a node's REST API at.
 func (se *session) apiHost(e ENI) string {
-	if se.a.APIAddress == cluster.APIAddressPublic && e.PublicIP != "" {
+	if se.a.APIAddress == awsspec.APIAddressPublic && e.PublicIP != "" {
 		return e.PublicIP
 	}
 	return e.PrivateIP
@@ -220,8 +221,8 @@ func (se *session) synchronous(ctx context.Context, o observation) (string, erro
 func (se *session) status(ctx context.Context, o observation, prior []cluster.Member, t *target) cluster.Status {
 	members, warnings := se.members(o, prior)
 	st := cluster.Status{Members: members, PostgresMajor: major(se.s), Warnings: warnings, Leftovers: len(o.enis) > 0}
-	as := &cluster.AWSStatus{Region: se.region, AMIID: se.a.AMIID, InstanceIDs: map[string]string{}, NetworkInterfaceID: map[string]string{},
-		PrivateIPs: map[string]string{}, SSMPath: cluster.SSMPath(se.s.Name)}
+	as := &awsspec.Status{Region: se.region, AMIID: se.a.AMIID, InstanceIDs: map[string]string{}, NetworkInterfaceID: map[string]string{},
+		PrivateIPs: map[string]string{}, SSMPath: awsspec.SSMPath(se.s.Name)}
 	if t != nil && t.image.ID != "" {
 		as.AMIID = t.image.ID
 	}
@@ -253,7 +254,7 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 			st.Warnings = append(st.Warnings, fmt.Sprintf("the load balancer could not be read: %v", err))
 		}
 	}
-	st.AWS = as
+	st.Platform = as
 	if o.patroniOK {
 		ssn, err := se.synchronous(ctx, o)
 		if err != nil {
@@ -292,6 +293,6 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 type ssmNames struct{ superuser, replication, restapi string }
 
 func (se *session) ssmNames() ssmNames {
-	su, repl, rest := cluster.SSMParameterNames(se.s.Name)
+	su, repl, rest := awsspec.SSMParameterNames(se.s.Name)
 	return ssmNames{superuser: su, replication: repl, restapi: rest}
 }

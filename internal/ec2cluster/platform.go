@@ -13,6 +13,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -58,16 +59,17 @@ func NewPlatform(clients *awsclient.Clients) *Platform {
 type session struct {
 	p      *Platform
 	s      cluster.Spec
-	a      *cluster.AWS
+	a      *awsspec.Block
 	region string
 	cloud  Cloud
 }
 
 func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {
-	if s.AWS == nil {
+	a := awsspec.Of(s)
+	if a == nil {
 		return nil, errors.New("the cluster has no aws block; this is a bug in the provider")
 	}
-	region, err := p.region(s.AWS.Region)
+	region, err := p.region(a.Region)
 	if err != nil {
 		return nil, cluster.Errorf([]string{"aws", "region"}, "Missing Region", "No AWS region is set: set aws.region, the provider's region, or AWS_REGION.")
 	}
@@ -75,7 +77,7 @@ func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{p: p, s: s, a: s.AWS, region: region, cloud: c}, nil
+	return &session{p: p, s: s, a: a, region: region, cloud: c}, nil
 }
 
 // major is the PostgreSQL major version the nodes run.
@@ -221,20 +223,34 @@ func preferredArch(archs []string) string {
 }
 
 // facts are the type's facts for the bootstrap.
-func (t target) facts() cluster.AWSFacts {
-	return cluster.AWSFacts{Architecture: t.image.Architecture, DiskCount: t.info.DiskCount}
+func (t target) facts() awsspec.Facts {
+	return awsspec.Facts{Architecture: t.image.Architecture, DiskCount: t.info.DiskCount}
 }
 
-// render renders every node's user-data (gzip) and what its machine is launched with.
-func (se *session) render(t target, addrs map[string]string) (map[string][]byte, map[string]cluster.Launch, error) {
-	ud, err := cluster.RenderAWS(se.s, se.region, addrs, t.allowed, t.facts())
+// standInAddrs are addresses for rendering the nodes of a cluster whose interfaces are not made yet, of the
+// longest form an address has (so that a user-data they fit in fits with the real ones).
+func standInAddrs(s cluster.Spec) map[string]string {
+	out := map[string]string{}
+	for i, n := range s.Nodes {
+		out[n.Name] = fmt.Sprintf("198.18.255.%d", 200+i)
+	}
+	return out
+}
+
+// render renders every node's user-data (gzip) and what its machine is launched with. A user-data over
+// EC2's limit is an error at the parameters, which make most of it.
+func (se *session) render(t target, addrs map[string]string) (map[string][]byte, map[string]awsspec.Launch, error) {
+	ud, err := awsspec.Render(se.s, se.region, addrs, t.allowed, t.facts())
+	if sizeErr := (*bootstrap.UserDataSizeError)(nil); errors.As(err, &sizeErr) {
+		return nil, nil, cluster.Errorf([]string{"parameters"}, "User-Data Too Large", "%s", sizeErr.Error())
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("rendering the nodes' user-data: %w", err)
 	}
-	data, launches := map[string][]byte{}, map[string]cluster.Launch{}
+	data, launches := map[string][]byte{}, map[string]awsspec.Launch{}
 	for name, u := range ud {
 		data[name] = u.Gzip()
-		launches[name] = cluster.NewLaunch(se.a, t.image.ID, []byte(u.Identity))
+		launches[name] = awsspec.NewLaunch(se.a, t.image.ID, []byte(u.Identity))
 	}
 	return data, launches, nil
 }
@@ -249,9 +265,9 @@ func (se *session) tags(node string) map[string]string {
 	for k, v := range se.a.Tags {
 		out[k] = v
 	}
-	out[cluster.TagCluster] = se.s.Name
+	out[awsspec.TagCluster] = se.s.Name
 	if node != "" {
-		out[cluster.TagNode] = node
+		out[awsspec.TagNode] = node
 		out["Name"] = se.s.Name + "-" + node
 	}
 	return out

@@ -2,6 +2,8 @@ package ec2cluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -88,7 +91,7 @@ func (f *fakeCloud) ENIs(context.Context, string) ([]ENI, error) {
 	return append([]ENI(nil), f.enis...), nil
 }
 func (f *fakeCloud) CreateENI(_ context.Context, subnetID string, groups []string, _ string, tags map[string]string) (ENI, error) {
-	f.call("CreateENI %s", tags[cluster.TagNode])
+	f.call("CreateENI %s", tags[awsspec.TagNode])
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	zone := ""
@@ -169,7 +172,7 @@ func (f *fakeCloud) Instances(context.Context, string) ([]Instance, error) {
 	return append([]Instance(nil), f.instances...), nil
 }
 func (f *fakeCloud) RunInstance(_ context.Context, spec RunSpec) (string, error) {
-	f.call("RunInstance %s placement group %q", spec.Tags[cluster.TagNode], spec.PlacementGroup)
+	f.call("RunInstance %s placement group %q", spec.Tags[awsspec.TagNode], spec.PlacementGroup)
 	if f.runErr != nil {
 		return "", f.runErr
 	}
@@ -225,7 +228,7 @@ func launchedCurrent(t *testing.T, p *Platform, f *fakeCloud, s cluster.Spec) {
 	}
 	addrs := map[string]string{}
 	for _, e := range f.enis {
-		addrs[e.Tags[cluster.TagNode]] = e.PrivateIP
+		addrs[e.Tags[awsspec.TagNode]] = e.PrivateIP
 	}
 	_, launches, err := se.render(tg, addrs)
 	if err != nil {
@@ -233,7 +236,7 @@ func launchedCurrent(t *testing.T, p *Platform, f *fakeCloud, s cluster.Spec) {
 	}
 	for i := range f.instances {
 		in := &f.instances[i]
-		l := launches[in.Tags[cluster.TagNode]]
+		l := launches[in.Tags[awsspec.TagNode]]
 		in.Type, in.AMI, in.Tags = l.InstanceType, l.AMI, maps.Clone(in.Tags)
 		maps.Copy(in.Tags, l.Tags())
 	}
@@ -244,8 +247,8 @@ func fakeSpec(protect bool) cluster.Spec {
 		Name: "t", PostgresMajor: 15,
 		Nodes:   []cluster.Node{{Name: "node-1", Zone: "eu-west-1a"}, {Name: "node-2", Zone: "eu-west-1b"}, {Name: "node-3", Zone: "eu-west-1c"}},
 		Archive: &cluster.ArchiveInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://b/p", "AWS_REGION": "eu-west-1"}},
-		AWS: &cluster.AWSInput{AWS: cluster.AWS{InstanceType: "m6id.large", AMIID: "ami-0123456789abcdef0", SubnetIDs: fakeZones},
-			DeletionProtection: &protect},
+		Blocks: []cluster.BlockInput{&awsspec.Input{Block: awsspec.Block{InstanceType: "m6id.large", AMIID: "ami-0123456789abcdef0", SubnetIDs: fakeZones},
+			DeletionProtection: &protect}},
 	})
 }
 
@@ -293,7 +296,7 @@ func existing(f *fakeCloud, states map[string]string) []cluster.Member {
 	var prior []cluster.Member
 	for i, n := range []string{"node-1", "node-2", "node-3"} {
 		zone := []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}[i]
-		tags := map[string]string{cluster.TagCluster: "t", cluster.TagNode: n}
+		tags := map[string]string{awsspec.TagCluster: "t", awsspec.TagNode: n}
 		e := ENI{ID: fmt.Sprintf("eni-%d", i+1), Zone: zone, PrivateIP: fmt.Sprintf("10.9.0.%d", 10+i), Status: "in-use", Tags: tags}
 		f.enis = append(f.enis, e)
 		st := states[n]
@@ -385,7 +388,7 @@ func TestPlatform_profileOfAnotherRegion(t *testing.T) {
 		t.Errorf("a refused plan changed things: %v", m)
 	}
 	s := fakeSpec(true)
-	s.AWS.IAMInstanceProfile = "db-nodes"
+	awsspec.Of(s).IAMInstanceProfile = "db-nodes"
 	if _, err := fakePlatform(t, f, nil).Plan(context.Background(), s, cluster.Prior{}); err != nil {
 		t.Errorf("with its own profile the cluster should plan: %v", err)
 	}
@@ -399,7 +402,7 @@ func TestPlatform_placementGroup(t *testing.T) {
 	} {
 		f := &fakeCloud{}
 		s := fakeSpec(true)
-		s.AWS.PlacementGroup, s.AWS.IAMInstanceProfile = tc.group, "db-nodes"
+		awsspec.Of(s).PlacementGroup, awsspec.Of(s).IAMInstanceProfile = tc.group, "db-nodes"
 		_, err := fakePlatform(t, f, nil).Plan(context.Background(), s, cluster.Prior{})
 		fields, _ := cluster.FieldErrors(err)
 		switch {
@@ -414,9 +417,36 @@ func TestPlatform_placementGroup(t *testing.T) {
 	}
 	f := &fakeCloud{runErr: errors.New("stop after the first launch")}
 	s := fakeSpec(true)
-	s.AWS.PlacementGroup = "racks"
+	awsspec.Of(s).PlacementGroup = "racks"
 	_, _ = fakePlatform(t, f, nil).Create(context.Background(), s)
 	if !slices.ContainsFunc(f.mutations(), func(c string) bool { return strings.Contains(c, "RunInstance") && strings.Contains(c, "racks") }) {
 		t.Errorf("the launch did not ask for the placement group: %v", f.mutations())
+	}
+}
+
+// A user-data over EC2's limit (only a rendering can tell) is refused at plan, at the parameters, before
+// anything is made; the same cluster with small parameters plans.
+func TestPlatform_userDataTooLarge(t *testing.T) {
+	f := &fakeCloud{}
+	s := fakeSpec(true)
+	awsspec.Of(s).IAMInstanceProfile = "db-nodes"
+	if _, err := fakePlatform(t, f, nil).Plan(context.Background(), s, cluster.Prior{}); err != nil {
+		t.Fatalf("the cluster should plan: %v", err)
+	}
+	// 48 KiB that gzip cannot shrink: a SHA-256 chain in hex.
+	var b strings.Builder
+	sum := sha256.Sum256([]byte("pgnvme"))
+	for b.Len() < 48<<10 {
+		b.WriteString(hex.EncodeToString(sum[:]))
+		sum = sha256.Sum256(sum[:])
+	}
+	s.Parameters = map[string]string{"pgnvme.padding": b.String()}
+	_, err := fakePlatform(t, f, nil).Plan(context.Background(), s, cluster.Prior{})
+	fields, _ := cluster.FieldErrors(err)
+	if len(fields) != 1 || strings.Join(fields[0].Path, ".") != "parameters" || !strings.Contains(fields[0].Detail, "more than the 16384 bytes EC2 accepts") {
+		t.Fatalf("err = %v; want the user-data's size at parameters", err)
+	}
+	if m := f.mutations(); len(m) != 0 {
+		t.Errorf("a refused plan changed things: %v", m)
 	}
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
-// Nodes are added after the last and removed from the end (cluster.AWSNodeListChange), so the etcd members
+// Nodes are added after the last and removed from the end (awsspec.NodeListChange), so the etcd members
 // and every other node's user-data stay as they are. An added node is a node without an instance: the
 // engine's add step launches it on its new interface. A removed node goes here, after a leader among the
 // removed nodes has handed over (the engine decides when, and to whom).
@@ -28,7 +29,7 @@ func (se *session) removed(o observation) []string {
 		}
 	}
 	for _, in := range o.others {
-		if node := in.Tags[cluster.TagNode]; node != "" && !inSpec(node) && in.State != "terminated" && !slices.Contains(out, node) {
+		if node := in.Tags[awsspec.TagNode]; node != "" && !inSpec(node) && in.State != "terminated" && !slices.Contains(out, node) {
 			out = append(out, node)
 		}
 	}
@@ -55,7 +56,7 @@ func cmpNodes(a, b string) int {
 func (se *session) remove(ctx context.Context, o observation, node string) error {
 	var ids []string
 	for _, in := range o.others {
-		if in.Tags[cluster.TagNode] == node && in.State != "terminated" {
+		if in.Tags[awsspec.TagNode] == node && in.State != "terminated" {
 			ids = append(ids, in.ID)
 		}
 	}

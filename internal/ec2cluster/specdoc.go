@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // The cluster's configuration is kept next to its passwords, as the plain String parameter
@@ -25,17 +26,36 @@ const specVersion = 1
 
 // specDocument is the kept document.
 type specDocument struct {
-	Version int            `json:"version"`
-	Input   *cluster.Input `json:"input"`
+	Version int        `json:"version"`
+	Input   *keptInput `json:"input"`
 }
 
-func specParameter(name string) string { return cluster.SSMPath(name) + "/spec" }
+// keptInput is the configuration as given: the neutral input and, beside its fields, the aws block (the
+// JSON the provider wrote before the blocks had packages of their own, which it still reads).
+type keptInput struct {
+	cluster.Input
+	AWS *awsspec.Input `json:",omitempty"`
+}
+
+// spec is the configuration k keeps, defaults filled in.
+func (k keptInput) spec() cluster.Spec {
+	in := k.Input
+	in.Blocks = nil
+	if k.AWS != nil {
+		in.Blocks = []cluster.BlockInput{k.AWS}
+	}
+	return cluster.FromInput(in)
+}
+
+func specParameter(name string) string { return awsspec.SSMPath(name) + "/spec" }
 
 func encodeSpec(s cluster.Spec) (string, error) {
 	if s.Given == nil {
 		return "", fmt.Errorf("the cluster's configuration as given is not known; this is a bug in the provider")
 	}
-	b, err := json.Marshal(specDocument{Version: specVersion, Input: s.Given})
+	kept := &keptInput{Input: *s.Given}
+	kept.AWS, _ = s.Given.Block().(*awsspec.Input)
+	b, err := json.Marshal(specDocument{Version: specVersion, Input: kept})
 	if err != nil {
 		return "", err
 	}
@@ -69,13 +89,13 @@ func decodeSpec(v string) (cluster.Spec, error) {
 	}
 	switch {
 	case doc.Version == 0: // before the version: the bare input
-		var in cluster.Input
+		var in keptInput
 		if err := json.Unmarshal(b, &in); err != nil {
 			return s, fmt.Errorf("decoding the cluster's configuration parameter: %w", err)
 		}
-		return cluster.FromInput(in), nil
+		return in.spec(), nil
 	case doc.Version > specVersion || doc.Input == nil:
 		return s, fmt.Errorf("the cluster's configuration parameter is version %d, which this provider cannot read (it reads up to %d): use a newer provider", doc.Version, specVersion)
 	}
-	return cluster.FromInput(*doc.Input), nil
+	return doc.Input.spec(), nil
 }

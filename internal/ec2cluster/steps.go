@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -17,7 +18,7 @@ import (
 type machines struct {
 	profile  string
 	userData map[string][]byte
-	launches map[string]cluster.Launch
+	launches map[string]awsspec.Launch
 }
 
 // converge drives the cluster to the spec one step at a time: it observes, maps the observation to the
@@ -173,7 +174,7 @@ func (se *session) launchAndJoin(ctx context.Context, t target, node string, o o
 func (se *session) terminateLost(ctx context.Context, o observation, node string) error {
 	var stale []string
 	for _, in := range o.others {
-		if in.Tags[cluster.TagNode] == node && in.State != "terminated" {
+		if in.Tags[awsspec.TagNode] == node && in.State != "terminated" {
 			stale = append(stale, in.ID)
 		}
 	}

@@ -42,7 +42,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -76,7 +76,7 @@ type Spec struct {
 	// Limits are each member's resource limits (see limits.go); nil means
 	// none. With a device per member, every member's data directory is
 	// ROOT/NAME/data.
-	Limits *cluster.Limits `json:"limits,omitempty"`
+	Limits *localspec.Limits `json:"limits,omitempty"`
 }
 
 // Node states as Status.State holds them.

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -138,7 +138,7 @@ func roomForDisks(s Spec, root string) error {
 }
 
 // cgroupLimits are s's limits for a member whose device (zero when none) is dev.
-func cgroupLimits(l *cluster.Limits, dev cgroup.Device) cgroup.Limits {
+func cgroupLimits(l *localspec.Limits, dev cgroup.Device) cgroup.Limits {
 	out := cgroup.Limits{MemoryBytes: l.MemoryMiB << 20}
 	if l.Device() && !dev.IsZero() {
 		out.Device = dev
@@ -193,7 +193,7 @@ func (m *Manager) start(ctx context.Context, s Spec, mb Member, n localnode.Node
 // ApplyLimits makes the members' limits what s asks for, in place: each member's cgroup limits rewritten
 // (memory, IOPS, throughput) and its running server processes moved into its cgroup (a server started
 // before limits were set); with no limits, the members' cgroups removed and their processes moved back
-// to the root group. A device cannot come or go here: that is a replacement (cluster.ReplacementReason).
+// to the root group. A device cannot come or go here: that is a replacement (localspec.ReplacementReason).
 func (m *Manager) ApplyLimits(ctx context.Context, s Spec) error {
 	var errs []error
 	for _, mb := range s.Members {

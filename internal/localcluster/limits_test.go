@@ -17,7 +17,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
@@ -43,10 +43,10 @@ func TestLimits_memoryAndReadIOPS(t *testing.T) {
 	defer os.RemoveAll(root)
 	s := localcluster.Spec{
 		Name:        "tf-acc-limits",
-		Members:     []localcluster.Member{{Name: "n1", Port: acctest.FreePorts(t, 1)[0], DataDir: filepath.Join(root, "n1", cluster.LocalDeviceDataDir)}},
+		Members:     []localcluster.Member{{Name: "n1", Port: acctest.FreePorts(t, 1)[0], DataDir: filepath.Join(root, "n1", localspec.DeviceDataDir)}},
 		Synchronous: bootstrap.Synchronous{Method: quorum.MethodAny, Number: 0, DataDurability: bootstrap.DurabilityRequired, Commit: bootstrap.CommitOn},
 		Parameters:  map[string]string{"shared_buffers": "16MB"},
-		Limits:      &cluster.Limits{MemoryMiB: memoryMiB, DiskGiB: 2},
+		Limits:      &localspec.Limits{MemoryMiB: memoryMiB, DiskGiB: 2},
 	}
 	mb := s.Members[0]
 	h := cgroup.Open("")
@@ -139,7 +139,7 @@ func TestLimits_memoryAndReadIOPS(t *testing.T) {
 
 	// A read IOPS limit added in place: the cgroup's files rewritten, the server not restarted.
 	started := psql("SELECT pg_postmaster_start_time()")
-	s.Limits = &cluster.Limits{MemoryMiB: memoryMiB, ReadIOPS: readIOPS, DiskGiB: 2}
+	s.Limits = &localspec.Limits{MemoryMiB: memoryMiB, ReadIOPS: readIOPS, DiskGiB: 2}
 	if err := m.ApplyLimits(ctx, s); err != nil {
 		t.Fatalf("ApplyLimits: %v", err)
 	}
@@ -215,7 +215,7 @@ func TestLimits_addedAndRemovedInPlace(t *testing.T) {
 	}
 	h := cgroup.Open("")
 	group := localcluster.CgroupName(s, mb)
-	s.Limits = &cluster.Limits{MemoryMiB: 256}
+	s.Limits = &localspec.Limits{MemoryMiB: 256}
 	if err := m.ApplyLimits(ctx, s); err != nil {
 		t.Fatalf("ApplyLimits: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
@@ -39,8 +40,8 @@ func NewPlatformWithOptions(o Options) *Platform {
 // manager is the Manager for s's server user.
 func (p *Platform) manager(s cluster.Spec) (*Manager, error) {
 	user := ""
-	if s.Local != nil {
-		user = s.Local.RunAsUser
+	if b := localspec.Of(s); b != nil {
+		user = b.RunAsUser
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -60,11 +61,12 @@ func (p *Platform) manager(s cluster.Spec) (*Manager, error) {
 // specOf is s as the adapter's Spec: each node with its identity on this machine (prior members keep
 // theirs).
 func specOf(s cluster.Spec, prior []cluster.Member) (Spec, error) {
-	if s.Local == nil {
+	b := localspec.Of(s)
+	if b == nil {
 		return Spec{}, errors.New("the cluster has no local block: this is a bug in the provider, please report it")
 	}
-	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: s.Local.RunAsUser, Limits: s.Local.Limits}
-	for _, m := range cluster.AssignLocal(s, prior) {
+	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: b.RunAsUser, Limits: b.Limits}
+	for _, m := range localspec.Assign(s, prior) {
 		out.Members = append(out.Members, Member{Name: m.Name, Zone: m.Zone, Port: m.Port, DataDir: m.DataDir})
 	}
 	return out, nil
@@ -150,7 +152,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			Detail: "The local platform limits each node with Linux cgroups (and, for I/O limits, a loop device per node), and this machine cannot: " +
 				"fix what follows, or remove local.limits.\n\n" + err.Error()}
 	}
-	out := cluster.Plan{PostgresMajor: major, Local: &cluster.LocalStatus{DurabilityWatcherRunning: WatcherWanted(ls)}}
+	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls)}}
 	desired := topology.Desired{Nodes: ls.names()}
 	var actions []topology.Action
 	known := map[string]string{}
@@ -175,7 +177,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 					Detail: "Nothing was changed. Fix what follows, or choose another local.data_dir or local.port_base.\n\n" + err.Error()}
 			}
 			out.Actions = fmt.Sprintf("replace the cluster %s: destroy every node (data included) and create it again", s.Name)
-			if why := cluster.ReplacementReason(old.Limits, ls.Limits); why != "" {
+			if why := localspec.ReplacementReason(old.Limits, ls.Limits); why != "" {
 				out.Actions += " (" + why + ")"
 			}
 		} else if err := m.Preflight(ctx, ls); err != nil {
@@ -331,7 +333,7 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 	if err != nil {
 		out.Warnings = append(out.Warnings, "Whether the durability watcher runs could not be checked: "+err.Error())
 	}
-	out.Local = &cluster.LocalStatus{DurabilityWatcherRunning: running}
+	out.Platform = &localspec.Status{DurabilityWatcherRunning: running}
 	return out
 }
 
@@ -410,14 +412,14 @@ func (p *Platform) Import(_ context.Context, id string) (cluster.Spec, []cluster
 	if err != nil {
 		return cluster.Spec{}, nil, err
 	}
-	s := cluster.Spec{Name: ls.Name, Synchronous: ls.Synchronous, Parameters: maps.Clone(ls.Parameters), Archive: ls.Archive,
-		Local: &cluster.Local{DataDir: root, RunAsUser: ls.RunAsUser, Limits: ls.Limits}}
+	b := &localspec.Block{DataDir: root, RunAsUser: ls.RunAsUser, Limits: ls.Limits}
+	s := cluster.Spec{Name: ls.Name, Synchronous: ls.Synchronous, Parameters: maps.Clone(ls.Parameters), Archive: ls.Archive, Block: b}
 	prior := make([]cluster.Member, 0, len(ls.Members))
 	for _, mb := range ls.Members {
 		s.Nodes = append(s.Nodes, cluster.Node{Name: mb.Name, Zone: mb.Zone})
 		prior = append(prior, cluster.Member{Name: mb.Name, Zone: mb.Zone, Host: Host, Port: mb.Port, DataDir: mb.DataDir})
-		if s.Local.PortBase == 0 || mb.Port < s.Local.PortBase {
-			s.Local.PortBase = mb.Port
+		if b.PortBase == 0 || mb.Port < b.PortBase {
+			b.PortBase = mb.Port
 		}
 	}
 	return s, slices.Clip(prior), nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
@@ -45,7 +46,7 @@ func TestPlatform_planIsApply(t *testing.T) {
 		for i := range nodes {
 			ns = append(ns, cluster.Node{Name: fmt.Sprintf("node-%d", i+1), Zone: fmt.Sprintf("z%d", i+1)})
 		}
-		return cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: ns, Local: &cluster.Local{DataDir: root, PortBase: base}})
+		return cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: ns, Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
 	}
 	s := spec(3)
 	st, err := p.Create(ctxT(t), s)

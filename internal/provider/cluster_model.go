@@ -10,6 +10,8 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 )
 
 // Conversions between pgnvme_cluster's Terraform values and the neutral cluster model. No decisions here:
@@ -73,7 +75,7 @@ type limitsModel struct {
 }
 
 // fields are m's values with their limit in the neutral model.
-func (m limitsModel) fields(l *cluster.Limits) []struct {
+func (m limitsModel) fields(l *localspec.Limits) []struct {
 	v   types.Int64
 	dst *int64
 } {
@@ -87,7 +89,7 @@ func (m limitsModel) fields(l *cluster.Limits) []struct {
 }
 
 // limitsInput is local.limits as the neutral input (nil when unset); ok is false while a value is unknown.
-func limitsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cluster.Limits, bool) {
+func limitsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*localspec.Limits, bool) {
 	if v.IsUnknown() {
 		return nil, false
 	}
@@ -96,7 +98,7 @@ func limitsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (
 	}
 	var lm limitsModel
 	diags.Append(v.As(ctx, &lm, basetypes.ObjectAsOptions{})...)
-	out := &cluster.Limits{}
+	out := &localspec.Limits{}
 	for _, f := range lm.fields(out) {
 		if f.v.IsUnknown() {
 			return nil, false
@@ -107,7 +109,7 @@ func limitsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (
 }
 
 // limitsObject is l as local.limits: zero values null (as a configuration that leaves them out).
-func limitsObject(l *cluster.Limits, diags *diag.Diagnostics) types.Object {
+func limitsObject(l *localspec.Limits, diags *diag.Diagnostics) types.Object {
 	if l == nil {
 		return types.ObjectNull(clusterLimitsAttrTypes)
 	}
@@ -208,13 +210,15 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 		if !ok {
 			return cluster.Spec{}, false
 		}
-		in.Local = &cluster.Local{DataDir: l.DataDir.ValueString(), PortBase: int(l.PortBase.ValueInt64()), RunAsUser: l.RunAsUser.ValueString(), Limits: limits}
+		in.Blocks = append(in.Blocks, &localspec.Block{DataDir: l.DataDir.ValueString(), PortBase: int(l.PortBase.ValueInt64()), RunAsUser: l.RunAsUser.ValueString(), Limits: limits})
 	}
 	aws, ok := awsInput(ctx, m.AWS, diags)
 	if !ok {
 		return cluster.Spec{}, false
 	}
-	in.AWS = aws
+	if aws != nil {
+		in.Blocks = append(in.Blocks, aws)
+	}
 	return cluster.FromInput(in), !diags.HasError()
 }
 
@@ -266,7 +270,7 @@ func priorMembers(ctx context.Context, m clusterModel, diags *diag.Diagnostics) 
 
 // setMembers records members, the primary's endpoint and the platform's own outputs in m. When
 // primaryUnknown is set (a promotion is planned), the roles and the endpoint are unknown.
-func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, local *cluster.LocalStatus, primaryUnknown bool, diags *diag.Diagnostics) {
+func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, local *localspec.Status, primaryUnknown bool, diags *diag.Diagnostics) {
 	m.ReadOnlyConnectionURI = types.StringNull()
 	nodeType := types.ObjectType{AttrTypes: clusterNodeAttrTypes}
 	out := make([]clusterNodeOutput, 0, len(members))
@@ -302,7 +306,7 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 		}
 		if known(m.AWS) {
 			// On EC2 clients follow a failover themselves: every node, libpq picks the writable one.
-			rw, ro := cluster.ConnectionURIs(members, bootstrap.DefaultEC2Port, bootstrap.DefaultSuperuser, "postgres")
+			rw, ro := awsspec.ConnectionURIs(members, bootstrap.DefaultEC2Port, bootstrap.DefaultSuperuser, "postgres")
 			m.ConnectionURI, m.ReadOnlyConnectionURI = types.StringValue(rw), types.StringValue(ro)
 		}
 	}
@@ -320,9 +324,9 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 // setStatus records what the platform observed in m. A synchronous value that could not be read is null
 // (with the platform's warning), never an older value reported as current.
 func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *diag.Diagnostics) {
-	setMembers(ctx, m, st.Members, st.Local, false, diags)
-	if st.AWS != nil {
-		setAWSStatus(ctx, m, st.AWS, diags)
+	setMembers(ctx, m, st.Members, localspec.StatusOf(st.Platform), false, diags)
+	if as := awsspec.StatusOf(st.Platform); as != nil {
+		setAWSStatus(ctx, m, as, diags)
 	}
 	m.ID = m.Name
 	if st.PostgresMajor > 0 && !known(m.PostgresMajor) {
@@ -368,7 +372,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		})
 		diags.Append(d...)
 	}
-	if l := s.Local; l != nil {
+	if l := localspec.Of(s); l != nil {
 		runAs := types.StringNull()
 		if l.RunAsUser != "" {
 			runAs = types.StringValue(l.RunAsUser)
@@ -380,7 +384,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		})
 		diags.Append(d...)
 	}
-	if a := s.AWS; a != nil {
+	if a := awsspec.Of(s); a != nil {
 		m.AWS = awsObject(ctx, a, diags)
 	}
 	if s.Given != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // Conversions of pgnvme_cluster's aws block; no decisions here.
@@ -52,7 +53,7 @@ type awsPatroniModel struct {
 
 // awsInput is the aws block as the neutral input; ok is false while an input is unknown. The computed
 // ami_id is "" while unknown (the platform resolves it).
-func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cluster.AWSInput, bool) {
+func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*awsspec.Input, bool) {
 	if v.IsUnknown() {
 		return nil, false
 	}
@@ -69,7 +70,7 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 	if m.InstanceType.IsNull() || m.SubnetIDs.IsNull() { // required: their validators say so (a block's attributes cannot be Required)
 		return nil, false
 	}
-	in := &cluster.AWSInput{AWS: cluster.AWS{
+	in := &awsspec.Input{Block: awsspec.Block{
 		Region: m.Region.ValueString(), InstanceType: m.InstanceType.ValueString(), AMIParameter: m.AMIParameter.ValueString(),
 		IAMInstanceProfile: m.IAMInstanceProfile.ValueString(), NodePolicyJSON: m.NodePolicyJSON.ValueString(), KeyName: m.KeyName.ValueString(),
 		PlacementGroup: m.PlacementGroup.ValueString(),
@@ -98,7 +99,7 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 				return nil, false
 			}
 		}
-		in.Patroni = cluster.AWSPatroni{TTL: int(pm.TTL.ValueInt64()), LoopWait: int(pm.LoopWait.ValueInt64()),
+		in.Patroni = awsspec.Patroni{TTL: int(pm.TTL.ValueInt64()), LoopWait: int(pm.LoopWait.ValueInt64()),
 			RetryTimeout: int(pm.RetryTimeout.ValueInt64()), MaximumLagOnFailover: pm.MaximumLagOnFailover.ValueInt64()}
 	}
 	if !m.DeletionProtection.IsNull() {
@@ -110,7 +111,7 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cl
 
 // setAWSStatus records the platform's own outputs in m's aws block; with st nil they are unknown (a plan
 // that creates objects).
-func setAWSStatus(ctx context.Context, m *clusterModel, st *cluster.AWSStatus, diags *diag.Diagnostics) {
+func setAWSStatus(ctx context.Context, m *clusterModel, st *awsspec.Status, diags *diag.Diagnostics) {
 	if !known(m.AWS) {
 		return
 	}
@@ -148,7 +149,7 @@ func setAWSStatus(ctx context.Context, m *clusterModel, st *cluster.AWSStatus, d
 }
 
 // awsObject is an imported cluster's aws block (its inputs; the outputs follow from the first refresh).
-func awsObject(ctx context.Context, a *cluster.AWS, diags *diag.Diagnostics) types.Object {
+func awsObject(ctx context.Context, a *awsspec.Block, diags *diag.Diagnostics) types.Object {
 	str := func(v string) types.String {
 		if v == "" {
 			return types.StringNull()
@@ -222,11 +223,13 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 			attrs["configuration_applied"], attrs["pending_restart"] = types.BoolUnknown(), types.ListUnknown(types.StringType)
 		}
 	}
-	if !known(attrs["ami_id"]) && planned.AWS.AMIID != "" {
-		attrs["ami_id"] = types.StringValue(planned.AWS.AMIID)
-	}
-	if planned.AWS.SSMPath != "" {
-		attrs["ssm_parameter_path"] = types.StringValue(planned.AWS.SSMPath)
+	if as := awsspec.StatusOf(planned.Platform); as != nil {
+		if !known(attrs["ami_id"]) && as.AMIID != "" {
+			attrs["ami_id"] = types.StringValue(as.AMIID)
+		}
+		if as.SSMPath != "" {
+			attrs["ssm_parameter_path"] = types.StringValue(as.SSMPath)
+		}
 	}
 	var d diag.Diagnostics
 	plan.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
@@ -234,8 +237,8 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 }
 
 // patroniObject is aws.patroni as configured: null when every timing is Patroni's default (unset).
-func patroniObject(p cluster.AWSPatroni, diags *diag.Diagnostics) types.Object {
-	if p == (cluster.AWSPatroni{}) {
+func patroniObject(p awsspec.Patroni, diags *diag.Diagnostics) types.Object {
+	if p == (awsspec.Patroni{}) {
 		return types.ObjectNull(clusterAWSPatroniAttrTypes)
 	}
 	v := func(n int64) types.Int64 {
@@ -289,9 +292,9 @@ func asGiven(m *clusterModel, g cluster.Input, diags *diag.Diagnostics) {
 		m.Archive, d = types.ObjectValue(clusterArchiveAttrTypes, attrs)
 		diags.Append(d...)
 	}
-	if g.AWS != nil && known(m.AWS) {
+	if ga := givenAWS(g); ga != nil && known(m.AWS) {
 		attrs := m.AWS.Attributes()
-		attrs["ami_id"] = str(g.AWS.AMIID) // computed: the first refresh records the image the nodes run
+		attrs["ami_id"] = str(ga.AMIID) // computed: the first refresh records the image the nodes run
 		m.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
 		diags.Append(d...)
 	}
@@ -347,4 +350,10 @@ func valueOf(t attr.Type, unknown bool) attr.Value {
 		return types.Int64Null()
 	}
 	panic(fmt.Sprintf("no null or unknown value for %s: add its type here (a provider bug)", t))
+}
+
+// givenAWS is the aws block of g as given, nil when g has none.
+func givenAWS(g cluster.Input) *awsspec.Input {
+	a, _ := g.Block().(*awsspec.Input)
+	return a
 }

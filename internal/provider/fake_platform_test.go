@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 )
 
 // FakePlatform keeps clusters in memory, so the glue is tested without a machine: it does what a platform
@@ -54,7 +55,7 @@ func (f *FakePlatform) Lose(name, node string) {
 func (f *FakePlatform) status(s cluster.Spec) cluster.Status {
 	members := f.clusters[s.Name]
 	st := cluster.Status{Members: append([]cluster.Member(nil), members...), PostgresMajor: 15, SynchronousKnown: true,
-		Local: &cluster.LocalStatus{}}
+		Platform: &localspec.Status{}}
 	var standbys []string
 	for _, m := range members {
 		if m.Role == cluster.RoleStandby && m.State == cluster.StateRunning {
@@ -72,9 +73,9 @@ func (f *FakePlatform) Plan(_ context.Context, s cluster.Spec, pr cluster.Prior)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.priors = append(f.priors, pr)
-	p := cluster.Plan{PostgresMajor: 15, Local: &cluster.LocalStatus{}}
+	p := cluster.Plan{PostgresMajor: 15, Platform: &localspec.Status{}}
 	var actions []string
-	for i, m := range cluster.AssignLocal(s, prior) {
+	for i, m := range localspec.Assign(s, prior) {
 		m.Role, m.State = cluster.RoleStandby, cluster.StateRunning
 		if i == 0 && len(prior) == 0 {
 			m.Role = cluster.RolePrimary
@@ -97,7 +98,7 @@ func (f *FakePlatform) Create(_ context.Context, s cluster.Spec) (cluster.Status
 	f.record("create")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	members := cluster.AssignLocal(s, nil)
+	members := localspec.Assign(s, nil)
 	for i := range members {
 		members[i].Role, members[i].State = cluster.RoleStandby, cluster.StateRunning
 	}

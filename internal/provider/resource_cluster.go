@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 )
 
 var (
@@ -146,11 +148,11 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.PostgresMajor = types.Int64Value(int64(planned.PostgresMajor))
 	}
 	plan.ID = plan.Name
-	setMembers(ctx, &plan, planned.Members, planned.Local, planned.Promoting, &resp.Diagnostics)
-	if planned.AWS != nil {
+	setMembers(ctx, &plan, planned.Members, localspec.StatusOf(planned.Platform), planned.Promoting, &resp.Diagnostics)
+	if awsspec.StatusOf(planned.Platform) != nil {
 		planAWS(ctx, &plan, state, planned, len(prior) > 0, &resp.Diagnostics)
 	}
-	if s.Local != nil && s.Local.Limits.Device() && known(plan.Local) {
+	if l := localspec.Of(s); l != nil && l.Limits.Device() && known(plan.Local) {
 		// A node whose device is made by this apply (every node of a new cluster) has no device number yet.
 		for _, mb := range planned.Members {
 			if mb.BlockDevice == "" || len(prior) == 0 {
@@ -173,15 +175,16 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 }
 
 // replaceForLimits marks the plan as a replacement when the limits' change needs new nodes
-// (cluster.ReplacementReason): every computed value unknown, and the reason in a warning. Terraform then
+// (localspec.ReplacementReason): every computed value unknown, and the reason in a warning. Terraform then
 // plans the new cluster as a create (where the platform checks it) and the apply destroys the old one first.
 func replaceForLimits(ctx context.Context, state clusterModel, s cluster.Spec, plan *clusterModel, resp *resource.ModifyPlanResponse) bool {
 	var d diag.Diagnostics
 	old, ok := clusterSpec(ctx, state, &d)
-	if !ok || old.Local == nil || s.Local == nil {
+	ol, nl := localspec.Of(old), localspec.Of(s)
+	if !ok || ol == nil || nl == nil {
 		return false
 	}
-	why := cluster.ReplacementReason(old.Local.Limits, s.Local.Limits)
+	why := localspec.ReplacementReason(ol.Limits, nl.Limits)
 	if why == "" {
 		return false
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -23,7 +24,7 @@ import (
 // localSpec is clusterConfig's cluster as the platform sees it.
 func localSpec(dir string, base int) cluster.Spec {
 	return cluster.FromInput(cluster.Input{Name: "tf-acc", Nodes: []cluster.Node{{Name: "node-1", Zone: "zone-a"}, {Name: "node-2", Zone: "zone-b"}, {Name: "node-3", Zone: "zone-c"}},
-		Local: &cluster.Local{DataDir: dir, PortBase: base}})
+		Blocks: []cluster.BlockInput{&localspec.Block{DataDir: dir, PortBase: base}}})
 }
 
 // The cluster is destroyed behind Terraform's back: the refresh removes it from state and the next plan

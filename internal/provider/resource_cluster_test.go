@@ -22,6 +22,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
@@ -115,7 +116,7 @@ func nodeCheck(name, role string, port int) knownvalue.Check {
 // directory, no manifest) and no process answers on its ports.
 func localClusterGone(dataDir string, base, n int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		s := cluster.Spec{Name: "tf-acc", Local: &cluster.Local{DataDir: dataDir, PortBase: base}}
+		s := cluster.Spec{Name: "tf-acc", Block: &localspec.Block{DataDir: dataDir, PortBase: base}}
 		for i := range n {
 			s.Nodes = append(s.Nodes, cluster.Node{Name: fmt.Sprintf("node-%d", i+1)})
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 )
 
 // The types of pgnvme_cluster's blocks and nested attributes, read from its schema: written once there.
@@ -61,7 +62,7 @@ func clusterLimitsSchema() schema.SingleNestedBlock {
 			"memory_mib": limit(fmt.Sprintf("Memory of each node's server processes in MiB, page cache included (cgroup v1 "+
 				"`memory.limit_in_bytes`, v2 `memory.max`). It must exceed `shared_buffers` (PostgreSQL's default 128MB when "+
 				"`parameters` do not set it) by at least %d MiB; `pgnvme_tuning` with `memory_gib = memory_mib / 1024` sizes the "+
-				"parameters for it.", cluster.MemoryHeadroomMiB)),
+				"parameters for it.", localspec.MemoryHeadroomMiB)),
 			"read_iops":  limit("Read operations per second on each node's own device (cgroup v1 `blkio.throttle.read_iops_device`, v2 `io.max riops`). gp3's baseline is `3000`."),
 			"write_iops": limit("Write operations per second on each node's own device (`write_iops_device`, v2 `wiops`). gp3's baseline is `3000`."),
 			"read_mib_per_second": limit("Read throughput on each node's own device in MiB/s (`read_bps_device`, v2 `rbps`). " +
@@ -73,7 +74,7 @@ func clusterLimitsSchema() schema.SingleNestedBlock {
 				MarkdownDescription: fmt.Sprintf("Size of each node's own device in GiB (a sparse file: it takes only what the node "+
 					"writes, but the file system holding `data_dir` must have this much free per node). Setting it gives each node a "+
 					"device even without I/O limits. Defaults to `%d` when an I/O limit is set. Changing it replaces the cluster.",
-					cluster.DefaultDiskGiB),
+					localspec.DefaultDiskGiB),
 			},
 		},
 	}
@@ -242,7 +243,7 @@ func clusterSchema() schema.Schema {
 					"port_base": schema.Int64Attribute{
 						Optional:            true,
 						Computed:            true,
-						Default:             int64default.StaticInt64(cluster.DefaultPortBase),
+						Default:             int64default.StaticInt64(localspec.DefaultPortBase),
 						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`. Defaults to `54320`.",
 						Validators:          []validator.Int64{int64validator.Between(1024, 65000)},
 						PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 )
 
 // clusterAWSSchema is the aws platform block.
@@ -58,7 +58,7 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 			"ami_ssm_parameter": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: fmt.Sprintf("SSM parameter holding the AMI ID when `ami_id` is unset. Defaults to Debian's public "+
-					"parameter for the type's architecture: `%s` or `%s`.", cluster.DefaultAMIParameterAMD64, cluster.DefaultAMIParameterARM64),
+					"parameter for the type's architecture: `%s` or `%s`.", awsspec.DefaultAMIParameterAMD64, awsspec.DefaultAMIParameterARM64),
 				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("ami_id"))},
 			},
 			"subnet_ids": schema.MapAttribute{
@@ -95,17 +95,17 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 				"`spread_level = \"rack\"`: EC2 then puts no two nodes on the same rack, even within one zone. A cluster placement group " +
 				"(one zone) is refused at plan, and so is one that does not exist. Unset: none. Changing it rolls the nodes."},
 			"root_volume_gib": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(cluster.DefaultRootVolumeGiB),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(awsspec.DefaultRootVolumeGiB),
 				MarkdownDescription: fmt.Sprintf("Size of each node's root volume in GiB (gp3, encrypted, deleted with the instance): "+
 					"the system, etcd's data and logs; PostgreSQL's data lives on instance store. Defaults to `%d`; %d to %d. Changing it rolls the nodes.",
-					cluster.DefaultRootVolumeGiB, cluster.MinRootVolumeGiB, cluster.MaxRootVolumeGiB),
+					awsspec.DefaultRootVolumeGiB, awsspec.MinRootVolumeGiB, awsspec.MaxRootVolumeGiB),
 			},
 			"api_address": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(cluster.APIAddressPrivate),
+				Optional: true, Computed: true, Default: stringdefault.StaticString(awsspec.APIAddressPrivate),
 				MarkdownDescription: "Address the provider reaches the nodes' REST API and PostgreSQL at: `private_ip` (default; run " +
 					"Terraform in the VPC or over a VPN) or `public_ip`: each node's interface gets an Elastic IP of its own (kept across replacements, " +
 					"released when the node is removed, on destroy or when this goes back to `private_ip`); `allowed_cidrs` must then hold the address Terraform runs from.",
-				Validators: []validator.String{stringvalidator.OneOf(cluster.APIAddressPrivate, cluster.APIAddressPublic)},
+				Validators: []validator.String{stringvalidator.OneOf(awsspec.APIAddressPrivate, awsspec.APIAddressPublic)},
 			},
 			"tags": schema.MapAttribute{
 				ElementType: types.StringType, Optional: true,

@@ -1,4 +1,4 @@
-package cluster
+package awsspec
 
 import (
 	"encoding/json"
@@ -71,7 +71,6 @@ func (v *awsCheck) network() {
 			v.add(at, "Duplicate CIDR", "aws.allowed_cidrs lists %s twice; list each network once.", c)
 		default:
 			seen[p.String()] = true
-			v.cidrs = append(v.cidrs, p.String())
 		}
 	}
 
@@ -137,38 +136,12 @@ func printableASCIIOnly(s string) bool {
 	return true
 }
 
-// patroni checks Patroni's timings as bootstrap.RenderEC2 does (with Patroni's defaults for zero values),
-// here with their attribute.
+// patroni checks Patroni's timings (bootstrap's rule, with pgnvme's defaults for zero values).
 func (v *awsCheck) patroni() {
-	at := awsAt("patroni")
 	p := v.a.Patroni
-	ttl, loop, retry := orInt(p.TTL, bootstrap.DefaultPatroniTTL), orInt(p.LoopWait, bootstrap.DefaultPatroniLoopWait), orInt(p.RetryTimeout, bootstrap.DefaultPatroniRetryTimeout)
-	bad := func(format string, args ...any) {
-		v.patroniOK = false
-		v.add(at, "Invalid Patroni Timings", format, args...)
+	for _, err := range bootstrap.PatroniTimingProblems(bootstrap.Patroni{TTL: p.TTL, LoopWait: p.LoopWait, RetryTimeout: p.RetryTimeout, MaximumLagOnFailover: p.MaximumLagOnFailover}) {
+		v.add(awsAt("patroni"), "Invalid Patroni Timings", "%s", err.Error())
 	}
-	switch {
-	case ttl < 20:
-		bad("aws.patroni.ttl is %d seconds; use 20 or more (Patroni's minimum), or leave it unset for %d.", ttl, bootstrap.DefaultPatroniTTL)
-	case loop < 1:
-		bad("aws.patroni.loop_wait is %d seconds; use 1 or more, or leave it unset for %d.", loop, bootstrap.DefaultPatroniLoopWait)
-	case retry < 3:
-		bad("aws.patroni.retry_timeout is %d seconds; use 3 or more, or leave it unset for %d.", retry, bootstrap.DefaultPatroniRetryTimeout)
-	case loop+2*retry > ttl:
-		bad("Patroni's loop_wait %d + 2 x retry_timeout %d is more than its ttl %d (unset values are Patroni's defaults: ttl %d, loop_wait %d, retry_timeout %d); "+
-			"Patroni requires loop_wait + 2 x retry_timeout <= ttl: raise aws.patroni.ttl or lower the others.",
-			loop, retry, ttl, bootstrap.DefaultPatroniTTL, bootstrap.DefaultPatroniLoopWait, bootstrap.DefaultPatroniRetryTimeout)
-	}
-	if p.MaximumLagOnFailover < 0 {
-		bad("aws.patroni.maximum_lag_on_failover is %d bytes; use 0 or more (unset is Patroni's default, 1 MiB).", p.MaximumLagOnFailover)
-	}
-}
-
-func orInt(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // tags checks aws.tags against EC2's limits and the prefixes AWS and the platform reserve.

@@ -1,4 +1,4 @@
-package cluster
+package localspec
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
 // Limits are the local platform's per-node resource limits: each node's server processes run in their own
@@ -19,7 +20,7 @@ type Limits struct {
 	ReadIOPS, WriteIOPS int64
 	// ReadMiBPerSecond and WriteMiBPerSecond cap the throughput on the node's device, in MiB/s.
 	ReadMiBPerSecond, WriteMiBPerSecond int64
-	// DiskGiB is the size of the node's own device; after FromInput it is DefaultDiskGiB when an I/O limit
+	// DiskGiB is the size of the node's own device; after WithDefaults it is DefaultDiskGiB when an I/O limit
 	// asks for a device and none was given, and 0 when the node has no device of its own.
 	DiskGiB int64
 }
@@ -47,7 +48,7 @@ func (l *Limits) IO() bool {
 	return l != nil && (l.ReadIOPS > 0 || l.WriteIOPS > 0 || l.ReadMiBPerSecond > 0 || l.WriteMiBPerSecond > 0)
 }
 
-// Device reports whether each node's data lives on its own device (after FromInput's defaults).
+// Device reports whether each node's data lives on its own device (after WithDefaults).
 func (l *Limits) Device() bool { return l != nil && l.DiskGiB > 0 }
 
 // zero reports whether l sets nothing.
@@ -67,7 +68,7 @@ func (l *Limits) withDefaults() *Limits {
 
 // ReplacementReason says why going from old to new limits needs new nodes (each node's device appears,
 // disappears or changes size), "" when the change is applied in place (memory, IOPS and throughput are
-// rewritten in the node's cgroup). Both are as FromInput returns them.
+// rewritten in the node's cgroup). Both are as WithDefaults returns them.
 func ReplacementReason(old, new *Limits) string {
 	switch od, nd := old.Device(), new.Device(); {
 	case !od && nd:
@@ -93,8 +94,8 @@ func SharedBuffersBytes(parameters map[string]string) (int64, bool) {
 }
 
 // validateLimits checks the limits' ranges and that a memory limit leaves room beyond shared_buffers.
-func validateLimits(s Spec, l *Limits) []*FieldError {
-	var out []*FieldError
+func validateLimits(s cluster.Spec, l *Limits) []*cluster.FieldError {
+	var out []*cluster.FieldError
 	at := func(name string) []string { return []string{"local", "limits", name} }
 	for _, f := range []struct {
 		name  string
@@ -111,9 +112,9 @@ func validateLimits(s Spec, l *Limits) []*FieldError {
 	} {
 		switch {
 		case f.value < 0:
-			out = append(out, Errorf(at(f.name), "Invalid Limit", "local.limits.%s is %d; give a positive number of %s, or leave it unset (or 0) for no limit.", f.name, f.value, f.unit))
+			out = append(out, cluster.Errorf(at(f.name), "Invalid Limit", "local.limits.%s is %d; give a positive number of %s, or leave it unset (or 0) for no limit.", f.name, f.value, f.unit))
 		case f.value > f.max:
-			out = append(out, Errorf(at(f.name), "Invalid Limit", "local.limits.%s is %d %s, more than the %d this platform accepts: check the unit (%s).", f.name, f.value, f.unit, f.max, f.unit))
+			out = append(out, cluster.Errorf(at(f.name), "Invalid Limit", "local.limits.%s is %d %s, more than the %d this platform accepts: check the unit (%s).", f.name, f.value, f.unit, f.max, f.unit))
 		}
 	}
 	if l.MemoryMiB > 0 {
@@ -121,7 +122,7 @@ func validateLimits(s Spec, l *Limits) []*FieldError {
 		if ok {
 			need := ceilMiB(sb) + MemoryHeadroomMiB
 			if l.MemoryMiB < need {
-				out = append(out, Errorf(at("memory_mib"), "Memory Limit Too Small",
+				out = append(out, cluster.Errorf(at("memory_mib"), "Memory Limit Too Small",
 					"local.limits.memory_mib is %d, but shared_buffers is %s MiB and the servers need at least %d MiB more for connections, work_mem and WAL buffers: "+
 						"set memory_mib to at least %d, or lower shared_buffers (pgnvme_tuning with memory_gib = %s sizes it for this limit).",
 					l.MemoryMiB, strconv.FormatInt(ceilMiB(sb), 10), MemoryHeadroomMiB, need, strconv.FormatFloat(float64(l.MemoryMiB)/1024, 'f', -1, 64)))

@@ -1,4 +1,4 @@
-package cluster
+package awsspec
 
 import (
 	"crypto/sha256"
@@ -31,7 +31,7 @@ type Launch struct {
 }
 
 // NewLaunch is the launch of a node whose user-data identity is identity.
-func NewLaunch(a *AWS, ami string, identity []byte) Launch {
+func NewLaunch(a *Block, ami string, identity []byte) Launch {
 	return Launch{InstanceType: a.InstanceType, AMI: ami, RootVolumeGiB: a.RootVolumeGiB, KeyName: a.KeyName, PlacementGroup: a.PlacementGroup, UserData: hash(identity)}
 }
 

@@ -1,4 +1,4 @@
-package cluster
+package awsspec
 
 import (
 	"errors"
@@ -10,36 +10,29 @@ import (
 	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
-// AWSFacts are the instance type's facts the nodes' bootstrap needs.
-type AWSFacts struct {
+// Facts are the instance type's facts the nodes' bootstrap needs.
+type Facts struct {
 	// Architecture is bootstrap.ArchX86_64 or bootstrap.ArchARM64.
 	Architecture string
 	// DiskCount is the type's number of instance-store NVMe disks.
 	DiskCount int
 }
 
-// AWSBootstrap is the bootstrap of every node of s on EC2: the cluster as bootstrap sees it and each
+// Bootstrap is the bootstrap of every node of s on EC2: the cluster as bootstrap sees it and each
 // node's EC2Node (before defaults), in s's node order. addrs are the nodes' private IPs by name (their
 // ENIs'); region is the region the nodes read SSM in; allowed are the client networks (aws.allowed_cidrs,
 // or the VPC's CIDR when unset): every node's /32 is added so that members always reach each other.
 //
 // Nothing in either holds a secret: the nodes read their passwords from the SSM parameters bootstrap's
 // defaults name (SSMParameterNames).
-func AWSBootstrap(s Spec, region string, addrs map[string]string, allowed []string, facts AWSFacts) (bootstrap.Cluster, []bootstrap.EC2Node) {
-	c := bootstrap.Cluster{
-		Name:          s.Name,
-		PostgresMajor: postgresMajor(s),
-		Nodes:         s.NodeNames(),
-		Synchronous:   s.Synchronous,
-		Parameters:    s.Parameters,
-		Archive:       s.Archive,
-	}
-	var a AWS
-	if s.AWS != nil {
-		a = *s.AWS
+func Bootstrap(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts) (bootstrap.Cluster, []bootstrap.EC2Node) {
+	c := s.Bootstrap()
+	var a Block
+	if b := Of(s); b != nil {
+		a = *b
 	}
 	cidrs := slices.Clone(allowed)
 	for _, n := range s.Nodes {
@@ -76,10 +69,10 @@ func AWSBootstrap(s Spec, region string, addrs map[string]string, allowed []stri
 	return c, nodes
 }
 
-// RenderAWS renders every node's user-data (bootstrap.RenderEC2), by node name. The error names each node
+// Render renders every node's user-data (bootstrap.RenderEC2), by node name. The error names each node
 // bootstrap refused and why.
-func RenderAWS(s Spec, region string, addrs map[string]string, allowed []string, facts AWSFacts) (map[string]bootstrap.UserData, error) {
-	c, nodes := AWSBootstrap(s, region, addrs, allowed, facts)
+func Render(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts) (map[string]bootstrap.UserData, error) {
+	c, nodes := Bootstrap(s, region, addrs, allowed, facts)
 	out := make(map[string]bootstrap.UserData, len(nodes))
 	var errs []error
 	for _, n := range nodes {
@@ -118,7 +111,7 @@ func ssmDefaults(name string) bootstrap.SSMParameters {
 // without a password: readWrite reaches whichever member is the primary
 // (target_session_attrs=read-write), readOnly prefers a standby and falls back to the primary
 // (target_session_attrs=prefer-standby, libpq 14 and later). Both are "" when no member has an address.
-func ConnectionURIs(members []Member, port int, user, database string) (readWrite, readOnly string) {
+func ConnectionURIs(members []cluster.Member, port int, user, database string) (readWrite, readOnly string) {
 	var hosts []string
 	for _, m := range members {
 		if m.Host != "" {
@@ -132,20 +125,12 @@ func ConnectionURIs(members []Member, port int, user, database string) (readWrit
 	return base + "?target_session_attrs=read-write", base + "?target_session_attrs=prefer-standby"
 }
 
-// postgresMajor is s's PostgreSQL major version, the default when s leaves it to the platform.
-func postgresMajor(s Spec) int {
-	if s.PostgresMajor == 0 {
-		return capacity.DefaultPostgresMajor
-	}
-	return s.PostgresMajor
-}
-
-// AWSDynamicConfig is the dynamic configuration of s's cluster on EC2 (bootstrap.UserData.DynamicConfig,
+// DynamicConfig is the dynamic configuration of s's cluster on EC2 (bootstrap.UserData.DynamicConfig,
 // the same for every node): what Patroni keeps in the DCS and a running cluster changes through
-// PATCH /config. addrs and allowed are RenderAWS's (pg_hba is in it); it does not depend on the instance
+// PATCH /config. addrs and allowed are Render's (pg_hba is in it); it does not depend on the instance
 // type, so it is rendered with a stand-in for it.
-func AWSDynamicConfig(s Spec, addrs map[string]string, allowed []string) (map[string]any, error) {
-	c, nodes := AWSBootstrap(s, "us-east-1", addrs, allowed, AWSFacts{Architecture: bootstrap.ArchX86_64, DiskCount: 1})
+func DynamicConfig(s cluster.Spec, addrs map[string]string, allowed []string) (map[string]any, error) {
+	c, nodes := Bootstrap(s, "us-east-1", addrs, allowed, Facts{Architecture: bootstrap.ArchX86_64, DiskCount: 1})
 	if len(nodes) == 0 {
 		return nil, errors.New("the cluster has no nodes")
 	}

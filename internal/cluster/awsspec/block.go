@@ -1,4 +1,11 @@
-package cluster
+// Package awsspec is the EC2 platform's block of a pgnvme_cluster (aws = {...}): the instance type, image,
+// network, IAM, Patroni timings and tags, with its defaults, its rules (validation split by concern, each
+// rule once with its attribute path), what a node's machine is launched with (Launch) and the inputs of
+// its user-data (Bootstrap, Render). The neutral cluster.Spec carries it as a cluster.Block;
+// internal/ec2cluster reads it with Of.
+//
+// The package is pure: no framework, SDK, pgx or process code.
+package awsspec
 
 import (
 	"maps"
@@ -6,10 +13,8 @@ import (
 	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
-
-// PlatformAWS runs each node on an EC2 instance with instance-store NVMe.
-const PlatformAWS Platform = "aws"
 
 // Defaults of the aws platform block.
 const (
@@ -36,8 +41,8 @@ const (
 	MaxCreatedRoleClusterName = 64 - len("pgnvme-")
 )
 
-// AWS is the aws platform's configuration.
-type AWS struct {
+// Block is the aws platform's configuration, defaults filled in.
+type Block struct {
 	// Region is the AWS region; "" means the provider's.
 	Region string
 	// InstanceType is every node's instance type; it must have instance-store NVMe.
@@ -68,7 +73,7 @@ type AWS struct {
 	// RootVolumeGiB is the gp3 root volume's size; 0 means DefaultRootVolumeGiB.
 	RootVolumeGiB int
 	// Patroni are Patroni's timings; zero values are Patroni's defaults.
-	Patroni AWSPatroni
+	Patroni Patroni
 	// APIAddress is APIAddressPrivate (default) or APIAddressPublic.
 	APIAddress string
 	// Tags are added to every object the platform creates, over the provider's default tags.
@@ -80,27 +85,43 @@ type AWS struct {
 	LoadBalancer bool
 }
 
-// AWSPatroni are Patroni's timings in seconds, and the lag limit in bytes; 0 means Patroni's default.
-type AWSPatroni struct {
+// Patroni are Patroni's timings in seconds, and the lag limit in bytes; 0 means Patroni's default.
+type Patroni struct {
 	TTL                  int
 	LoopWait             int
 	RetryTimeout         int
 	MaximumLagOnFailover int64
 }
 
-// AWSInput is the aws block as given; nil pointers are unset.
-type AWSInput struct {
-	AWS
+// Input is the aws block as given; nil pointers are unset.
+type Input struct {
+	Block
 	// DeletionProtection defaults to true.
 	DeletionProtection *bool
 }
 
-// fromAWSInput fills in the aws block's defaults.
-func fromAWSInput(in *AWSInput) *AWS {
-	if in == nil {
-		return nil
-	}
-	a := in.AWS
+var (
+	_ cluster.Block          = (*Block)(nil)
+	_ cluster.BlockInput     = (*Input)(nil)
+	_ cluster.PlatformStatus = (*Status)(nil)
+)
+
+// Of is s's aws block, nil when s does not run on EC2.
+func Of(s cluster.Spec) *Block {
+	b, _ := s.Block.(*Block)
+	return b
+}
+
+// Platform is cluster.PlatformAWS.
+func (*Block) Platform() cluster.Platform { return cluster.PlatformAWS }
+
+// DefaultZone is "": on EC2 a node's zone is the user's choice, and none is an error.
+func (*Input) DefaultZone() string { return "" }
+
+// WithDefaults fills in the aws block's defaults: the root volume's size, the private API address and
+// deletion protection on.
+func (in *Input) WithDefaults() cluster.Block {
+	a := in.Block
 	a.SubnetIDs = maps.Clone(in.SubnetIDs)
 	a.SecurityGroupIDs = slices.Clone(in.SecurityGroupIDs)
 	a.AllowedCIDRs = slices.Clone(in.AllowedCIDRs)
@@ -116,7 +137,7 @@ func fromAWSInput(in *AWSInput) *AWS {
 }
 
 // AMIParameterFor is the SSM parameter that holds the AMI for arch: a's own, else Debian 12's.
-func (a AWS) AMIParameterFor(arch string) string {
+func (a Block) AMIParameterFor(arch string) string {
 	if a.AMIParameter != "" {
 		return a.AMIParameter
 	}
@@ -126,8 +147,8 @@ func (a AWS) AMIParameterFor(arch string) string {
 	return DefaultAMIParameterAMD64
 }
 
-// AWSStatus is what only the aws platform reports, by node name where it is per node.
-type AWSStatus struct {
+// Status is what only the aws platform reports, by node name where it is per node.
+type Status struct {
 	Region string
 	// AMIID is the image the nodes run (resolved from the SSM parameter at creation when not given).
 	AMIID              string
@@ -148,21 +169,30 @@ type AWSStatus struct {
 	PendingRestart []string
 }
 
-// AWSNodeListChange is how the node list of a cluster on EC2 may change from prior to want: nodes added
+// Platform is cluster.PlatformAWS.
+func (*Status) Platform() cluster.Platform { return cluster.PlatformAWS }
+
+// StatusOf is the aws platform's own part of a status or plan, nil when it has none.
+func StatusOf(st cluster.PlatformStatus) *Status {
+	out, _ := st.(*Status)
+	return out
+}
+
+// NodeListChange is how the node list of a cluster on EC2 may change from prior to want: nodes added
 // after the last or removed from the end, so that the nodes that run etcd (the first three, or the first
 // one of a smaller cluster: bootstrap.DefaultEtcdMembers) stay the same, and with them every other node's
 // user-data. It returns the names added and removed, or an error at ["node"] saying what is possible.
-func AWSNodeListChange(prior, want []string) (added, removed []string, err error) {
+func NodeListChange(prior, want []string) (added, removed []string, err error) {
 	k := min(len(prior), len(want))
 	members := bootstrap.DefaultEtcdMembers(len(prior))
 	switch {
 	case !slices.Equal(prior[:k], want[:k]):
-		return nil, nil, Errorf([]string{"node"}, "Node List Change Not Supported",
+		return nil, nil, cluster.Errorf([]string{"node"}, "Node List Change Not Supported",
 			"The cluster on EC2 has the nodes [%s]; this configuration asks for [%s]. Nodes can be added after the last one or removed from the end; "+
 				"renaming or reordering nodes is not supported (a node's name is its identity in etcd, Patroni and its network interface). "+
 				"Keep the existing nodes in their order.", strings.Join(prior, ", "), strings.Join(want, ", "))
 	case bootstrap.DefaultEtcdMembers(len(want)) != members || len(want) < members:
-		return nil, nil, Errorf([]string{"node"}, "Node List Change Not Supported",
+		return nil, nil, cluster.Errorf([]string{"node"}, "Node List Change Not Supported",
 			"The cluster on EC2 has %d nodes, of which the first %d run etcd; this configuration asks for %d. The etcd members cannot change: "+
 				"a cluster of 3 or more nodes keeps at least 3 (nodes 4 to %d can be added and removed), and a smaller one stays below 3. "+
 				"For another layout, create a new cluster and move the data.", len(prior), members, len(want), bootstrap.MaxNodes)
