@@ -229,7 +229,7 @@ func (c Cluster) validateEC2(n EC2Node) error {
 
 	// Patroni.
 	p := n.Patroni
-	errs = append(errs, PatroniTimingProblems(p)...)
+	errs = append(errs, PatroniTimingProblems(p, "Patroni's ")...)
 	for _, u := range []struct{ what, name string }{{"REST API user", p.RESTAPIUser}, {"superuser", p.Superuser}, {"replication user", p.ReplicationUser}} {
 		if !roleNamePattern.MatchString(u.name) {
 			bad("Patroni's %s %q is not valid; use a letter or '_', then letters, digits or '_', at most 63 bytes.", u.what, u.name)
@@ -275,9 +275,9 @@ func CheckEC2NodeName(name string) error {
 }
 
 // PatroniTimingProblems are what is wrong with p's timings (0 is pgnvme's default for each: ttl 30,
-// loop_wait 10, retry_timeout 10; maximum_lag_on_failover Patroni's 1 MiB), each a sentence; none when
-// Patroni accepts them.
-func PatroniTimingProblems(p Patroni) []error {
+// loop_wait 10, retry_timeout 10; maximum_lag_on_failover Patroni's 1 MiB), each a sentence naming each
+// setting after prefix (such as "Patroni's " or "aws.patroni."); none when Patroni accepts them.
+func PatroniTimingProblems(p Patroni, prefix string) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	or := func(v, def int) int {
@@ -289,18 +289,18 @@ func PatroniTimingProblems(p Patroni) []error {
 	ttl, loop, retry := or(p.TTL, DefaultPatroniTTL), or(p.LoopWait, DefaultPatroniLoopWait), or(p.RetryTimeout, DefaultPatroniRetryTimeout)
 	switch {
 	case ttl < 20:
-		bad("Patroni's ttl is %d seconds; use 20 or more (Patroni's minimum), or leave it unset for %d.", ttl, DefaultPatroniTTL)
+		bad("%sttl is %d seconds; use 20 or more (Patroni's minimum), or leave it unset for %d.", prefix, ttl, DefaultPatroniTTL)
 	case loop < 1:
-		bad("Patroni's loop_wait is %d seconds; use 1 or more, or leave it unset for %d.", loop, DefaultPatroniLoopWait)
+		bad("%sloop_wait is %d seconds; use 1 or more, or leave it unset for %d.", prefix, loop, DefaultPatroniLoopWait)
 	case retry < 3:
-		bad("Patroni's retry_timeout is %d seconds; use 3 or more, or leave it unset for %d.", retry, DefaultPatroniRetryTimeout)
+		bad("%sretry_timeout is %d seconds; use 3 or more, or leave it unset for %d.", prefix, retry, DefaultPatroniRetryTimeout)
 	case loop+2*retry > ttl:
-		bad("Patroni's loop_wait %d + 2 x retry_timeout %d is more than its ttl %d (unset values are pgnvme's defaults: ttl %d, loop_wait %d, retry_timeout %d); "+
-			"Patroni requires loop_wait + 2 x retry_timeout <= ttl: raise ttl or lower the others.",
-			loop, retry, ttl, DefaultPatroniTTL, DefaultPatroniLoopWait, DefaultPatroniRetryTimeout)
+		bad("%[1]sloop_wait %[2]d + 2 x %[1]sretry_timeout %[3]d is more than %[1]sttl %[4]d (unset values are pgnvme's defaults: ttl %[5]d, loop_wait %[6]d, retry_timeout %[7]d); "+
+			"Patroni requires loop_wait + 2 x retry_timeout <= ttl: raise %[1]sttl or lower the others.",
+			prefix, loop, retry, ttl, DefaultPatroniTTL, DefaultPatroniLoopWait, DefaultPatroniRetryTimeout)
 	}
 	if p.MaximumLagOnFailover < 0 {
-		bad("Patroni's maximum_lag_on_failover is %d bytes; use 0 or more (unset is Patroni's default, 1 MiB).", p.MaximumLagOnFailover)
+		bad("%smaximum_lag_on_failover is %d bytes; use 0 or more (unset is Patroni's default, 1 MiB).", prefix, p.MaximumLagOnFailover)
 	}
 	return errs
 }

@@ -181,7 +181,7 @@ func TestValidateAWS(t *testing.T) {
 		{"ttl below 20", func(in *awsInput) { in.AWS.Patroni.TTL = 15 }, "aws.patroni", "ttl is 15 seconds; use 20 or more"},
 		{"loop_wait negative", func(in *awsInput) { in.AWS.Patroni.LoopWait = -1 }, "aws.patroni", "loop_wait is -1 seconds"},
 		{"retry_timeout below 3", func(in *awsInput) { in.AWS.Patroni.RetryTimeout = 2 }, "aws.patroni", "retry_timeout is 2 seconds"},
-		{"ttl below loop_wait + 2 retry_timeout (defaults)", func(in *awsInput) { in.AWS.Patroni.TTL = 25 }, "aws.patroni", "loop_wait 10 + 2 x retry_timeout 10 is more than its ttl 25"},
+		{"ttl below loop_wait + 2 retry_timeout (defaults)", func(in *awsInput) { in.AWS.Patroni.TTL = 25 }, "aws.patroni", "aws.patroni.loop_wait 10 + 2 x aws.patroni.retry_timeout 10 is more than aws.patroni.ttl 25"},
 		{"maximum lag negative", func(in *awsInput) { in.AWS.Patroni.MaximumLagOnFailover = -1 }, "aws.patroni", "maximum_lag_on_failover is -1"},
 
 		// Tags.

@@ -139,7 +139,7 @@ func printableASCIIOnly(s string) bool {
 // patroni checks Patroni's timings (bootstrap's rule, with pgnvme's defaults for zero values).
 func (v *awsCheck) patroni() {
 	p := v.a.Patroni
-	for _, err := range bootstrap.PatroniTimingProblems(bootstrap.Patroni{TTL: p.TTL, LoopWait: p.LoopWait, RetryTimeout: p.RetryTimeout, MaximumLagOnFailover: p.MaximumLagOnFailover}) {
+	for _, err := range bootstrap.PatroniTimingProblems(bootstrap.Patroni{TTL: p.TTL, LoopWait: p.LoopWait, RetryTimeout: p.RetryTimeout, MaximumLagOnFailover: p.MaximumLagOnFailover}, "aws.patroni.") {
 		v.add(awsAt("patroni"), "Invalid Patroni Timings", "%s", err.Error())
 	}
 }
