@@ -65,6 +65,8 @@ func (s Spec) WALGS3Prefix() string {
 //   - WALG_S3_SSE: aws:kms with a KMS key, else AES256; WALG_S3_SSE_KMS_ID: the key ARN, only with KMS
 //     (WAL-G refuses aws:kms without a key ID, and a key ID without aws:kms).
 //   - WALG_COMPRESSION_METHOD (lz4 when Compression is ""), WALG_DELTA_MAX_STEPS 6, WALG_UPLOAD_CONCURRENCY 16.
+//   - WALG_PREVENT_WAL_OVERWRITE "true": wal-push refuses to replace a segment archived with other content
+//     (another cluster's history in the same prefix) and succeeds when the content is the same.
 //   - With Object Lock: S3_RETENTION_MODE (GOVERNANCE or COMPLIANCE) and S3_RETENTION_PERIOD in seconds
 //     (days * 86400), which WAL-G sets on every object it uploads.
 //   - With an endpoint override: AWS_ENDPOINT (the URL as given) and AWS_S3_FORCE_PATH_STYLE "true" with
@@ -83,6 +85,8 @@ func (s Spec) WALGEnv() map[string]string {
 		"WALG_COMPRESSION_METHOD": s.compression(),
 		"WALG_DELTA_MAX_STEPS":    strconv.Itoa(WALGDeltaMaxSteps),
 		"WALG_UPLOAD_CONCURRENCY": strconv.Itoa(WALGUploadConcurrency),
+		// The archive keeps history: a push never replaces a segment of other content.
+		"WALG_PREVENT_WAL_OVERWRITE": "true",
 	}
 	if s.KMSKeyARN != "" {
 		env["WALG_S3_SSE"] = SSEKMS

@@ -49,6 +49,8 @@ func TestWALGEnv(t *testing.T) {
 		"WALG_COMPRESSION_METHOD": "lz4",
 		"WALG_DELTA_MAX_STEPS":    "6",
 		"WALG_UPLOAD_CONCURRENCY": "16",
+		// A push never replaces a segment of other content (another cluster's history in the prefix).
+		"WALG_PREVENT_WAL_OVERWRITE": "true",
 	}
 	with := func(extra map[string]string) map[string]string {
 		m := maps.Clone(common)

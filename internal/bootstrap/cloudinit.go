@@ -69,6 +69,10 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 			a2.WALGEnv["PGUSER"] = n.Patroni.Superuser
 			a2.WALGEnv["PGDATABASE"] = "postgres"
 			a2.WALGEnv["WALG_PREFETCH_DIR"] = walgPrefetchDir(n)
+			// A push never writes over a segment already archived with other content: WAL-G then fails
+			// the push (the segment stays in pg_wal) instead of destroying history; equal content is a
+			// success, so a segment pushed twice (after a failover) is safe.
+			a2.WALGEnv[WALGPreventWALOverwrite] = "true"
 		} else {
 			a2.PgBackRestOptions = maps.Clone(a.PgBackRestOptions)
 			if a2.PgBackRestOptions["repo1-type"] == "s3" && a2.PgBackRestOptions["repo1-s3-key-type"] == "" {

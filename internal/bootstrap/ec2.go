@@ -360,6 +360,10 @@ type UserData struct {
 	Identity string
 }
 
+// WALGPreventWALOverwrite is WAL-G's setting that makes wal-push refuse to replace an archived segment
+// whose content differs (and succeed when it is the same); every node runs with it "true".
+const WALGPreventWALOverwrite = "WALG_PREVENT_WAL_OVERWRITE"
+
 // UserDataSizeError is RenderEC2's error when a node's user-data is over MaxUserDataBytes even with gzip:
 // only a rendering can tell, so the EC2 platform's plan renders every node to find it.
 type UserDataSizeError struct {

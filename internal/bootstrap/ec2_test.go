@@ -107,6 +107,31 @@ func TestRenderEC2_golden(t *testing.T) {
 	}
 }
 
+// TestRenderEC2_preventsWALOverwrite: every node's WAL-G runs with WALG_PREVENT_WAL_OVERWRITE=true, given or
+// not, so that a push never replaces a segment archived with other content.
+func TestRenderEC2_preventsWALOverwrite(t *testing.T) {
+	for _, given := range []string{"", "true"} {
+		c := ec2Cluster(walg, 16)
+		delete(c.Archive.WALGEnv, bootstrap.WALGPreventWALOverwrite) // the bucket's walg_env has it: a user's may not
+		if given != "" {
+			c.Archive.WALGEnv[bootstrap.WALGPreventWALOverwrite] = given
+		}
+		u, err := bootstrap.RenderEC2(c, ec2Host(c, "pg-a", 1, bootstrap.ArchX86_64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env string
+		for _, f := range u.Files {
+			if f.Path == "/etc/wal-g/walg.env" {
+				env = f.Content
+			}
+		}
+		if !slices.Contains(strings.Split(env, "\n"), "WALG_PREVENT_WAL_OVERWRITE=true") {
+			t.Errorf("given %q: the WAL-G environment lacks WALG_PREVENT_WAL_OVERWRITE=true:\n%s", given, env)
+		}
+	}
+}
+
 // TestRenderEC2_noSecrets: user-data names the SSM parameters and never
 // holds a password; Patroni reads them from the environment file the
 // secrets script writes.
@@ -337,6 +362,7 @@ func TestRenderEC2_invalid(t *testing.T) {
 		{"WAL-G libsodium key", func(c *bootstrap.Cluster) { c.Archive.WALGEnv["WALG_LIBSODIUM_KEY"] = "abc" }, nil, "WALG_LIBSODIUM_KEY holds a secret"},
 		{"WAL-G access key", func(c *bootstrap.Cluster) { c.Archive.WALGEnv["WALG_S3_PREFIX"] = "s3://b/AKIAABCDEFGHIJKLMNOP" }, nil, "holds an AWS access key ID"},
 		{"WAL-G platform variable", func(c *bootstrap.Cluster) { c.Archive.WALGEnv["WALG_PREFETCH_DIR"] = "/tmp" }, nil, "WALG_PREFETCH_DIR is set by the EC2 platform"},
+		{"WAL-G overwrite allowed", func(c *bootstrap.Cluster) { c.Archive.WALGEnv["WALG_PREVENT_WAL_OVERWRITE"] = "false" }, nil, `WALG_PREVENT_WAL_OVERWRITE is "false"; pgnvme always sets it true`},
 		{"pgBackRest secret", func(c *bootstrap.Cluster) {
 			c.Archive = &bootstrap.Archive{PgBackRestOptions: map[string]string{"repo1-type": "s3", "repo1-s3-key-secret": "x"}}
 		}, nil, "repo1-s3-key-secret holds a secret"},

@@ -286,6 +286,8 @@ func (a *Archive) validate() []Problem {
 				bad("The WAL-G variable name %q is not valid; use upper-case letters, digits and '_', such as WALG_S3_PREFIX.", k)
 			case !envValuePattern.MatchString(v):
 				bad("The value of WAL-G variable %s has characters that would need quoting (spaces, quotes, '$', '#', ...); use letters, digits and _ . / : @ , + = - only.", k)
+			case k == WALGPreventWALOverwrite && v != "true":
+				bad("%s is %q; pgnvme always sets it true, so that a push never writes over a segment of other content in the archive (another cluster's history, or a promoted standby's copy of a segment); remove it.", k, v)
 			}
 			if strings.HasSuffix(k, "_PREFIX") && v != "" {
 				hasPrefix = true

@@ -216,7 +216,7 @@ func (r *archiveBucketResource) Schema(_ context.Context, _ resource.SchemaReque
 				ElementType: types.StringType,
 				Computed:    true,
 				MarkdownDescription: "Environment for WAL-G on the nodes: `WALG_S3_PREFIX`, `AWS_REGION`, `WALG_S3_SSE`, " +
-					"`WALG_S3_SSE_KMS_ID` (with KMS), `WALG_COMPRESSION_METHOD`, `WALG_DELTA_MAX_STEPS`, " +
+					"`WALG_S3_SSE_KMS_ID` (with KMS), `WALG_COMPRESSION_METHOD`, `WALG_DELTA_MAX_STEPS`, `WALG_PREVENT_WAL_OVERWRITE` (`true`: a push never replaces a segment archived with other content), " +
 					"`WALG_UPLOAD_CONCURRENCY`, `S3_RETENTION_PERIOD` and `S3_RETENTION_MODE` (with Object Lock), and the " +
 					"endpoint settings when the provider overrides the S3 endpoint. No credentials: nodes use their " +
 					"instance profile.",
