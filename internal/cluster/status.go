@@ -154,7 +154,12 @@ func Planned(members []Member, known map[string]string, actions []topology.Actio
 		switch a.Kind {
 		case topology.Promote:
 			promoting = true
-		case topology.Reseed, topology.Create:
+		case topology.Create:
+			roles[a.Node] = RoleStandby
+			if a.Source == "" { // a new primary (initdb)
+				roles[a.Node] = RolePrimary
+			}
+		case topology.Reseed:
 			roles[a.Node] = RoleStandby
 		}
 	}

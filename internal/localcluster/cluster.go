@@ -44,6 +44,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -197,6 +198,12 @@ func (s Spec) member(name string) (Member, bool) {
 }
 
 // names are the members' names in priority order.
+// Desired is the cluster s asks for, as topology's planner takes it: the members in priority order, and
+// whether it archives (then a cluster whose every member is lost is not created again).
+func Desired(s Spec) topology.Desired {
+	return topology.Desired{Nodes: s.names(), Archived: s.Archive != nil}
+}
+
 func (s Spec) names() []string {
 	out := make([]string, len(s.Members))
 	for i, m := range s.Members {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -106,7 +107,7 @@ func planAndReconcile(t *testing.T, m *localcluster.Manager, s localcluster.Spec
 	if err != nil {
 		t.Fatal(err)
 	}
-	actions, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n3"}}, localcluster.Observed(st))
+	actions, err := topology.Plan(localcluster.Desired(s), localcluster.Observed(st))
 	if err != nil {
 		t.Fatalf("Plan: %v (observed %+v)", err, st)
 	}
@@ -513,9 +514,10 @@ func TestApplySettings(t *testing.T) {
 	}
 }
 
-func TestArchiveSeedsStandbys(t *testing.T) {
-	t.Parallel()
-	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+// withArchive gives s a pgBackRest archive in a posix repository of its own (stanza "demo", a full backup
+// at create) and returns the repository's path.
+func withArchive(t *testing.T, m *localcluster.Manager, s *localcluster.Spec) string {
+	t.Helper()
 	repo, err := os.MkdirTemp("", "pgnvme-lc-repo-")
 	if err != nil {
 		t.Fatal(err)
@@ -534,6 +536,13 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 		Stanza:            "demo",
 		BackupOnCreate:    true,
 	}
+	return repo
+}
+
+func TestArchiveSeedsStandbys(t *testing.T) {
+	t.Parallel()
+	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	repo := withArchive(t, m, &s)
 	create(t, m, s)
 	wantHealthy(t, m, s, "quorum")
 	restores := func(name string) int {
@@ -580,6 +589,45 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	if n := restores("n1"); n != 1 {
 		t.Errorf("n1: %d pgbackrest restores logged, want 1 (reseeded from the archive)", n)
 	}
+
+	// Every member lost: the history is in the archive only, and the plan refuses to create an empty cluster
+	// over it; the archive is left as it was.
+	archived := listTree(t, repo)
+	for _, mb := range s.Members {
+		lose(t, m, mb)
+	}
+	st, err := m.Observe(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if actions, err := topology.Plan(localcluster.Desired(s), localcluster.Observed(st)); !errors.Is(err, topology.ErrDataLost) {
+		t.Fatalf("every member lost with an archive: plan %v, %v; want ErrDataLost", actions, err)
+	}
+	if after := listTree(t, repo); !slices.Equal(after, archived) {
+		t.Errorf("the archive changed: %d entries before, %d after", len(archived), len(after))
+	}
+}
+
+// listTree lists every file under root with its size, sorted.
+func listTree(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s %d", p, info.Size()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func TestEnforceDurability(t *testing.T) {

@@ -153,7 +153,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 				"fix what follows, or remove local.limits.\n\n" + err.Error()}
 	}
 	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls)}}
-	desired := topology.Desired{Nodes: ls.names()}
+	desired := Desired(ls)
 	var actions []topology.Action
 	known := map[string]string{}
 	if len(prior) == 0 {
@@ -189,13 +189,6 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 		if err != nil {
 			return out, fmt.Errorf("reading the cluster %s: %w", s.Name, err)
 		}
-		if gone(st) {
-			// Nothing is left to lose: the apply creates the cluster again (a refresh removes it from
-			// state first; a plan without refresh lands here).
-			out.Actions = "every node of " + s.Name + " is gone: create the cluster again"
-			out.Members, _ = cluster.Planned(m.wanted(ls), nil, nil, true)
-			return out, nil
-		}
 		if actions, err = topology.Plan(desired, Observed(st)); err != nil {
 			return out, unrepairable(err)
 		}
@@ -225,6 +218,13 @@ func replaced(s Spec) (Spec, bool) {
 }
 
 func unrepairable(err error) error {
+	if errors.Is(err, topology.ErrDataLost) {
+		return &cluster.FieldError{Path: []string{"nodes"}, Summary: "Cluster Data Lost",
+			Detail: "Every node of the cluster is lost with its data directory, and the cluster archives its WAL: its history is in the archive only. " +
+				"pgnvme does not create an empty cluster over it (its archiving would then fail or write a second history beside the first). " +
+				"Nothing was changed. pgnvme does not restore a cluster from its archive yet: restore it by hand with pgBackRest into a new cluster, " +
+				"or, to give up that history, remove archive from the configuration (a new, empty cluster without archiving) or point it at a new repository.\n\n" + err.Error()}
+	}
 	return &cluster.FieldError{Path: []string{"nodes"}, Summary: "Cluster Cannot Be Repaired Automatically",
 		Detail: "pgnvme will not choose for you where choosing could lose acknowledged commits. Resolve what follows by hand " +
 			"(start the node that holds the newest data, or remove the one that must go), then plan again.\n\n" + err.Error()}
@@ -277,23 +277,13 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 	return p.status(ctx, m, ls, true), nil
 }
 
-// gone reports whether no member of the cluster has anything left (every one missing).
-func gone(st []Status) bool {
-	for _, x := range st {
-		if x.State != StateMissing {
-			return false
-		}
-	}
-	return true
-}
-
 // reconcile runs topology's repair plan for ls as it is now.
 func (p *Platform) reconcile(ctx context.Context, m *Manager, ls Spec) error {
 	st, err := m.Observe(ctx, ls)
 	if err != nil {
 		return err
 	}
-	actions, err := topology.Plan(topology.Desired{Nodes: ls.names()}, Observed(st))
+	actions, err := topology.Plan(Desired(ls), Observed(st))
 	if err != nil {
 		return unrepairable(err)
 	}
@@ -355,13 +345,6 @@ func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior cluster.Pri
 	m, ls, err := p.open(ctx, s, prior.Members)
 	if err != nil {
 		return cluster.Status{}, err
-	}
-	if st, err := m.Observe(ctx, ls); err == nil && gone(st) {
-		tflog.Warn(ctx, "every node of the cluster is gone; creating it again", map[string]any{"name": s.Name})
-		if _, err := m.Create(ctx, ls); err != nil {
-			return p.status(ctx, m, ls, true), fmt.Errorf("creating the cluster again: %w", err)
-		}
-		return p.status(ctx, m, ls, true), nil
 	}
 	if err := p.reconcile(ctx, m, ls); err != nil {
 		return p.status(ctx, m, ls, true), fmt.Errorf("repairing the cluster: %w; the state records what was observed, apply again to continue", err)

@@ -151,6 +151,14 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 // createPrimary initialises and starts mb as a new primary (asynchronous
 // until settle applies the quorum), with the archive's stanza and backup.
 func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Member) error {
+	// A cluster created again after every member was lost may have lost its data directory root too.
+	root, err := DataDirRoot(s)
+	if err != nil {
+		return err
+	}
+	if err := m.engine.MkdirAllOwned(root, 0o755); err != nil {
+		return fmt.Errorf("creating the data directory root %s: %w", root, err)
+	}
 	async := ""
 	r, err := m.render(s, major, mb, localnode.RolePrimary, mb, &async)
 	if err != nil {

@@ -29,7 +29,7 @@ var (
 
 // TestPlatform_planIsApply: for each case the actions the plan lists are the actions the apply executes
 // (from the provider's log), in order, on a real local cluster: one standby lost, the primary lost, a node
-// added, a node removed.
+// added, a node removed, every node lost.
 func TestPlatform_planIsApply(t *testing.T) {
 	t.Parallel()
 	p := localcluster.NewPlatform()
@@ -94,6 +94,9 @@ func TestPlatform_planIsApply(t *testing.T) {
 		{"the primary lost", func() { loseNode(primary(st.Members)) }, spec(3), []string{"promote", "repoint", "reseed"}},
 		{"a node added", func() {}, spec(4), []string{"reseed"}},
 		{"a node removed", func() {}, spec(3), []string{"remove"}},
+		// No archive: nothing is left to keep, and the cluster is created again (with one, see
+		// TestArchiveSeedsStandbys: refused).
+		{"every node lost", func() { loseNode(0); loseNode(1); loseNode(2) }, spec(3), []string{"create", "create", "create"}},
 	} {
 		tc.before()
 		plan, err := p.Plan(ctxT(t), tc.spec, cluster.Prior{Members: st.Members})

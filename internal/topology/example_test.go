@@ -25,15 +25,16 @@ func ExamplePlan() {
 	// 3. reseed n1 from n3: n1 was the primary and its data directory is gone; it comes back as a standby copied from primary n3
 }
 
-// Both standbys are gone with the primary: nothing can be shown to hold the
-// acknowledged commits, so Plan refuses.
-func ExamplePlan_noSurvivor() {
-	_, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n3"}}, []topology.Observed{
+// Every node is gone with its data, and the cluster archives its WAL: its
+// history is only in the archive, so Plan refuses rather than create an
+// empty cluster beside it.
+func ExamplePlan_everyNodeLost() {
+	_, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true}, []topology.Observed{
 		{Name: "n1", State: topology.Missing, Role: topology.RolePrimary},
 		{Name: "n2", State: topology.Missing, Role: topology.RoleStandby},
 		{Name: "n3", State: topology.Missing, Role: topology.RoleStandby},
 	})
 	fmt.Println(err)
 	// Output:
-	// no surviving standby: primary n1 is gone and no standby is running, so no node can be shown to hold every acknowledged commit: they may exist only on the lost primary's disk; recover that disk, or restore the cluster from its archive
+	// every member is lost: n1, n2 and n3; no node holds the cluster's data, which is only in its archive now. Creating the cluster again would start a new, empty database beside that history, so nothing is changed: restore the cluster from its archive
 }

@@ -68,6 +68,9 @@ type Desired struct {
 	// wherever it is, and the order only breaks ties between equally
 	// advanced standbys and decides which standbys go first on scale-down.
 	Nodes []string
+	// Archived is true when the cluster archives its WAL: its history then outlives its nodes, and a
+	// cluster whose every node is lost must be restored from the archive, never created again empty.
+	Archived bool
 }
 
 // ActionKind is what an Action does to its node.
@@ -155,6 +158,10 @@ var (
 	ErrUndecided = errors.New("cannot decide safely")
 )
 
+// ErrDataLost (declared with the engine of members run by Patroni, which
+// returns it too) is also Plan's error for an archived cluster whose every
+// node is lost.
+
 // Plan computes the actions that take the cluster from observed to desired,
 // in the order they must run, or an error when no safe plan exists.
 //
@@ -202,6 +209,13 @@ var (
 // Two or more running primaries (a split brain, for example after a manual
 // promote): Plan refuses and names them; choosing would discard one side's
 // writes.
+//
+// Every observed node lost (no data directory anywhere): no node holds the
+// cluster's data. With an archive (Desired.Archived) its history is there
+// only, and a cluster created again (initdb) would be a new, empty database
+// beside it, so Plan refuses (ErrDataLost) and names the archive. Without one
+// nothing is left to lose: the cluster is created again as a new one, like a
+// cluster never created.
 func Plan(desired Desired, observed []Observed) ([]Action, error) {
 	p, err := newPlanner(desired, observed)
 	if err != nil {

@@ -30,10 +30,11 @@ func (n *node) olderThan(tl int) bool { return n.Timeline > 0 && tl > 0 && n.Tim
 func (n *node) hasData() bool { return n.State == Running || n.State == Stopped }
 
 type planner struct {
-	desired []string
-	want    map[string]bool
-	nodes   []*node // in observed order
-	byName  map[string]*node
+	desired  []string
+	archived bool
+	want     map[string]bool
+	nodes    []*node // in observed order
+	byName   map[string]*node
 }
 
 func newPlanner(desired Desired, observed []Observed) (*planner, error) {
@@ -41,9 +42,10 @@ func newPlanner(desired Desired, observed []Observed) (*planner, error) {
 		return nil, errors.New("the cluster needs at least one node")
 	}
 	p := &planner{
-		desired: desired.Nodes,
-		want:    make(map[string]bool, len(desired.Nodes)),
-		byName:  make(map[string]*node, len(observed)),
+		desired:  desired.Nodes,
+		archived: desired.Archived,
+		want:     make(map[string]bool, len(desired.Nodes)),
+		byName:   make(map[string]*node, len(observed)),
 	}
 	rank := make(map[string]int, len(desired.Nodes))
 	for i, name := range desired.Nodes {
@@ -134,6 +136,14 @@ func (p *planner) plan() ([]Action, error) {
 	if len(p.nodes) == 0 {
 		return p.create(), nil
 	}
+	if lost := p.allLost(); lost != nil {
+		if p.archived {
+			return nil, fmt.Errorf("%w: %s; no node holds the cluster's data, which is only in its archive now. "+
+				"Creating the cluster again would start a new, empty database beside that history, so nothing is changed: "+
+				"restore the cluster from its archive", ErrDataLost, joinNames(lost))
+		}
+		return p.createAgain(lost), nil
+	}
 
 	var primaries []*node
 	for _, n := range p.nodes {
@@ -200,6 +210,27 @@ func (p *planner) create() []Action {
 		actions = append(actions, Action{Kind: Create, Node: name, Source: first,
 			Reason: fmt.Sprintf("%s is created as a standby copied from the new primary %s", name, first)})
 	}
+	return actions
+}
+
+// allLost are the names of the observed nodes when every one of them is lost (no data directory), else nil.
+func (p *planner) allLost() []string {
+	var lost []string
+	for _, n := range p.nodes {
+		if n.State != Missing {
+			return nil
+		}
+		lost = append(lost, n.Name)
+	}
+	return lost
+}
+
+// createAgain plans a cluster whose every node is lost and which has no archive: created again as a new
+// one (create), the primary's reason saying that nothing was left to keep.
+func (p *planner) createAgain(lost []string) []Action {
+	actions := p.create()
+	actions[0].Reason = fmt.Sprintf("every node (%s) is lost and no archive holds the cluster's data, so nothing is left to keep: "+
+		"the cluster is created again, %s first in the node list as the primary", joinNames(lost), actions[0].Node)
 	return actions
 }
 

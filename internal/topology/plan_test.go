@@ -73,6 +73,17 @@ func TestPlan(t *testing.T) {
 			reasons: []string{"n1 is first in the node list"},
 		},
 		{
+			name:     "every node lost, no archive: nothing is left to keep, created again",
+			desired:  three,
+			observed: []topology.Observed{missing("n1", topology.RoleStandby), missing("n2", topology.RolePrimary), missing("n3", topology.RoleStandby)},
+			want: []step{
+				{topology.Create, "n1", ""},
+				{topology.Create, "n2", "n1"},
+				{topology.Create, "n3", "n1"},
+			},
+			reasons: []string{"every node (n1, n2 and n3) is lost and no archive holds the cluster's data"},
+		},
+		{
 			name:     "all healthy",
 			desired:  three,
 			observed: []topology.Observed{primary("n1", 1, "0/3000148"), streaming("n2", 1, "0/3000148"), streaming("n3", 1, "0/3000060")},
@@ -346,11 +357,18 @@ func TestPlanRefuses(t *testing.T) {
 		contains []string
 	}{
 		{
-			name:     "primary lost and no standby running",
-			desired:  three,
+			name:     "every node lost, with an archive: its history is only there",
+			desired:  topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true},
 			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), missing("n3", topology.RoleStandby)},
+			is:       topology.ErrDataLost,
+			contains: []string{"n1, n2 and n3", "only in its archive now", "restore the cluster from its archive"},
+		},
+		{
+			name:     "primary lost and no standby running (one standby never made)",
+			desired:  three,
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), stopped("n3", topology.RoleStandby, 1)},
 			is:       topology.ErrNoSurvivor,
-			contains: []string{"primary n1 is gone", "may exist only on the lost primary's disk"},
+			contains: []string{"primary n1 is gone"},
 		},
 		{
 			name:     "primary lost and the standbys stopped",
@@ -561,7 +579,9 @@ func TestSummary(t *testing.T) {
 //     and that primary itself is never destroyed;
 //   - Promote happens only when no primary runs, picks a running standby,
 //     and no other running standby is further ahead (timeline, then LSN);
-//   - every action with a source names the same primary.
+//   - every action with a source names the same primary;
+//   - a node is created as a new primary (initdb) only when no node holds
+//     data, and never when the cluster has an archive.
 func TestPlanInvariants(t *testing.T) {
 	type shape struct {
 		state     topology.NodeState
@@ -580,7 +600,7 @@ func TestPlanInvariants(t *testing.T) {
 	}
 	lsns := []string{"0/1000000", "0/2000000", ""}
 	tls := []int{1, 2}
-	desireds := []topology.Desired{nodes("n1", "n2", "n3"), nodes("n1", "n2"), nodes("n1", "n2", "n3", "n4")}
+	desireds := []topology.Desired{nodes("n1", "n2", "n3"), nodes("n1", "n2"), nodes("n1", "n2", "n3", "n4"), {Nodes: []string{"n1", "n2", "n3"}, Archived: true}}
 
 	var variants []topology.Observed
 	for _, s := range shapes {
@@ -603,7 +623,7 @@ func TestPlanInvariants(t *testing.T) {
 						continue
 					}
 					planned++
-					if msg := violation(obs, actions); msg != "" {
+					if msg := violation(obs, d.Archived, actions); msg != "" {
 						t.Fatalf("observed %+v, desired %v:\n%s\n%s", obs, d.Nodes, topology.Summary(actions), msg)
 					}
 				}
@@ -613,7 +633,7 @@ func TestPlanInvariants(t *testing.T) {
 	t.Logf("checked %d situations, %d planned", checked, planned)
 }
 
-func violation(obs []topology.Observed, actions []topology.Action) string {
+func violation(obs []topology.Observed, archived bool, actions []topology.Action) string {
 	byName := map[string]topology.Observed{}
 	var runningPrimary string
 	for _, o := range obs {
@@ -658,6 +678,22 @@ func violation(obs []topology.Observed, actions []topology.Action) string {
 			if a.Source == "" {
 				if primary != "" {
 					return "started a second primary"
+				}
+				primary = a.Node
+			}
+		case topology.Create:
+			if a.Source == "" {
+				// initdb: only where no node holds data, and never over an archive's history.
+				for _, o := range obs {
+					if o.State != topology.Missing {
+						return fmt.Sprintf("created %s as a new primary while %s holds data", a.Node, o.Name)
+					}
+				}
+				if archived {
+					return fmt.Sprintf("created %s as a new primary although the archive holds the cluster's history", a.Node)
+				}
+				if primary != "" {
+					return "created a second primary"
 				}
 				primary = a.Node
 			}
