@@ -141,6 +141,9 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 	if view.PostBootstrap {
 		errs = append(errs, script(view.Scripts.PostBootstrap, "post-bootstrap.sh"))
 	}
+	if c.Archive != nil {
+		errs = append(errs, script(view.Scripts.PrePromote, "pre-promote.sh"))
+	}
 	if view.WALG {
 		errs = append(errs,
 			script(view.Scripts.WALGRestore, "walg-restore.sh"),

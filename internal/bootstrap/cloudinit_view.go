@@ -10,7 +10,7 @@ import (
 
 // ec2Scripts are the scripts' paths on the node.
 type ec2Scripts struct {
-	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, PostBootstrap string
+	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, PostBootstrap, PrePromote string
 }
 
 // ec2View is what the templates see.
@@ -131,6 +131,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 			WALGReplica:   path.Join(ec2ScriptDir, "walg-replica.sh"),
 			Backup:        path.Join(ec2ScriptDir, "backup.sh"),
 			PostBootstrap: path.Join(ec2ScriptDir, "post-bootstrap.sh"),
+			PrePromote:    path.Join(ec2ScriptDir, "pre-promote.sh"),
 		},
 		etcdMembersList: members,
 	}

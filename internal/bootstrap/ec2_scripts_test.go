@@ -320,3 +320,84 @@ func TestEC2WALGRestoreScript(t *testing.T) {
 		}
 	}
 }
+
+// TestEC2PrePromoteScript runs the rendered pre_promote script of both archivers on a real
+// pg_wal/archive_status: every complete segment marked done is marked ready, nothing else changes, the rule
+// is bootstrap.SegmentsToHandOver's (the local platform's), and it exits 0 when there is nothing to rename.
+func TestEC2PrePromoteScript(t *testing.T) {
+	for _, archiver := range []string{walg, pgbackrest} {
+		c := ec2Cluster(archiver, 16)
+		n := ec2Host(c, "pg-a", 1, bootstrap.ArchX86_64)
+		script := renderedFile(t, c, n, "/usr/local/lib/pgnvme/pre-promote.sh")
+		u, err := bootstrap.RenderEC2(c, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(u.PatroniYAML, `pre_promote: "/usr/local/lib/pgnvme/pre-promote.sh"`) {
+			t.Fatalf("%s: Patroni does not run the script before a promotion:\n%s", archiver, u.PatroniYAML)
+		}
+		dir := t.TempDir()
+		data := filepath.Join(dir, "data")
+		status := filepath.Join(data, "pg_wal", "archive_status")
+		if err := os.MkdirAll(status, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		files := []string{
+			"000000010000000000000003.done", "000000010000000000000004.done", "000000010000000000000005.ready",
+			"00000002.history.done", "000000010000000000000006.partial.done", "000000020000000000000006.done", "junk.done",
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(status, f), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := strings.Replace(script, "STATUS_DIR=/var/lib/pgnvme/data/pg_wal/archive_status\n", "STATUS_DIR="+status+"\n", 1)
+		if s == script {
+			t.Fatalf("%s: the script does not set STATUS_DIR as expected:\n%s", archiver, script)
+		}
+		run := func() string {
+			t.Helper()
+			if err := os.WriteFile(filepath.Join(dir, "pre-promote.sh"), []byte(s), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(filepath.Join(dir, "pre-promote.sh"))
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: the script failed (a failure stops Patroni's promotion): %v\n%s", archiver, err, out)
+			}
+			return string(out)
+		}
+		out := run()
+		entries, err := os.ReadDir(status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.Name())
+		}
+		var want []string
+		handed := bootstrap.SegmentsToHandOver(files)
+		for _, f := range files {
+			if seg, ok := strings.CutSuffix(f, ".done"); ok && slices.Contains(handed, seg) {
+				f = seg + ".ready"
+			}
+			want = append(want, f)
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: archive_status after the script: %v, want %v", archiver, got, want)
+		}
+		if len(handed) != 3 || !strings.Contains(out, "handed 3 WAL segments") {
+			t.Errorf("%s: handed %v; the script said %q", archiver, handed, out)
+		}
+		// Nothing to rename (no status directory) still exits 0.
+		if err := os.RemoveAll(status); err != nil {
+			t.Fatal(err)
+		}
+		if out := run(); !strings.Contains(out, "handed 0 WAL segments") {
+			t.Errorf("%s: without a status directory: %q", archiver, out)
+		}
+	}
+}

@@ -61,6 +61,10 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View, dynamic yamlMap)
 		{"parameters", localParams},
 		{"recovery_conf", recovery},
 	}
+	if c.Archive != nil {
+		// Before a promotion: the WAL this standby received, to its own archiver (see pre-promote.sh).
+		pg = append(pg, yamlItem{"pre_promote", view.Scripts.PrePromote})
+	}
 	basebackup := yamlMap{{"checkpoint", "fast"}}
 	if view.WALG {
 		pg = append(pg,

@@ -608,6 +608,112 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	}
 }
 
+// TestFailoverLeavesNoHoleInTheArchive: a primary whose archive is down holds WAL the archive lacks, which
+// its standbys received. Lost with its disk, its promoted successor hands that WAL to its own archiver
+// first, and the archive then holds every segment of the old timeline up to the promotion, with no hole.
+func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
+	t.Parallel()
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	repo := withArchive(t, m, &s)
+	create(t, m, s)
+	wantHealthy(t, m, s, "quorum")
+	ctx := ctxT(t)
+	old := s.Members[0]
+	c := connect(t, ctx, old)
+	// The archive stops taking the primary's WAL, as with its endpoint down.
+	for _, q := range []string{"ALTER SYSTEM SET archive_command = '/bin/false'", "SELECT pg_reload_conf()"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Commits under a writer, and complete segments the primary cannot archive.
+	w := startWriter(t, ctx, old, 1)
+	var last string
+	for i := range 4 {
+		w.waitFor(t, int64(200*(i+1)))
+		if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acked := w.finish(t)
+	if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	for _, sb := range s.Members[1:] {
+		waitReplayed(t, ctx, old, sb)
+	}
+	var archivedUpTo string
+	var failed int64
+	if err := c.QueryRow(ctx, "SELECT coalesce(last_archived_wal, ''), failed_count FROM pg_stat_archiver").Scan(&archivedUpTo, &failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed == 0 || archivedUpTo >= last {
+		t.Fatalf("the primary archived up to %q (%d failures); want it behind %s", archivedUpTo, failed, last)
+	}
+	t.Logf("the primary archived up to %s and failed %d times; the last complete segment is %s", archivedUpTo, failed, last)
+
+	lose(t, m, old)
+	actions := planAndReconcile(t, m, s)
+	if len(actions) == 0 || actions[0].Kind != topology.Promote {
+		t.Fatalf("plan %v, want a promotion first", actions)
+	}
+	primary := wantHealthy(t, m, s, "quorum")
+	checkAcked(t, ctx, primary, acked)
+	// Every segment of timeline 1, from the first archived to the last complete one, is in the archive.
+	acctest.WaitFor(t, 60*time.Second, "the archive to hold every segment of timeline 1", func() (bool, string) {
+		hole := archiveHole(t, repo, last)
+		return hole == "", hole
+	})
+}
+
+// archiveHole is "" when the pgBackRest repository at repo holds every WAL segment of timeline 1 from the
+// first it holds up to last, else the first missing one.
+func archiveHole(t *testing.T, repo, last string) string {
+	t.Helper()
+	have := map[uint64]bool{}
+	first := ^uint64(0)
+	err := filepath.WalkDir(filepath.Join(repo, "archive"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		if len(name) < 24 || !strings.HasPrefix(name, "00000001") || strings.Contains(name, ".partial") {
+			return nil
+		}
+		if n, ok := segmentNumber(name[:24]); ok {
+			have[n] = true
+			first = min(first, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, ok := segmentNumber(last)
+	if !ok {
+		t.Fatalf("%q is not a segment name", last)
+	}
+	if len(have) == 0 {
+		return "no segment of timeline 1"
+	}
+	for n := first; n <= end; n++ {
+		if !have[n] {
+			return fmt.Sprintf("segment 00000001%08X%08X is missing (the archive holds %d segments of timeline 1, from 00000001%08X%08X)", n>>8, n&0xFF, len(have), first>>8, first&0xFF)
+		}
+	}
+	return ""
+}
+
+// segmentNumber is a 16 MiB WAL segment's position in its timeline: log * 256 + segment.
+func segmentNumber(name string) (uint64, bool) {
+	if len(name) != 24 {
+		return 0, false
+	}
+	log, err1 := strconv.ParseUint(name[8:16], 16, 32)
+	seg, err2 := strconv.ParseUint(name[16:24], 16, 32)
+	return log*256 + seg, err1 == nil && err2 == nil
+}
+
 // listTree lists every file under root with its size, sorted.
 func listTree(t *testing.T, root string) []string {
 	t.Helper()

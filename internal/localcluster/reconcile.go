@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -85,6 +86,11 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 	n := Node(mb, localnode.RoleStandby)
 	switch a.Kind {
 	case topology.Promote:
+		if s.Archive != nil {
+			if err := m.handOverWAL(ctx, mb, n); err != nil {
+				return err
+			}
+		}
 		if err := m.engine.Promote(ctx, n); err != nil {
 			return err
 		}
@@ -183,6 +189,19 @@ func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Membe
 		return m.archiveBootstrap(ctx, s, mb)
 	}
 	return nil
+}
+
+// handOverWAL hands the complete WAL segments standby mb received to its own archiver before it is
+// promoted (bootstrap.SegmentsToHandOver): those the lost primary had not archived would otherwise be a
+// hole in the archive for good.
+func (m *Manager) handOverWAL(ctx context.Context, mb Member, n localnode.Node) error {
+	status, err := m.engine.ArchiveStatus(n)
+	if err != nil {
+		return err
+	}
+	segs := bootstrap.SegmentsToHandOver(status)
+	tflog.Info(ctx, "handing the WAL it received to the archiver before the promotion", map[string]any{"node": mb.Name, "segments": len(segs)})
+	return m.engine.MarkReady(n, segs)
 }
 
 // restart stops mb (fast) and starts it again (in its cgroup, with limits).
