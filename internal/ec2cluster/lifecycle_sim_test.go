@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 )
 
 // TestAccEC2Cluster_simulated is issue 10's proof through Terraform: moto for the EC2, SSM and IAM APIs
@@ -105,8 +107,11 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	t.Logf("standby %s terminated: apply replaced it in %.0f s; writer acknowledged %d commits, 0 lost (checked)", standby, secs, w.finish())
 	e.emptyPlan("after replacing a standby")
 
-	// The primary terminated: Patroni fails over before the apply; the apply replaces the lost node.
+	// The primary terminated: Patroni fails over before the apply; the apply replaces the lost node. Its
+	// archive was down first: what it streamed but could not archive reaches the archive through the standby
+	// Patroni promotes (pre_promote), so the archive keeps no hole.
 	w = e.startWriter(st.ConnectionURI, passwords[0])
+	unarchived := e.stopArchiving(st.ConnectionURI, passwords[0], 3)
 	lostAt := time.Now()
 	e.terminate(st2.AWS.InstanceIDs[primary])
 	leader := e.waitLeader(st2, primary)
@@ -117,6 +122,11 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	if got := e.psql(st3.ConnectionURI, passwords[0], "SELECT pg_is_in_recovery()"); got != "f" {
 		t.Errorf("after the failover psql with connection_uri reached a server in recovery (%q)", got)
 	}
+	acctest.WaitFor(t, time.Minute, "the archive to hold every segment up to "+unarchived, func() (bool, string) {
+		hole := e.archiveHole(ctx, "sim", unarchived)
+		return hole == "", hole
+	})
+	t.Logf("after the failover the archive holds every segment up to %s, which the lost primary could not archive", unarchived)
 	e.emptyPlan("after replacing the primary")
 
 	// instance_type, root_volume_gib and key_name changed: a rolling replacement that names each reason,

@@ -666,52 +666,20 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 	})
 }
 
-// archiveHole is "" when the pgBackRest repository at repo holds every WAL segment of timeline 1 from the
-// first it holds up to last, else the first missing one.
+// archiveHole is acctest.WALHole over the files of the pgBackRest repository at repo.
 func archiveHole(t *testing.T, repo, last string) string {
 	t.Helper()
-	have := map[uint64]bool{}
-	first := ^uint64(0)
+	var names []string
 	err := filepath.WalkDir(filepath.Join(repo, "archive"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+		if err == nil && !d.IsDir() {
+			names = append(names, d.Name())
 		}
-		name := d.Name()
-		if len(name) < 24 || !strings.HasPrefix(name, "00000001") || strings.Contains(name, ".partial") {
-			return nil
-		}
-		if n, ok := segmentNumber(name[:24]); ok {
-			have[n] = true
-			first = min(first, n)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	end, ok := segmentNumber(last)
-	if !ok {
-		t.Fatalf("%q is not a segment name", last)
-	}
-	if len(have) == 0 {
-		return "no segment of timeline 1"
-	}
-	for n := first; n <= end; n++ {
-		if !have[n] {
-			return fmt.Sprintf("segment 00000001%08X%08X is missing (the archive holds %d segments of timeline 1, from 00000001%08X%08X)", n>>8, n&0xFF, len(have), first>>8, first&0xFF)
-		}
-	}
-	return ""
-}
-
-// segmentNumber is a 16 MiB WAL segment's position in its timeline: log * 256 + segment.
-func segmentNumber(name string) (uint64, bool) {
-	if len(name) != 24 {
-		return 0, false
-	}
-	log, err1 := strconv.ParseUint(name[8:16], 16, 32)
-	seg, err2 := strconv.ParseUint(name[16:24], 16, 32)
-	return log*256 + seg, err1 == nil && err2 == nil
+	return acctest.WALHole(names, last)
 }
 
 // listTree lists every file under root with its size, sorted.

@@ -1,0 +1,61 @@
+package ec2cluster_test
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
+)
+
+// stopArchiving makes the primary's archive_command fail, as with its archive unreachable (ALTER SYSTEM
+// overrides what Patroni writes), then switches WAL segments under the writer until n complete segments
+// the primary could not archive have been flushed by every standby. It returns the last of them.
+func (e *simEnv) stopArchiving(uri, password string, n int) string {
+	e.t.Helper()
+	e.psql(uri, password, "ALTER SYSTEM SET archive_command = '/bin/false'")
+	e.psql(uri, password, "SELECT pg_reload_conf()")
+	var last, lsn string
+	for range n {
+		prev := last
+		// A switch without WAL written since the last one switches nothing: wait for the writer's.
+		acctest.WaitFor(e.t, 30*time.Second, "a WAL segment switch", func() (bool, string) {
+			lsn = e.psql(uri, password, "SELECT pg_switch_wal()")
+			last = e.psql(uri, password, "SELECT pg_walfile_name('"+lsn+"')")
+			return last != prev, "still " + last
+		})
+	}
+	acctest.WaitFor(e.t, 30*time.Second, "every standby to flush past "+lsn, func() (bool, string) {
+		got := e.psql(uri, password, "SELECT count(*) FROM pg_stat_replication WHERE flush_lsn >= '"+lsn+"'")
+		return got == "2", got + " standbys"
+	})
+	failed := e.psql(uri, password, "SELECT failed_count > 0 AND coalesce(last_archived_wal, '') < '"+last+"' FROM pg_stat_archiver")
+	if failed != "t" {
+		e.t.Fatalf("the primary archived %s although its archive_command fails", last)
+	}
+	return last
+}
+
+// archiveHole is acctest.WALHole over the WAL the cluster's pgBackRest repository in the bucket holds.
+func (e *simEnv) archiveHole(ctx context.Context, name, last string) string {
+	e.t.Helper()
+	c := s3.NewFromConfig(e.awsConfig(), func(o *s3.Options) {
+		o.BaseEndpoint = aws.String(nodesim.AWSEndpoint)
+		o.UsePathStyle = true
+	})
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(e.bucket), Prefix: aws.String("clusters/" + name + "/pgbackrest/archive/")})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			e.t.Fatalf("listing the archive: %v", err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	return acctest.WALHole(keys, last)
+}
