@@ -29,7 +29,7 @@ var (
 
 // TestPlatform_planIsApply: for each case the actions the plan lists are the actions the apply executes
 // (from the provider's log), in order, on a real local cluster: one standby lost, the primary lost, a node
-// added, a node removed, every node lost.
+// added, a node removed, every node lost; removing the primary is refused by both.
 func TestPlatform_planIsApply(t *testing.T) {
 	t.Parallel()
 	p := localcluster.NewPlatform()
@@ -137,4 +137,30 @@ func TestPlatform_planIsApply(t *testing.T) {
 		}
 		t.Logf("%s: plan and apply agree: %q", tc.name, applied)
 	}
+
+	// The primary removed: the local platform has no switchover (no Patroni to hand over), so the plan
+	// refuses, and the apply refuses the same way and changes nothing.
+	pr := primary(st.Members)
+	var rest []cluster.Node
+	for i, n := range spec(3).Nodes {
+		if i != pr {
+			rest = append(rest, n)
+		}
+	}
+	without := cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: rest, Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
+	_, planErr := p.Plan(ctxT(t), without, cluster.Prior{Members: st.Members})
+	_, applyErr := p.Update(ctxT(t), without, cluster.Prior{Members: st.Members})
+	for what, err := range map[string]error{"plan": planErr, "apply": applyErr} {
+		if err == nil || !strings.Contains(err.Error(), "pgnvme never removes the primary") {
+			t.Errorf("the primary removed: the %s: %v; want the refusal", what, err)
+		}
+	}
+	after, err := p.Read(ctxT(t), spec(3), cluster.Prior{Members: st.Members})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := primary(after.Members); got != pr || len(after.Members) != 3 {
+		t.Errorf("after the refused removal of the primary: %+v", after.Members)
+	}
+	t.Logf("the primary removed: plan and apply refuse alike (%v)", planErr)
 }
