@@ -94,7 +94,7 @@ func (se *session) ensure(ctx context.Context, t target, o *observation) (groups
 // the state has none (a create resumed after an interruption), the one the interrupted apply kept.
 func (se *session) hadLoadBalancer(ctx context.Context, prior cluster.Prior) (bool, error) {
 	if prior.Spec != nil {
-		return awsspec.Of(*prior.Spec) != nil && awsspec.Of(*prior.Spec).LoadBalancer, nil
+		return awsspec.Of(*prior.Spec).WantsLoadBalancer(), nil
 	}
 	return se.keptLoadBalancer(ctx)
 }
@@ -113,7 +113,7 @@ func (se *session) keptLoadBalancer(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return awsspec.Of(last) != nil && awsspec.Of(last).LoadBalancer, nil
+	return awsspec.Of(last).WantsLoadBalancer(), nil
 }
 
 // ensureLoadBalancer creates or completes the load balancer when aws.load_balancer asks for one (its

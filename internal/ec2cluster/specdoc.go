@@ -53,8 +53,7 @@ func encodeSpec(s cluster.Spec) (string, error) {
 	if s.Given == nil {
 		return "", fmt.Errorf("the cluster's configuration as given is not known; this is a bug in the provider")
 	}
-	kept := &keptInput{Input: *s.Given}
-	kept.AWS, _ = s.Given.Block().(*awsspec.Input)
+	kept := &keptInput{Input: *s.Given, AWS: awsspec.InputOf(*s.Given)}
 	b, err := json.Marshal(specDocument{Version: specVersion, Input: kept})
 	if err != nil {
 		return "", err

@@ -292,7 +292,7 @@ func asGiven(m *clusterModel, g cluster.Input, diags *diag.Diagnostics) {
 		m.Archive, d = types.ObjectValue(clusterArchiveAttrTypes, attrs)
 		diags.Append(d...)
 	}
-	if ga := givenAWS(g); ga != nil && known(m.AWS) {
+	if ga := awsspec.InputOf(g); ga != nil && known(m.AWS) {
 		attrs := m.AWS.Attributes()
 		attrs["ami_id"] = str(ga.AMIID) // computed: the first refresh records the image the nodes run
 		m.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
@@ -350,10 +350,4 @@ func valueOf(t attr.Type, unknown bool) attr.Value {
 		return types.Int64Null()
 	}
 	panic(fmt.Sprintf("no null or unknown value for %s: add its type here (a provider bug)", t))
-}
-
-// givenAWS is the aws block of g as given, nil when g has none.
-func givenAWS(g cluster.Input) *awsspec.Input {
-	a, _ := g.Block().(*awsspec.Input)
-	return a
 }

@@ -201,6 +201,7 @@ func TestValidateAWS(t *testing.T) {
 		{"WAL-G secret", func(in *awsInput) { in.Archive.WALGEnv["AWS_SECRET_ACCESS_KEY"] = "abc" }, "archive.walg_env", "AWS_SECRET_ACCESS_KEY holds a secret"},
 		{"WAL-G access key ID", func(in *awsInput) { in.Archive.WALGEnv["AWS_KEY_ID"] = "AKIAABCDEFGHIJKLMNOP" }, "archive.walg_env", "holds an AWS access key ID"},
 		{"WAL-G variable the platform sets", func(in *awsInput) { in.Archive.WALGEnv["PGHOST"] = "localhost" }, "archive.walg_env", "set by the EC2 platform"},
+		{"WAL-G allowed to overwrite", func(in *awsInput) { in.Archive.WALGEnv["WALG_PREVENT_WAL_OVERWRITE"] = "false" }, "archive.walg_env", "pgnvme always sets it true"},
 		{"pgBackRest secret", func(in *awsInput) {
 			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-type": "s3", "repo1-path": "/demo", "repo1-s3-key-secret": "abc"}}
 		}, "archive.pgbackrest_options", "repo1-s3-key-secret holds a secret"},

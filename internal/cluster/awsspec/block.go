@@ -112,6 +112,15 @@ func Of(s cluster.Spec) *Block {
 	return b
 }
 
+// InputOf is the aws block of in as given, nil when in has none.
+func InputOf(in cluster.Input) *Input {
+	b, _ := in.Block().(*Input)
+	return b
+}
+
+// WantsLoadBalancer reports whether a asks for the load balancer (false for no block).
+func (a *Block) WantsLoadBalancer() bool { return a != nil && a.LoadBalancer }
+
 // Platform is cluster.PlatformAWS.
 func (*Block) Platform() cluster.Platform { return cluster.PlatformAWS }
 
