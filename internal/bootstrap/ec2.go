@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"time"
 )
 
 // The architectures an EC2 node can have, as EC2 names them
@@ -62,6 +63,8 @@ const (
 	// DefaultBackupSchedule is when the primary takes a base backup, as a
 	// systemd OnCalendar= expression.
 	DefaultBackupSchedule = "daily"
+	// DefaultBackupInterval is how often DefaultBackupSchedule takes a backup.
+	DefaultBackupInterval = 24 * time.Hour
 )
 
 // WAL-G release pinned by default: v3.0.8, the PostgreSQL build for Ubuntu

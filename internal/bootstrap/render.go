@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 )
 
 // Replication and archive defaults, which Cluster.Parameters may override.
@@ -92,8 +94,40 @@ func Render(c Cluster, n Node) (Rendered, error) {
 			params["restore_command"] = env + " wal-fetch %f %p"
 			r.WALGEnvFile = renderWALGEnv(c, n)
 		}
+		if a.MaxBacklogMiB > 0 {
+			params["archive_command"] = backlogGuard(a.MaxBacklogMiB) + params["archive_command"]
+		}
 	}
 	return r, nil
+}
+
+// backlogGuard is the start of an archive_command that drops the segment it is given (exits 0 without
+// archiving it, after a line on standard error, which PostgreSQL logs) while pg_wal (the command runs in
+// the data directory) holds more than limitMiB: Archive.MaxBacklogMiB. PostgreSQL then recycles the segment
+// like an archived one, so the node keeps writing with the archive down, and the archive has a hole from
+// that segment on.
+func backlogGuard(limitMiB int) string {
+	return fmt.Sprintf(`w=$(du -sm pg_wal | cut -f1); [ "$w" -le %d ] || { echo "pgnvme: pg_wal holds $w MiB, over archive.max_backlog_gib (%d MiB): %%f is dropped, not archived" >&2; exit 0; }; `,
+		limitMiB, limitMiB)
+}
+
+// MinBacklogMiB is the least Archive.MaxBacklogMiB params allow: twice the WAL pg_wal holds in normal
+// operation (max_wal_size plus wal_keep_size, PostgreSQL's defaults when unset), so that segments are only
+// dropped while the archive is really behind, never under a burst of writes a checkpoint is still catching.
+func MinBacklogMiB(params map[string]string) int {
+	size := func(name, def string) int64 {
+		v, ok := params[name]
+		if !ok {
+			v = def
+		}
+		b, err := capacity.ParseMemory(v, capacity.MegaBytes)
+		if err != nil {
+			b, _ = capacity.ParseMemory(def, capacity.MegaBytes)
+		}
+		return b
+	}
+	held := size("max_wal_size", "1GB") + size("wal_keep_size", DefaultWALKeepSize)
+	return int(2 * held / capacity.MegaBytes)
 }
 
 // orDefault returns s, or def when s is "".

@@ -89,6 +89,14 @@ type Archive struct {
 	// Stanza is the pgBackRest stanza; "" means the cluster's name. WAL-G has
 	// no stanza and ignores it.
 	Stanza string
+	// MaxBacklogMiB bounds the WAL a node keeps for an archive that does not
+	// take it: once pg_wal holds more than that, archive_command drops each
+	// segment it is given (reports success without archiving it, and logs
+	// so), which keeps the node writing and leaves a hole in the archive
+	// that archive health then reports. 0 keeps every segment until the
+	// archive takes it, and the node stops when its disk is full. See
+	// MinBacklogMiB.
+	MaxBacklogMiB int
 	// BackupOnCreate asks the platform to take a base backup once the
 	// cluster is created, so that standbys can be seeded from the archive
 	// and point-in-time recovery starts at once. Render does not use it;

@@ -116,7 +116,8 @@ func (c Cluster) Problems() []Problem {
 			out = append(out, Problem{Path: at, Err: err})
 		}
 	}
-	bad := func(at, format string, args ...any) { add([]error{fmt.Errorf(format, args...)}, at) }
+	badAt := func(at []string, format string, args ...any) { add([]error{fmt.Errorf(format, args...)}, at...) }
+	bad := func(at, format string, args ...any) { badAt([]string{at}, format, args...) }
 	if !clusterNamePattern.MatchString(c.Name) {
 		bad("name", "The cluster name %q is not valid; use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit.", c.Name)
 	}
@@ -128,6 +129,14 @@ func (c Cluster) Problems() []Problem {
 	add(c.validateParameters(), "parameters")
 	if c.Archive != nil {
 		out = append(out, c.Archive.validate()...)
+		params := defaultParameters()
+		for k, v := range c.Parameters {
+			params[strings.ToLower(k)] = v
+		}
+		if b, least := c.Archive.MaxBacklogMiB, MinBacklogMiB(params); b < 0 || (b > 0 && b < least) {
+			badAt([]string{"archive", "max_backlog_gib"}, "The archive's backlog bound is %d MiB, below %d MiB: twice the WAL a node holds in normal operation (max_wal_size plus wal_keep_size). "+
+				"A node would drop segments (a hole in the archive) while the archive works; raise max_backlog_gib to at least %.2f, or lower max_wal_size.", b, least, float64(least)/1024)
+		}
 	}
 	return out
 }

@@ -72,6 +72,13 @@ func TestValidate(t *testing.T) {
 		{"pgbackrest node option", func(in *cluster.Input) {
 			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"pg1-path": "/x"}}
 		}, "archive.pgbackrest_options", "belongs to one node"},
+		{"backlog bound below twice the WAL kept", func(in *cluster.Input) {
+			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}, MaxBacklogGiB: new(1.0)}
+		}, "archive.max_backlog_gib", "below 2560 MiB"},
+		{"backlog bound with small WAL", func(in *cluster.Input) {
+			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}, MaxBacklogGiB: new(0.25)}
+			in.Parameters = map[string]string{"max_wal_size": "64MB", "wal_keep_size": "0"}
+		}, "", ""},
 		{"relative data dir", func(in *cluster.Input) { in.Blocks[0].(*localspec.Block).DataDir = "data" }, "local.data_dir", "absolute path"},
 		{"ports past 65535", func(in *cluster.Input) { in.Blocks[0].(*localspec.Block).PortBase = 65534 }, "local.port_base", "at most 65535"},
 		{"major", func(in *cluster.Input) { in.PostgresMajor = 9 }, "postgres_major", "not supported"},

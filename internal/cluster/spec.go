@@ -13,6 +13,7 @@ package cluster
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
@@ -150,6 +151,8 @@ type ArchiveInput struct {
 	WALGEnv           map[string]string
 	// BackupOnCreate defaults to true.
 	BackupOnCreate *bool
+	// MaxBacklogGiB bounds the WAL a node keeps for the archive (bootstrap.Archive.MaxBacklogMiB); nil keeps all.
+	MaxBacklogGiB *float64
 }
 
 // FromInput fills in the defaults: node-1..node-N (DefaultNodeCount) when no node list is given, the
@@ -197,6 +200,9 @@ func FromInput(in Input) Spec {
 			PgBackRestOptions: maps.Clone(a.PgBackRestOptions),
 			WALGEnv:           maps.Clone(a.WALGEnv),
 			BackupOnCreate:    a.BackupOnCreate == nil || *a.BackupOnCreate,
+		}
+		if a.MaxBacklogGiB != nil {
+			s.Archive.MaxBacklogMiB = int(math.Round(*a.MaxBacklogGiB * 1024))
 		}
 	}
 	return s

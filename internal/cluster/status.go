@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
@@ -52,6 +53,9 @@ type Status struct {
 	SynchronousStandbyNames string
 	// Degraded is true when fewer named standbys stream than the synchronous number.
 	Degraded bool
+	// Archive is the archive as read on refresh and judged (archive.Assess); nil without an archive or
+	// when it could not be read (a warning says why).
+	Archive *archive.Health
 	// Platform is what only the platform reports (*localspec.Status, *awsspec.Status); nil for none.
 	Platform PlatformStatus
 	// Leftovers is true when objects the platform made for the cluster still exist although no member

@@ -260,6 +260,11 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	if err != nil {
 		return cluster.Status{}, err
 	}
+	if len(prior.Members) == 0 && len(o.enis) == 0 && len(o.instances) == 0 {
+		if err := se.startArchiving(ctx); err != nil {
+			return cluster.Status{}, err
+		}
+	}
 	hadLB, err := se.hadLoadBalancer(ctx, prior)
 	if err != nil {
 		return cluster.Status{}, err

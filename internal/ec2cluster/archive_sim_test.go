@@ -2,10 +2,12 @@ package ec2cluster_test
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
@@ -42,20 +44,38 @@ func (e *simEnv) stopArchiving(uri, password string, n int) string {
 // archiveHole is acctest.WALHole over the WAL the cluster's pgBackRest repository in the bucket holds.
 func (e *simEnv) archiveHole(ctx context.Context, name, last string) string {
 	e.t.Helper()
+	var keys []string
+	for _, o := range e.archiveObjects(ctx, "clusters/"+name+"/pgbackrest/archive/") {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	return acctest.WALHole(keys, last)
+}
+
+// archiveListing lists every object of the cluster's archive prefix with its size and ETag (moto's is the
+// content's MD5), sorted: equal listings are equal archives, byte for byte.
+func (e *simEnv) archiveListing(ctx context.Context, name string) []string {
+	e.t.Helper()
+	var out []string
+	for _, o := range e.archiveObjects(ctx, "clusters/"+name+"/") {
+		out = append(out, fmt.Sprintf("%s %d %s", aws.ToString(o.Key), aws.ToInt64(o.Size), aws.ToString(o.ETag)))
+	}
+	return out
+}
+
+func (e *simEnv) archiveObjects(ctx context.Context, prefix string) []s3types.Object {
+	e.t.Helper()
 	c := s3.NewFromConfig(e.awsConfig(), func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(nodesim.AWSEndpoint)
 		o.UsePathStyle = true
 	})
-	var keys []string
-	p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(e.bucket), Prefix: aws.String("clusters/" + name + "/pgbackrest/archive/")})
+	var out []s3types.Object
+	p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(e.bucket), Prefix: aws.String(prefix)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			e.t.Fatalf("listing the archive: %v", err)
 		}
-		for _, o := range page.Contents {
-			keys = append(keys, aws.ToString(o.Key))
-		}
+		out = append(out, page.Contents...)
 	}
-	return acctest.WALHole(keys, last)
+	return out
 }

@@ -52,7 +52,11 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		if _, _, err := se.render(t, standInAddrs(s)); err != nil {
 			return cluster.Plan{}, err
 		}
-		if len(o.enis) > 0 || len(o.instances) > 0 {
+		if len(o.enis) == 0 && len(o.instances) == 0 {
+			if err := se.startArchiving(ctx); err != nil {
+				return cluster.Plan{}, err
+			}
+		} else {
 			launches, err := se.launchesIfAddressed(t, o)
 			if err != nil {
 				return cluster.Plan{}, err

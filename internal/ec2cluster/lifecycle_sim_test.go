@@ -127,6 +127,13 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 		return hole == "", hole
 	})
 	t.Logf("after the failover the archive holds every segment up to %s, which the lost primary could not archive", unarchived)
+	// The provider's own verification on refresh (archive_status) sees the same: no hole across the switch.
+	e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+	if as := e.state().ArchiveStatus; as == nil || as.FirstMissingWAL != nil || as.LastArchivedWAL < unarchived || as.BackupCount < 1 {
+		t.Errorf("archive_status after the failover: %+v; want no missing segment, the newest at or past %s, a backup", as, unarchived)
+	} else {
+		t.Logf("archive_status after the failover: %d segments up to %s, none missing, %d backups", as.ArchivedSegments, as.LastArchivedWAL, as.BackupCount)
+	}
 	e.emptyPlan("after replacing the primary")
 
 	// instance_type, root_volume_gib and key_name changed: a rolling replacement that names each reason,
@@ -206,6 +213,29 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	_, secs = e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
 	t.Logf("destroy: %.0f s", secs)
 	e.checkNothingLeft(ctx, st4)
+
+	// The archive outlives the cluster. A new cluster of the same name on the same prefix would start from
+	// initdb over that history: the plan and the apply refuse it, nothing boots, the archive is unchanged.
+	archived := e.archiveListing(ctx, "sim")
+	mark = time.Now()
+	for _, cmd := range []string{"plan", "apply"} {
+		args := []string{cmd, "-no-color", "-input=false"}
+		if cmd == "apply" {
+			args = append(args, "-auto-approve")
+		}
+		out, err := e.terraform(args...)
+		if err == nil || !strings.Contains(out, "Archive Holds Another Cluster's History") || !strings.Contains(out, "clusters/sim/pgbackrest") {
+			t.Errorf("%s of a new cluster on the old cluster's archive: want it refused, got err %v:\n%s", cmd, err, out)
+		}
+	}
+	for _, ev := range e.bridge.Events() {
+		if ev.Time.After(mark) && ev.Kind == "booted" {
+			t.Errorf("a new cluster on the old archive: the apply launched %s", ev.Node)
+		}
+	}
+	if after := e.archiveListing(ctx, "sim"); !slices.Equal(after, archived) || len(archived) == 0 {
+		t.Errorf("the archive changed under the refused cluster: %d objects before, %d after", len(archived), len(after))
+	}
 }
 
 // killApplyAtFirstBoot starts terraform apply and kills it with its provider (the whole process group) when

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
@@ -194,27 +196,60 @@ func whole(st patroniapi.Status, nodes []string, syncNumber int) (ok bool, why s
 	return true, ""
 }
 
-// synchronous reads synchronous_standby_names on the leader with the superuser's password (from SSM).
+// synchronous reads synchronous_standby_names on the leader.
 func (se *session) synchronous(ctx context.Context, o observation) (string, error) {
-	leader, ok := o.patroni.Leader()
-	if !o.patroniOK || !ok {
-		return "", fmt.Errorf("no leader is known")
-	}
-	e, ok := o.enis[leader.Name]
-	if !ok {
-		return "", fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
-	}
-	password, err := se.cloud.Secret(ctx, se.ssmNames().superuser)
-	if err != nil {
-		return "", fmt.Errorf("reading the superuser's password from SSM: %w", err)
-	}
-	conn, err := pgclient.Connect(ctx, pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, User: bootstrap.DefaultSuperuser,
-		Password: password, Database: "postgres", SSLMode: "prefer"})
+	conn, err := se.leaderConn(ctx, o)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close(ctx)
 	return conn.Setting(ctx, "synchronous_standby_names")
+}
+
+// leaderConn is a session to Patroni's leader as the superuser, with its password from SSM.
+func (se *session) leaderConn(ctx context.Context, o observation) (*pgclient.Conn, error) {
+	leader, ok := o.patroni.Leader()
+	if !o.patroniOK || !ok {
+		return nil, fmt.Errorf("no leader is known")
+	}
+	e, ok := o.enis[leader.Name]
+	if !ok {
+		return nil, fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
+	}
+	password, err := se.cloud.Secret(ctx, se.ssmNames().superuser)
+	if err != nil {
+		return nil, fmt.Errorf("reading the superuser's password from SSM: %w", err)
+	}
+	return pgclient.Connect(ctx, pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, User: bootstrap.DefaultSuperuser,
+		Password: password, Database: "postgres", SSLMode: "prefer"})
+}
+
+// archiveHealth reads the cluster's archive in its bucket (every WAL object and when it was written, the
+// base backups) and the segment the leader writes, and judges them (archive.Assess) against
+// archive_timeout and the nodes' backup schedule. nil without an archive in S3; without a leader, the
+// WAL is left unjudged.
+func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.Health, error) {
+	loc, api, ok, err := se.archive(ctx)
+	if !ok || err != nil {
+		return nil, err
+	}
+	r := archive.Reading{Tool: loc.Tool, ArchiveTimeout: bootstrap.ArchiveTimeout(se.s.Parameters), BackupEvery: bootstrap.DefaultBackupInterval}
+	if r.WAL, err = awsclient.ListArchiveWAL(ctx, api, loc); err != nil {
+		return nil, err
+	}
+	if r.Backups, err = awsclient.ReadArchiveBackups(ctx, api, loc); err != nil {
+		return nil, err
+	}
+	if conn, err := se.leaderConn(ctx, o); err == nil {
+		defer conn.Close(ctx)
+		if pos, err := conn.WALPosition(ctx); err == nil {
+			if lsn, err := topology.ParseLSN(pos.FlushLSN); err == nil && !pos.InRecovery {
+				r.Current = archive.SegmentName(uint32(pos.Timeline), lsn)
+			}
+		}
+	}
+	h := archive.Assess(r, se.p.clock.Now())
+	return &h, nil
 }
 
 // status is the cluster's status from an observation.
@@ -269,6 +304,10 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 			}
 			st.Degraded = counted < se.s.Synchronous.Number
 		}
+	}
+	var err error
+	if st.Archive, err = se.archiveHealth(ctx, o); err != nil {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("The archive could not be read, so archive_status is unknown (null): %v", err))
 	}
 	if o.patroniOK {
 		patch, _, _, err := se.configChanges(ctx, o, t, false)

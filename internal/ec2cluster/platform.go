@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
@@ -34,6 +35,8 @@ type Platform struct {
 	newCloud func(ctx context.Context, region string) (Cloud, error)
 	region   func(explicit string) (string, error)
 	patroni  Patroni
+	// archiveS3 is the S3 client that reads a cluster's archive in region, with the provider's credentials.
+	archiveS3 func(ctx context.Context, region string) (awsclient.ArchiveReaderAPI, error)
 	// defaultTags are the provider's default_tags, under every resource's own.
 	defaultTags map[string]string
 	timeouts    Timeouts
@@ -45,9 +48,12 @@ type Platform struct {
 // NewPlatform is the EC2 platform on the provider's AWS clients.
 func NewPlatform(clients *awsclient.Clients) *Platform {
 	return &Platform{
-		newCloud:    func(ctx context.Context, region string) (Cloud, error) { return NewCloud(ctx, clients, region) },
-		region:      clients.ResolveRegion,
-		patroni:     patroniclient.New(bootstrap.DefaultPatroniRESTAPIPort),
+		newCloud: func(ctx context.Context, region string) (Cloud, error) { return NewCloud(ctx, clients, region) },
+		region:   clients.ResolveRegion,
+		patroni:  patroniclient.New(bootstrap.DefaultPatroniRESTAPIPort),
+		archiveS3: func(ctx context.Context, region string) (awsclient.ArchiveReaderAPI, error) {
+			return clients.S3(ctx, region)
+		},
 		defaultTags: clients.Config().DefaultTags,
 		timeouts:    DefaultTimeouts,
 		poll:        2 * time.Second,
@@ -78,6 +84,33 @@ func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {
 		return nil, err
 	}
 	return &session{p: p, s: s, a: a, region: region, cloud: c}, nil
+}
+
+// startArchiving is cluster.StartArchiving for a cluster nothing of which exists yet: its archive
+// location (read with the provider's credentials, in the archive's region or else the cluster's) must hold
+// no history.
+func (se *session) startArchiving(ctx context.Context) error {
+	loc, api, ok, err := se.archive(ctx)
+	if !ok || err != nil {
+		return cluster.StartArchiving(archive.History{}, err, "")
+	}
+	h, err := awsclient.ReadArchiveHistory(ctx, api, loc)
+	return cluster.StartArchiving(h, err, "")
+}
+
+// archive is the cluster's archive location and the S3 client that reads it (in the archive's region, else
+// the cluster's); ok is false without an archive or for a location pgnvme cannot read.
+func (se *session) archive(ctx context.Context) (archive.Location, awsclient.ArchiveReaderAPI, bool, error) {
+	loc, ok := se.s.ArchiveLocation()
+	if !ok || loc.Bucket == "" {
+		return loc, nil, false, nil
+	}
+	region := loc.Region
+	if region == "" {
+		region = se.region
+	}
+	api, err := se.p.archiveS3(ctx, region)
+	return loc, api, err == nil, err
 }
 
 // major is the PostgreSQL major version the nodes run.

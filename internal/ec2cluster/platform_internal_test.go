@@ -17,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
@@ -207,9 +211,11 @@ func fakePlatform(t *testing.T, cloud Cloud, patroni http.Handler) *Platform {
 		newCloud: func(context.Context, string) (Cloud, error) { return cloud, nil },
 		region:   func(string) (string, error) { return "eu-west-1", nil },
 		patroni:  pc,
-		timeouts: Timeouts{Launch: time.Second, Healthy: time.Second, Terminate: time.Second},
-		poll:     10 * time.Millisecond,
-		clock:    wait.Real,
+		// The fake cloud has no bucket: every archive location is empty (the sim tests read moto's).
+		archiveS3: func(context.Context, string) (awsclient.ArchiveReaderAPI, error) { return emptyBucket{}, nil },
+		timeouts:  Timeouts{Launch: time.Second, Healthy: time.Second, Terminate: time.Second},
+		poll:      10 * time.Millisecond,
+		clock:     wait.Real,
 	}
 }
 
@@ -449,4 +455,15 @@ func TestPlatform_userDataTooLarge(t *testing.T) {
 	if m := f.mutations(); len(m) != 0 {
 		t.Errorf("a refused plan changed things: %v", m)
 	}
+}
+
+// emptyBucket is an archive bucket that holds nothing.
+type emptyBucket struct{}
+
+func (emptyBucket) ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	return &s3.ListObjectsV2Output{}, nil
+}
+
+func (emptyBucket) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	return nil, &s3types.NoSuchKey{Message: in.Key}
 }

@@ -235,7 +235,14 @@ type clusterState struct {
 	} `json:"nodes"`
 	ConnectionURI           string `json:"connection_uri"`
 	SynchronousStandbyNames string `json:"synchronous_standby_names"`
-	AWS                     struct {
+	ArchiveStatus           *struct {
+		LastArchivedWAL  string  `json:"last_archived_wal"`
+		ArchivedSegments int     `json:"archived_segments"`
+		FirstMissingWAL  *string `json:"first_missing_wal"`
+		ArchivingOK      *bool   `json:"archiving_ok"`
+		BackupCount      int     `json:"backup_count"`
+	} `json:"archive_status"`
+	AWS struct {
 		InstanceIDs       map[string]string `json:"instance_ids"`
 		NetworkInterfaces map[string]string `json:"network_interface_ids"`
 		PrivateIPs        map[string]string `json:"private_ips"`

@@ -2,6 +2,7 @@ package localcluster_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
@@ -606,6 +609,35 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	if after := listTree(t, repo); !slices.Equal(after, archived) {
 		t.Errorf("the archive changed: %d entries before, %d after", len(archived), len(after))
 	}
+
+	// A new cluster pointed at that archive (same repository, same stanza) is refused by the plan and by
+	// the apply, which create nothing; the old history is intact, byte for byte.
+	root2, err := os.MkdirTemp("", "pgnvme-lc-new-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root2) })
+	if err := os.Chmod(root2, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fresh := cluster.FromInput(cluster.Input{Name: s.Archive.Stanza, NodeCount: new(1),
+		Archive: &cluster.ArchiveInput{PgBackRestOptions: s.Archive.PgBackRestOptions},
+		Blocks:  []cluster.BlockInput{&localspec.Block{DataDir: filepath.Join(root2, "data"), PortBase: acctest.FreePortBase(t, 1)}}})
+	p := localcluster.NewPlatform()
+	_, perr := p.Plan(ctx, fresh, cluster.Prior{})
+	_, cerr := p.Create(ctx, fresh)
+	for what, err := range map[string]error{"plan": perr, "apply": cerr} {
+		var fe *cluster.FieldError
+		if !errors.As(err, &fe) || fe.Summary != "Archive Holds Another Cluster's History" || !strings.Contains(fe.Detail, "pgBackRest stanza demo in "+repo) {
+			t.Errorf("%s of a new cluster on the old archive: %v; want it refused at archive", what, err)
+		}
+	}
+	if entries, err := os.ReadDir(root2); err != nil || len(entries) != 0 {
+		t.Errorf("the refused cluster made %v (%v)", entries, err)
+	}
+	if after := listTree(t, repo); !slices.Equal(after, archived) {
+		t.Errorf("the archive changed: %d entries before, %d after", len(archived), len(after))
+	}
 }
 
 // TestFailoverLeavesNoHoleInTheArchive: a primary whose archive is down holds WAL the archive lacks, which
@@ -636,6 +668,12 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 		}
 	}
 	acked := w.finish(t)
+	// The moment just before the failover that a point-in-time restore will aim at: after every
+	// acknowledged commit.
+	var target string
+	if err := c.QueryRow(ctx, `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00'`).Scan(&target); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&last); err != nil {
 		t.Fatal(err)
 	}
@@ -664,6 +702,52 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 		hole := archiveHole(t, repo, last)
 		return hole == "", hole
 	})
+	// The verification every refresh runs (archive_status.first_missing_wal) agrees across the timeline
+	// switch: no segment missing from the backup's first to the newest.
+	st, err := m.Observe(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := m.ArchiveHealth(ctx, s, st)
+	if err != nil || h == nil || h.Hole != "" || h.LastArchived < last {
+		t.Fatalf("after the failover: %+v, %v; want no hole and the newest segment at or past %s", h, err, last)
+	}
+	t.Logf("after the failover the archive holds %d segments up to %s, with no hole", h.Segments, h.LastArchived)
+
+	// A point-in-time restore from the archive alone to the moment before the failover holds every
+	// acknowledged commit. A commit on the new timeline, archived, lies after the target: recovery crosses
+	// the timeline switch and stops before it.
+	pc := connect(t, ctx, primary)
+	for _, q := range []string{"INSERT INTO acked VALUES (-1)", "SELECT pg_switch_wal()"} {
+		if _, err := pc.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var after string
+	if err := pc.QueryRow(ctx, "SELECT pg_walfile_name(pg_current_wal_lsn() - 1)").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	acctest.WaitFor(t, 60*time.Second, "the new timeline's commit to be archived", func() (bool, string) {
+		st, err := m.Observe(ctx, s)
+		if err != nil {
+			return false, err.Error()
+		}
+		h, err := m.ArchiveHealth(ctx, s, st)
+		if err != nil || h == nil {
+			return false, fmt.Sprint(err)
+		}
+		return h.LastArchived >= after, "newest " + h.LastArchived
+	})
+	pb := acctest.NewPgBackRest(t, map[string]string{"repo1-type": "posix", "repo1-path": repo}, nil)
+	restored := acctest.PrepareRestore(t)
+	pb.Restore(t, target, restored.Node.DataDir)
+	acctest.StartRestored(t, restored)
+	defer restored.Stop(t)
+	want := fmt.Sprintf("%d|%d|0", len(acked), acked[len(acked)-1])
+	if got := restored.Psql(t, "postgres", "SELECT count(*) FILTER (WHERE n > 0), max(n), count(*) FILTER (WHERE n < 0) FROM acked"); got != want {
+		t.Fatalf("restored to %s (before the failover): count|max|rows after the target = %s, want %s\n%s", target, got, want, restored.LogTail(30))
+	}
+	t.Logf("a point-in-time restore to %s, just before the failover, holds all %d acknowledged commits and nothing after", target, len(acked))
 }
 
 // archiveHole is acctest.WALHole over the files of the pgBackRest repository at repo.
@@ -682,7 +766,7 @@ func archiveHole(t *testing.T, repo, last string) string {
 	return acctest.WALHole(names, last)
 }
 
-// listTree lists every file under root with its size, sorted.
+// listTree lists every file under root with its size and SHA-256 (a link with its target), sorted.
 func listTree(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
@@ -694,7 +778,16 @@ func listTree(t *testing.T, root string) []string {
 		if err != nil {
 			return err
 		}
-		out = append(out, fmt.Sprintf("%s %d", p, info.Size()))
+		if !d.Type().IsRegular() {
+			target, err := os.Readlink(p)
+			out = append(out, fmt.Sprintf("%s -> %s", p, target))
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s %d %x", p, info.Size(), sha256.Sum256(data)))
 		return nil
 	})
 	if err != nil {

@@ -165,3 +165,17 @@ func Observed(st []Status) []topology.Observed {
 	}
 	return out
 }
+
+// runningPrimary is the one running primary of st, if exactly one runs.
+func runningPrimary(st []Status) (Member, bool) {
+	var found []Member
+	for _, x := range st {
+		if x.State == StateRunning && x.Role == topology.RolePrimary {
+			found = append(found, x.Member)
+		}
+	}
+	if len(found) != 1 {
+		return Member{}, false
+	}
+	return found[0], true
+}

@@ -3,12 +3,20 @@ package localcluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
 // writePgBackRest creates mb's pgBackRest directory (log, lock, spool) and
@@ -72,4 +80,117 @@ func (m *Manager) archiveBootstrap(ctx context.Context, s Spec, primary Member) 
 		return err
 	}
 	return nil
+}
+
+// ArchiveHistory reads what s's archive location holds of clusters' past (`pgbackrest info`), so that a
+// cluster never starts archiving over another's history (archive.CheckHistory). A location pgnvme cannot
+// name (a repository type other than posix and s3) reads as empty; s without pgBackRest has none.
+func (m *Manager) ArchiveHistory(ctx context.Context, s Spec) (archive.History, error) {
+	var h archive.History
+	ok, err := m.withArchive(ctx, s, func(loc archive.Location, run pgbackrestRun) error {
+		out, err := run("--output=json", "info")
+		if err != nil {
+			return err
+		}
+		info, err := archive.ParsePgBackRestInfo([]byte(out))
+		h = info.History(loc)
+		return err
+	})
+	if !ok || err != nil {
+		return archive.History{}, err
+	}
+	return h, nil
+}
+
+// ArchiveHealth reads s's archive (`pgbackrest info` for its backups, `pgbackrest repo-ls` for every WAL
+// file and when it was written) and its running primary (the segment it writes), and judges them
+// (archive.Assess). nil without pgBackRest or for a location pgnvme cannot name.
+func (m *Manager) ArchiveHealth(ctx context.Context, s Spec, st []Status) (*archive.Health, error) {
+	r := archive.Reading{Tool: archive.ToolPgBackRest, ArchiveTimeout: bootstrap.ArchiveTimeout(s.Parameters)}
+	ok, err := m.withArchive(ctx, s, func(loc archive.Location, run pgbackrestRun) error {
+		out, err := run("--output=json", "info")
+		if err != nil {
+			return err
+		}
+		info, err := archive.ParsePgBackRestInfo([]byte(out))
+		if err != nil {
+			return err
+		}
+		r.Backups = info.Backups
+		dir := "archive/" + loc.Stanza // relative to the repository, whatever its type
+		if out, err = run("--output=json", "--recurse", "repo-ls", dir); err != nil {
+			return err
+		}
+		r.WAL, err = archive.ParsePgBackRestListing(dir, []byte(out))
+		return err
+	})
+	if !ok || err != nil {
+		return nil, err
+	}
+	if primary, ok := runningPrimary(st); ok {
+		pos, err := m.position(ctx, primary)
+		if err != nil {
+			return nil, err
+		}
+		lsn, err := topology.ParseLSN(pos.FlushLSN)
+		if err != nil {
+			return nil, err
+		}
+		r.Current = archive.SegmentName(uint32(pos.Timeline), lsn)
+	}
+	h := archive.Assess(r, time.Now())
+	return &h, nil
+}
+
+// pgbackrestRun runs pgbackrest with the arguments for one stanza and returns its standard output.
+type pgbackrestRun func(args ...string) (string, error)
+
+// withArchive calls f with s's archive location and a way to run pgbackrest for its stanza as the server's
+// user, with a configuration of the archive's options alone in a temporary directory (no member's files
+// needed: it works before a cluster exists and after its members are gone). ok is false, and f is not
+// called, without pgBackRest or for a location pgnvme cannot name.
+func (m *Manager) withArchive(ctx context.Context, s Spec, f func(archive.Location, pgbackrestRun) error) (ok bool, err error) {
+	if !s.hasPgBackRest() {
+		return false, nil
+	}
+	loc, ok := archive.LocationOf(s.Archive.PgBackRestOptions, nil, s.stanza())
+	if !ok {
+		return false, nil
+	}
+	if m.pgbackrest == "" {
+		return true, fmt.Errorf("pgBackRest is not installed: install the pgbackrest package (apt-get install pgbackrest)")
+	}
+	dir, err := os.MkdirTemp("", "pgnvme-archive-")
+	if err != nil {
+		return true, err
+	}
+	defer os.RemoveAll(dir)
+	uid, gid := m.engine.RunAsIDs()
+	if err := os.Chown(dir, uid, gid); err != nil && !errors.Is(err, os.ErrPermission) {
+		return true, err
+	}
+	global := maps.Clone(s.Archive.PgBackRestOptions)
+	global["log-level-file"] = "off"
+	global["lock-path"] = dir
+	var conf strings.Builder
+	conf.WriteString("[global]\n")
+	for _, k := range slices.Sorted(maps.Keys(global)) {
+		fmt.Fprintf(&conf, "%s=%s\n", k, global[k])
+	}
+	path := filepath.Join(dir, "pgbackrest.conf")
+	if err := m.engine.WriteFileOwned(path, []byte(conf.String()), 0o600); err != nil {
+		return true, err
+	}
+	run := func(args ...string) (string, error) {
+		full := append([]string{"--config=" + path, "--stanza=" + s.stanza(), "--log-level-console=error"}, args...)
+		out, err := m.engine.RunAsServerUser(ctx, dir, m.pgbackrest, full...)
+		if err != nil {
+			return "", fmt.Errorf("reading the archive (%s) with pgbackrest %s: %w", loc, strings.Join(args, " "), err)
+		}
+		return out, nil
+	}
+	if err := f(loc, run); err != nil {
+		return true, fmt.Errorf("reading the archive (%s): %w", loc, err)
+	}
+	return true, nil
 }

@@ -184,6 +184,11 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			return out, &cluster.FieldError{Path: []string{"local"}, Summary: "Cannot Create Cluster Here",
 				Detail: "Nothing was created. Fix what follows, or choose another local.data_dir or local.port_base.\n\n" + err.Error()}
 		}
+		if !resumable(ls) {
+			if err := startArchiving(ctx, m, ls); err != nil {
+				return out, err
+			}
+		}
 	} else {
 		st, err := m.Observe(ctx, ls)
 		if err != nil {
@@ -201,6 +206,13 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 	}
 	out.Members, out.Promoting = cluster.Planned(m.wanted(ls), known, actions, len(prior) == 0 && len(actions) == 0)
 	return out, nil
+}
+
+// startArchiving is cluster.StartArchiving for a cluster not created yet: its archive location must hold
+// no history (a replaced cluster's included: the new one would be another system).
+func startArchiving(ctx context.Context, m *Manager, ls Spec) error {
+	h, err := m.ArchiveHistory(ctx, ls)
+	return cluster.StartArchiving(h, err, "")
 }
 
 // replaced is the cluster of the same name whose manifest lies under s's data directory root while s is
@@ -265,6 +277,9 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 		}
 		return p.status(ctx, m, ls, true), nil
 	}
+	if err := startArchiving(ctx, m, ls); err != nil {
+		return cluster.Status{}, err
+	}
 	tflog.Info(ctx, "creating local cluster", map[string]any{"name": s.Name, "nodes": len(ls.Members)})
 	created, err := m.Create(ctx, ls)
 	if err != nil {
@@ -318,6 +333,9 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 		out.Warnings = append(out.Warnings, "synchronous_standby_names could not be read on the primary, so it is recorded as unknown (null): "+err.Error())
 	case !out.SynchronousKnown:
 		out.Warnings = append(out.Warnings, "No single primary runs, so synchronous_standby_names could not be read and is recorded as unknown (null); the next apply repairs the cluster.")
+	}
+	if out.Archive, err = m.ArchiveHealth(ctx, ls, st); err != nil {
+		out.Warnings = append(out.Warnings, "The archive could not be read, so archive_status is unknown (null): "+err.Error())
 	}
 	running, err := m.WatcherRunning(ls)
 	if err != nil {

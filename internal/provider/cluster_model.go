@@ -2,12 +2,16 @@ package provider
 
 import (
 	"context"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
@@ -34,6 +38,7 @@ type clusterModel struct {
 	ReadOnlyConnectionURI   types.String `tfsdk:"read_only_connection_uri"`
 	SynchronousStandbyNames types.String `tfsdk:"synchronous_standby_names"`
 	SynchronousDegraded     types.Bool   `tfsdk:"synchronous_degraded"`
+	ArchiveStatus           types.Object `tfsdk:"archive_status"`
 }
 
 type clusterNodeInput struct {
@@ -49,9 +54,10 @@ type synchronousInput struct {
 }
 
 type archiveInput struct {
-	PgBackRestOptions types.Map  `tfsdk:"pgbackrest_options"`
-	WALGEnv           types.Map  `tfsdk:"walg_env"`
-	BackupOnCreate    types.Bool `tfsdk:"backup_on_create"`
+	PgBackRestOptions types.Map     `tfsdk:"pgbackrest_options"`
+	WALGEnv           types.Map     `tfsdk:"walg_env"`
+	BackupOnCreate    types.Bool    `tfsdk:"backup_on_create"`
+	MaxBacklogGiB     types.Float64 `tfsdk:"max_backlog_gib"`
 }
 
 type clusterNodeOutput struct {
@@ -109,7 +115,7 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 	if !m.Archive.IsNull() {
 		var a archiveInput
 		diags.Append(m.Archive.As(ctx, &a, basetypes.ObjectAsOptions{})...)
-		if a.PgBackRestOptions.IsUnknown() || a.WALGEnv.IsUnknown() || a.BackupOnCreate.IsUnknown() {
+		if a.PgBackRestOptions.IsUnknown() || a.WALGEnv.IsUnknown() || a.BackupOnCreate.IsUnknown() || a.MaxBacklogGiB.IsUnknown() {
 			return cluster.Spec{}, false
 		}
 		in.Archive = &cluster.ArchiveInput{}
@@ -122,6 +128,10 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 		if !a.BackupOnCreate.IsNull() {
 			b := a.BackupOnCreate.ValueBool()
 			in.Archive.BackupOnCreate = &b
+		}
+		if !a.MaxBacklogGiB.IsNull() {
+			g := a.MaxBacklogGiB.ValueFloat64()
+			in.Archive.MaxBacklogGiB = &g
 		}
 	}
 	local, ok := localInput(ctx, m.Local, diags)
@@ -259,6 +269,67 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 	for _, w := range st.Warnings {
 		diags.AddWarning("Cluster Partly Read", w)
 	}
+	m.ArchiveStatus = archiveStatusValue(st.Archive, diags)
+	if h := st.Archive; h != nil {
+		tflog.Info(ctx, "read the archive", map[string]any{"last_archived_wal": h.LastArchived, "archived_segments": h.Segments,
+			"first_missing_wal": h.Hole, "unarchived_segments": h.Unarchived, "primary_read": h.Known, "archiving_ok": h.ArchivingOK, "backups": len(h.Backups)})
+		for _, w := range st.Archive.Warnings {
+			diags.AddAttributeWarning(path.Root("archive_status"), w.Summary, w.Detail)
+		}
+	}
+}
+
+// backlogValue is max_backlog_gib for a bound in MiB (null for none).
+func backlogValue(mib int) types.Float64 {
+	if mib == 0 {
+		return types.Float64Null()
+	}
+	return types.Float64Value(float64(mib) / 1024)
+}
+
+var clusterArchiveStatusAttrTypes = map[string]attr.Type{
+	"last_archived_wal": types.StringType, "last_archived_at": types.StringType, "unarchived_segments": types.Int64Type,
+	"archived_segments": types.Int64Type, "first_missing_wal": types.StringType,
+	"archiving_ok": types.BoolType, "backup_count": types.Int64Type, "last_backup_label": types.StringType,
+	"last_backup_type": types.StringType, "last_backup_at": types.StringType, "last_backup_size_bytes": types.Int64Type,
+	"recoverable_from": types.StringType, "recoverable_to": types.StringType,
+}
+
+// archiveStatusValue is archive_status for h (null for nil): what is not known is null.
+func archiveStatusValue(h *archive.Health, diags *diag.Diagnostics) types.Object {
+	if h == nil {
+		return types.ObjectNull(clusterArchiveStatusAttrTypes)
+	}
+	str := func(v string) types.String {
+		if v == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(v)
+	}
+	at := func(t time.Time) types.String {
+		if t.IsZero() {
+			return types.StringNull()
+		}
+		return types.StringValue(t.UTC().Format(time.RFC3339))
+	}
+	attrs := map[string]attr.Value{
+		"last_archived_wal": str(h.LastArchived), "last_archived_at": at(h.LastArchivedAt),
+		"archived_segments": types.Int64Value(int64(h.Segments)), "first_missing_wal": str(h.Hole),
+		"unarchived_segments": types.Int64Null(), "archiving_ok": types.BoolNull(),
+		"backup_count": types.Int64Value(int64(len(h.Backups))), "last_backup_label": types.StringNull(), "last_backup_type": types.StringNull(),
+		"last_backup_at": types.StringNull(), "last_backup_size_bytes": types.Int64Null(),
+		"recoverable_from": at(h.RecoverableFrom), "recoverable_to": at(h.RecoverableTo),
+	}
+	if h.Known {
+		attrs["unarchived_segments"], attrs["archiving_ok"] = types.Int64Value(int64(h.Unarchived)), types.BoolValue(h.ArchivingOK)
+	}
+	if b, ok := h.LastBackup(); ok {
+		attrs["last_backup_label"], attrs["last_backup_type"] = types.StringValue(b.Label), str(b.Type)
+		attrs["last_backup_at"], attrs["last_backup_size_bytes"] = at(time.Unix(b.Stop, 0)), types.Int64Value(b.Size)
+	}
+	v, d := types.ObjectValue(clusterArchiveStatusAttrTypes, attrs)
+	diags.Append(d...)
+	return v
 }
 
 // modelFromSpec is an imported cluster's configuration and members as a model.
@@ -267,7 +338,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 	m := clusterModel{ID: types.StringValue(s.Name), Name: types.StringValue(s.Name), PostgresMajor: types.Int64Null(), NodeCount: types.Int64Null(),
 		Parameters: types.MapNull(types.StringType), Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: types.ObjectNull(clusterLocalAttrTypes),
 		AWS:                     types.ObjectNull(clusterAWSAttrTypes),
-		SynchronousStandbyNames: types.StringNull(), SynchronousDegraded: types.BoolNull()}
+		SynchronousStandbyNames: types.StringNull(), SynchronousDegraded: types.BoolNull(), ArchiveStatus: types.ObjectNull(clusterArchiveStatusAttrTypes)}
 	nodes := make([]clusterNodeInput, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		nodes = append(nodes, clusterNodeInput{Name: types.StringValue(n.Name), Zone: types.StringValue(n.Zone)})
@@ -287,7 +358,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 	if a := s.Archive; a != nil {
 		m.Archive, d = types.ObjectValue(clusterArchiveAttrTypes, map[string]attr.Value{
 			"pgbackrest_options": mapOrNull(ctx, a.PgBackRestOptions, diags), "walg_env": mapOrNull(ctx, a.WALGEnv, diags),
-			"backup_on_create": types.BoolValue(a.BackupOnCreate),
+			"backup_on_create": types.BoolValue(a.BackupOnCreate), "max_backlog_gib": backlogValue(a.MaxBacklogMiB),
 		})
 		diags.Append(d...)
 	}

@@ -348,6 +348,11 @@ func valueOf(t attr.Type, unknown bool) attr.Value {
 			return types.Int64Unknown()
 		}
 		return types.Int64Null()
+	case types.Float64Type:
+		if unknown {
+			return types.Float64Unknown()
+		}
+		return types.Float64Null()
 	}
 	panic(fmt.Sprintf("no null or unknown value for %s: add its type here (a provider bug)", t))
 }

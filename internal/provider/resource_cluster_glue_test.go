@@ -44,7 +44,7 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 		Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: local, AWS: types.ObjectNull(clusterAWSAttrTypes),
 		Nodes:   types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes}),
 		Primary: types.ObjectUnknown(clusterPrimaryAttrTypes), ConnectionURI: types.StringUnknown(), ReadOnlyConnectionURI: types.StringUnknown(),
-		SynchronousStandbyNames: types.StringUnknown(), SynchronousDegraded: types.BoolUnknown()}
+		SynchronousStandbyNames: types.StringUnknown(), SynchronousDegraded: types.BoolUnknown(), ArchiveStatus: types.ObjectUnknown(clusterArchiveStatusAttrTypes)}
 	plan := tfsdk.Plan{Schema: sch, Raw: null}
 	if d := plan.Set(ctx, &proposed); d.HasError() {
 		t.Fatal(d)

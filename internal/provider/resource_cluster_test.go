@@ -67,6 +67,21 @@ resource "pgnvme_cluster" "demo" {
 `, dataDir, portBase, extra)
 }
 
+// repoBeside makes a pgBackRest repository directory next to the cluster's data directory, owned by the
+// server's user, and returns its path.
+func repoBeside(t *testing.T, dir string) string {
+	t.Helper()
+	repo := filepath.Join(filepath.Dir(dir), "repo")
+	e, err := localnode.New(localnode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.MkdirAllOwned(repo, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
 func psqlAt(t *testing.T, port int, sql string) string {
 	t.Helper()
 	e, err := localnode.New(localnode.Options{})
@@ -397,14 +412,7 @@ func TestAccCluster_parameters(t *testing.T) {
 // and every acknowledged commit is on it once it streams again.
 func TestAccCluster_standbyLossFromArchive(t *testing.T) {
 	dir := clusterDir(t)
-	repo := filepath.Join(filepath.Dir(dir), "repo")
-	e, err := localnode.New(localnode.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.MkdirAllOwned(repo, 0o750); err != nil {
-		t.Fatal(err)
-	}
+	repo := repoBeside(t, dir)
 	base := acctest.FreePortBase(t, 3)
 	config := clusterConfig(dir, base, fmt.Sprintf(`  archive {
     pgbackrest_options = {
@@ -484,6 +492,8 @@ func TestAccCluster_badInputs(t *testing.T) {
 		{"count and nodes", c("node_count = 2\nnode { name = \"a\" }"), `(?s)Invalid Attribute Combination`},
 		{"archive with neither option map", c("archive { backup_on_create = true }"), `(?s)Missing Archive Options.*pgbackrest_options`},
 		{"wal-g on the local platform", c("archive { walg_env = { WALG_S3_PREFIX = \"s3://b/p\" } }"), `(?s)WAL-G On The Local Platform`},
+		{"backlog bound below the WAL a node holds", c("archive {\n  pgbackrest_options = { \"repo1-path\" = \"/tmp/tf-acc-repo\" }\n  max_backlog_gib = 1\n}"),
+			`(?s)Invalid Archive.*max_backlog_gib.*below 2560 MiB`},
 		{"relative data_dir", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local { data_dir = \"data\" }\n}\n", `(?s)data_dir.*absolute path`},
 		{"port range collides", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", dir, busyPort), `(?s)Cannot Create Cluster Here.*` + strconv.Itoa(busyPort)},
 		{"unreachable data_dir", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", filepath.Join(private, "c"), base), `(?s)Cannot Create Cluster Here`},

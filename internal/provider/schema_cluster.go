@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
@@ -166,6 +167,32 @@ func clusterSchema() schema.Schema {
 				Computed:            true,
 				MarkdownDescription: "True when fewer named standbys stream than `synchronous.number`: with `preferred` the number was lowered; with `required` commits wait.",
 			},
+			"archive_status": schema.SingleNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The archive as the last refresh read it (see [Archive health](#archive-health)); null without `archive`, " +
+					"or when the archive could not be read (a warning says why). Use it in `check` blocks.",
+				Attributes: map[string]schema.Attribute{
+					"last_archived_wal": schema.StringAttribute{Computed: true, MarkdownDescription: "The newest complete WAL segment in the archive; null when it holds none."},
+					"last_archived_at":  schema.StringAttribute{Computed: true, MarkdownDescription: "When that segment reached the archive (RFC 3339); null when not known."},
+					"archived_segments": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many complete WAL segments the archive holds."},
+					"first_missing_wal": schema.StringAttribute{Computed: true, MarkdownDescription: "The verification of every refresh: the first segment " +
+						"missing between the oldest backup's first segment and the newest archived one (a restore cannot replay past it; a plan warning says " +
+						"so); null when the archive is continuous."},
+					"unarchived_segments": schema.Int64Attribute{Computed: true, MarkdownDescription: "Complete WAL segments the primary wrote that the archive lacks; null when no primary could be read."},
+					"archiving_ok": schema.BoolAttribute{Computed: true, MarkdownDescription: "False when segments wait for the archive and none arrived for longer than " +
+						"twice `archive_timeout` plus 10 s (archiving fails or cannot keep up: a plan warning says so); null when no primary could be read."},
+					"backup_count":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Base backups in the archive."},
+					"last_backup_label": schema.StringAttribute{Computed: true, MarkdownDescription: "The newest base backup's name (pgBackRest's label, WAL-G's backup name); null without one."},
+					"last_backup_type":  schema.StringAttribute{Computed: true, MarkdownDescription: "Its kind: `full`, `diff` or `incr` (pgBackRest), `full` or `delta` (WAL-G)."},
+					"last_backup_at":    schema.StringAttribute{Computed: true, MarkdownDescription: "When it finished (RFC 3339)."},
+					"last_backup_size_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "The size of the database it copied " +
+						"(pgBackRest's backup size; WAL-G's uncompressed size)."},
+					"recoverable_from": schema.StringAttribute{Computed: true, MarkdownDescription: "The earliest moment a restore from the archive alone can reach: " +
+						"the oldest backup's end (RFC 3339); null without a backup."},
+					"recoverable_to": schema.StringAttribute{Computed: true, MarkdownDescription: "The latest such moment: when the newest archived segment arrived (RFC 3339); " +
+						"null without a backup."},
+				},
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"node": schema.ListNestedBlock{
@@ -225,6 +252,14 @@ func clusterSchema() schema.Schema {
 					"backup_on_create": schema.BoolAttribute{
 						Optional:            true,
 						MarkdownDescription: "Take a full backup right after the primary starts, so standbys (and later replacements) are seeded from the archive. Defaults to `true`.",
+					},
+					"max_backlog_gib": schema.Float64Attribute{
+						Optional: true,
+						MarkdownDescription: "The most WAL (GiB) a node keeps for an archive that does not take it; see [When the archive is down](#when-the-archive-is-down). " +
+							"Beyond it `archive_command` drops each segment (the node keeps writing; the archive has a hole that `archive_status.first_missing_wal` reports). " +
+							"Unset keeps every segment until the archive takes it: the node stops when its disk is full, and the archive has no hole. " +
+							"At least twice `max_wal_size` plus `wal_keep_size`.",
+						Validators: []validator.Float64{float64validator.AtLeast(1.0 / 1024)},
 					},
 				},
 			},

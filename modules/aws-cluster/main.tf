@@ -79,3 +79,18 @@ check "quorum" {
     error_message = "No single primary is known, or fewer than two standbys stream from it: a zone loss now could stop writes (ANY 1 needs one of them). The next apply replaces lost nodes."
   }
 }
+
+# Archive health, from pgnvme_cluster's last refresh (archive_status): WAL reaches the bucket (nothing waits
+# for longer than twice archive_timeout plus 10 s), and a base backup exists that is no older than the nodes'
+# daily schedule allows (25 hours).
+check "archive" {
+  assert {
+    condition     = try(pgnvme_cluster.this.archive_status.archiving_ok, null) != false
+    error_message = "WAL is not reaching the archive bucket: commits since the newest archived segment are only on the nodes. The plan's \"Archive Behind\" warning says how far behind and what to check."
+  }
+
+  assert {
+    condition     = try(pgnvme_cluster.this.archive_status.backup_count > 0 && timecmp(timeadd(pgnvme_cluster.this.archive_status.last_backup_at, "25h"), plantimestamp()) >= 0, pgnvme_cluster.this.archive_status == null)
+    error_message = "The archive holds no base backup from the last 25 hours (the nodes take one daily): a restore would replay all the WAL since the last one, or is impossible without one. Check pgnvme-backup.service on the primary."
+  }
+}

@@ -47,3 +47,8 @@ output "instance_ids" {
   description = "Each node's current instance, by node name."
   value       = pgnvme_cluster.this.aws.instance_ids
 }
+
+output "archive_status" {
+  description = "The archive as the last refresh read it: the newest archived segment and its time, segments waiting, `archiving_ok`, the base backups and the window a restore can reach (see pgnvme_cluster's `archive_status`)."
+  value       = pgnvme_cluster.this.archive_status
+}

@@ -36,6 +36,10 @@ run "create" {
     condition     = output.walg_env == null && length(output.instance_ids) == 3 && output.nvme_utilization > 0 && output.nvme_utilization <= 1
     error_message = "With pgbackrest_options there is no WAL-G bucket; three instances; the NVMe utilisation is a share."
   }
+  assert {
+    condition     = output.archive_status.archiving_ok && output.archive_status.backup_count == 1 && output.archive_status.last_backup_type == "full"
+    error_message = "After create WAL should reach the bucket and it should hold the full backup taken at create: ${jsonencode(output.archive_status)}"
+  }
 }
 
 # A minor input (a tag) changes nothing on the cluster: no replacement, no roll. Applied rather than only
