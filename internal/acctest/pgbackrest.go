@@ -2,7 +2,6 @@ package acctest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -195,50 +195,24 @@ func (pb *PgBackRest) LogTail(command string, n int) string {
 func (pb *PgBackRest) Backup(t testing.TB, backupType string) string {
 	t.Helper()
 	pb.Run(t, "--type="+backupType, "backup")
-	infos := pb.Info(t)
-	if len(infos) == 0 || len(infos[0].Backup) == 0 {
+	info := pb.Info(t)
+	if len(info.Backups) == 0 {
 		t.Fatalf("pgbackrest info lists no backup after a %s backup", backupType)
 	}
-	last := infos[0].Backup[len(infos[0].Backup)-1]
-	time.Sleep(time.Until(time.Unix(last.Time.Stop+1, 0)))
+	last := info.Backups[len(info.Backups)-1]
+	time.Sleep(time.Until(time.Unix(last.Stop+1, 0)))
 	return last.Label
 }
 
-// PgBackRestInfo is the part of `pgbackrest info --output=json` the tests read, for one stanza.
-type PgBackRestInfo struct {
-	Name   string `json:"name"`
-	Status struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"status"`
-	Archive []struct {
-		ID  string `json:"id"`
-		Min string `json:"min"`
-		Max string `json:"max"`
-	} `json:"archive"`
-	Backup []struct {
-		Label string `json:"label"`
-		Type  string `json:"type"`
-		Time  struct {
-			Start int64 `json:"start"`
-			Stop  int64 `json:"stop"`
-		} `json:"timestamp"`
-		Archive struct {
-			Start string `json:"start"`
-			Stop  string `json:"stop"`
-		} `json:"archive"`
-	} `json:"backup"`
-}
-
-// Info runs `pgbackrest info --output=json` and decodes it.
-func (pb *PgBackRest) Info(t testing.TB) []PgBackRestInfo {
+// Info runs `pgbackrest info --output=json` and decodes it (archive.ParsePgBackRestInfo, the product's reader).
+func (pb *PgBackRest) Info(t testing.TB) archive.PgBackRestInfo {
 	t.Helper()
 	out := pb.Run(t, "--output=json", "info")
-	var infos []PgBackRestInfo
-	if err := json.Unmarshal([]byte(out), &infos); err != nil {
+	info, err := archive.ParsePgBackRestInfo([]byte(out))
+	if err != nil {
 		t.Fatalf("decoding pgbackrest info: %v\n%s", err, out)
 	}
-	return infos
+	return info
 }
 
 // Restore restores the latest backup into dataDir (an empty directory owned by the server's user, see

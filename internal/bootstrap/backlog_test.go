@@ -100,3 +100,30 @@ func TestMinBacklogMiB(t *testing.T) {
 		}
 	}
 }
+
+// On EC2 the guarded archive_command reaches Patroni intact: the user-data's Patroni YAML, read by the
+// YAML library Patroni reads it with (Debian's python3-yaml, /usr/bin/python3), holds exactly the command
+// Render makes, in postgresql.parameters.
+func TestRenderEC2_backlogGuard(t *testing.T) {
+	for _, archiver := range []string{"pgbackrest", "wal-g"} {
+		c := ec2Cluster(walg, 16)
+		if archiver == "pgbackrest" {
+			c.Archive.WALGEnv, c.Archive.PgBackRestOptions = nil, map[string]string{"repo1-type": "s3", "repo1-s3-bucket": "b", "repo1-path": "/p"}
+		}
+		c.Archive.MaxBacklogMiB = 8192
+		u, err := bootstrap.RenderEC2(c, ec2Host(c, "pg-a", 2, bootstrap.ArchX86_64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		py := exec.Command("/usr/bin/python3", "-c", "import sys, yaml; print(yaml.safe_load(sys.stdin)['postgresql']['parameters']['archive_command'], end='')")
+		py.Stdin = strings.NewReader(u.PatroniYAML)
+		out, err := py.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: reading Patroni's YAML with python3-yaml (scripts/test-deps.sh installs it): %v\n%s", archiver, err, out)
+		}
+		if got := string(out); !strings.HasPrefix(got, `w=$(du -sm pg_wal | cut -f1); [ "$w" -le 8192 ] ||`) || !strings.Contains(got, "%f is dropped, not archived") ||
+			!strings.Contains(got, archiver+" ") {
+			t.Errorf("%s: archive_command in Patroni's YAML: %q", archiver, got)
+		}
+	}
+}

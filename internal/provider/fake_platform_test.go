@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 )
@@ -18,6 +19,9 @@ type FakePlatform struct {
 	calls    []string
 	// priors are what Plan and Update were given, in order.
 	priors []cluster.Prior
+	// archived counts the status reads: each finds one more segment in the archive, as a real archive
+	// moves on between a plan and its apply.
+	archived int
 }
 
 func NewFakePlatform() *FakePlatform { return &FakePlatform{clusters: map[string][]cluster.Member{}} }
@@ -64,6 +68,8 @@ func (f *FakePlatform) status(s cluster.Spec) cluster.Status {
 	}
 	st.SynchronousStandbyNames = fmt.Sprintf("ANY %d (%s)", s.Synchronous.Number, strings.Join(standbys, ", "))
 	st.Degraded = len(standbys) < s.Synchronous.Number
+	f.archived++
+	st.Archive = &archive.Health{LastArchived: fmt.Sprintf("00000001%016X", f.archived), Segments: f.archived}
 	return st
 }
 

@@ -171,6 +171,17 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if len(prior) > 0 && known(state.SynchronousStandbyNames) && plan.Nodes.Equal(state.Nodes) && plan.Synchronous.Equal(state.Synchronous) {
 		plan.SynchronousStandbyNames, plan.SynchronousDegraded = state.SynchronousStandbyNames, state.SynchronousDegraded
 	}
+	// archive_status is read, never planned: a plan that changes nothing keeps the refreshed value; any
+	// apply reads it again, so it is known only after the apply (the archive moves on meanwhile).
+	plan.ArchiveStatus = types.ObjectUnknown(clusterArchiveStatusAttrTypes)
+	if !req.State.Raw.IsNull() {
+		plan.ArchiveStatus = state.ArchiveStatus
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		if resp.Plan.Raw.Equal(req.State.Raw) {
+			return
+		}
+		plan.ArchiveStatus = types.ObjectUnknown(clusterArchiveStatusAttrTypes)
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
@@ -195,6 +206,7 @@ func replaceForLimits(ctx context.Context, state clusterModel, s cluster.Spec, p
 	plan.Nodes = types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes})
 	plan.Primary, plan.ConnectionURI = types.ObjectUnknown(clusterPrimaryAttrTypes), types.StringUnknown()
 	plan.SynchronousStandbyNames, plan.SynchronousDegraded = types.StringUnknown(), types.BoolUnknown()
+	plan.ArchiveStatus = types.ObjectUnknown(clusterArchiveStatusAttrTypes)
 	if known(plan.Local) {
 		attrs := plan.Local.Attributes()
 		for k := range clusterLocalOutputs {
