@@ -224,8 +224,9 @@ func (m *Manager) ApplyLimits(ctx context.Context, s Spec) error {
 // joinServer moves n's running server into group: the postmaster first, so what it starts from then on is
 // born in the group, and then the processes it started, listed only after the postmaster moved (a list taken
 // before it would miss a backend forked in between). A process that exited meanwhile is skipped. It then
-// checks the group against the server's processes and moves any still outside (seen once on CI, cause not
-// found), a few rounds at most.
+// checks the group against the server's processes and moves any still outside, a few rounds at most. (A
+// backend that exited but was not reaped yet is a zombie, which no cgroup takes: ServerPIDs leaves zombies
+// out; listing them was why the test of this failed now and then.)
 func (m *Manager) joinServer(group string, n localnode.Node) error {
 	pids, err := m.engine.ServerPIDs(n)
 	if err != nil || len(pids) == 0 {

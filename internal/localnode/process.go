@@ -115,7 +115,9 @@ func childPIDs(pid int) []int {
 		if err != nil || p == pid {
 			continue
 		}
-		if st, err := readProcStat(p); err == nil && st.ppid == pid {
+		// A zombie (exited, not yet reaped by its parent) is no process of the server any more, and no
+		// cgroup can take it: listing it made joining the server's processes to a cgroup look unfinished.
+		if st, err := readProcStat(p); err == nil && st.ppid == pid && st.state != 'Z' && st.state != 'X' {
 			kids = append(kids, p)
 		}
 	}
