@@ -42,3 +42,11 @@ resource "pgnvme_cluster" "demo" {
 output "connection_uri" {
   value = pgnvme_cluster.demo.connection_uri
 }
+
+# Archive health from the last refresh: warns in every plan when WAL stops reaching the archive.
+check "archive" {
+  assert {
+    condition     = try(pgnvme_cluster.demo.archive_status.archiving_ok, null) != false
+    error_message = "WAL is not reaching the archive: see the Archive Behind warning."
+  }
+}
