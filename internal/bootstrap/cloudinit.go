@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/template"
 	"unicode/utf8"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 )
 
 // ec2Templates are the node's scripts and systemd units, rendered with
@@ -138,6 +140,7 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		script(view.Scripts.Disks, "disks.sh"),
 		script(view.Scripts.Secrets, "secrets.sh"),
 		script(view.Scripts.Backup, "backup.sh"))
+	add(view.Scripts.BackupDecide, 0o755, string(backup.DecideScript))
 	if view.PostBootstrap {
 		errs = append(errs, script(view.Scripts.PostBootstrap, "post-bootstrap.sh"))
 	}

@@ -6,11 +6,13 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 )
 
 // ec2Scripts are the scripts' paths on the node.
 type ec2Scripts struct {
-	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, PostBootstrap, PrePromote string
+	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, BackupDecide, PostBootstrap, PrePromote string
 }
 
 // ec2View is what the templates see.
@@ -69,7 +71,11 @@ type ec2View struct {
 	SSMEndpoint                              string
 	PatroniConfig                            string
 	PrimaryURL                               string
-	BackupSchedule                           string
+	// ConfigURL is the node's own Patroni GET /config (the backup policy).
+	ConfigURL string
+	// BackupDefaults are the policy backup.sh uses when Patroni's
+	// configuration holds none (backup.Default().Args()).
+	BackupDefaults []string
 
 	Scripts ec2Scripts
 
@@ -121,7 +127,8 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		SSMEndpoint:    n.SSMEndpoint,
 		PatroniConfig:  ec2PatroniConfig,
 		PrimaryURL:     "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/primary",
-		BackupSchedule: n.BackupSchedule,
+		ConfigURL:      "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/config",
+		BackupDefaults: backup.Default().Args(),
 		Scripts: ec2Scripts{
 			Install:       path.Join(ec2ScriptDir, "install.sh"),
 			Disks:         path.Join(ec2ScriptDir, "disks.sh"),
@@ -130,6 +137,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 			WALGRestore:   path.Join(ec2ScriptDir, "walg-restore.sh"),
 			WALGReplica:   path.Join(ec2ScriptDir, "walg-replica.sh"),
 			Backup:        path.Join(ec2ScriptDir, "backup.sh"),
+			BackupDecide:  path.Join(ec2ScriptDir, "backup-decide.py"),
 			PostBootstrap: path.Join(ec2ScriptDir, "post-bootstrap.sh"),
 			PrePromote:    path.Join(ec2ScriptDir, "pre-promote.sh"),
 		},

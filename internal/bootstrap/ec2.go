@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"time"
 )
 
 // The architectures an EC2 node can have, as EC2 names them
@@ -60,11 +59,6 @@ const (
 	// Patroni creates.
 	DefaultSuperuser       = "postgres"
 	DefaultReplicationUser = "replicator"
-	// DefaultBackupSchedule is when the primary takes a base backup, as a
-	// systemd OnCalendar= expression.
-	DefaultBackupSchedule = "daily"
-	// DefaultBackupInterval is how often DefaultBackupSchedule takes a backup.
-	DefaultBackupInterval = 24 * time.Hour
 )
 
 // WAL-G release pinned by default: v3.0.8, the PostgreSQL build for Ubuntu
@@ -245,11 +239,6 @@ type EC2Node struct {
 	SSMEndpoint string
 	// WALG is the WAL-G binary (WAL-G archives only).
 	WALG WALGRelease
-	// BackupSchedule is when the primary takes a base backup, as a systemd
-	// OnCalendar= expression ("daily", "*-*-* 03:00:00", ...); "" means
-	// DefaultBackupSchedule. Every node runs the timer; only the primary, as
-	// Patroni's REST API reports it, backs up.
-	BackupSchedule string
 }
 
 // WithDefaults returns n with every zero value replaced by its default for
@@ -308,7 +297,6 @@ func (n EC2Node) WithDefaults(c Cluster) EC2Node {
 			n.WALG.SHA256 = walgSHA256ARM64
 		}
 	}
-	setStr(&n.BackupSchedule, DefaultBackupSchedule)
 	return n
 }
 
@@ -334,9 +322,9 @@ type File struct {
 	Content string
 }
 
-// Script reports whether f is a script (it starts with "#!").
+// Script reports whether f is a shell script (it starts with "#!/bin/"); backup-decide.py is not.
 func (f File) Script() bool {
-	return strings.HasPrefix(f.Content, "#!")
+	return strings.HasPrefix(f.Content, "#!/bin/")
 }
 
 // UserData is one EC2 node's cloud-init user-data.

@@ -72,7 +72,6 @@ func TestRenderEC2_golden(t *testing.T) {
 	mirror := ec2Host(five, "pg-e", 2, bootstrap.ArchX86_64)
 	mirror.WALG = bootstrap.WALGRelease{Version: "v3.0.9", URL: "https://mirror.example.internal/wal-g/v3.0.9/wal-g-pg-22.04-amd64",
 		SHA256: strings.Repeat("ab", 32)}
-	mirror.BackupSchedule = "*-*-* 03:00:00"
 	mirror.Patroni.TTL = 20
 	mirror.Patroni.LoopWait = 5
 	mirror.Patroni.RetryTimeout = 5
@@ -389,7 +388,6 @@ func TestRenderEC2_invalid(t *testing.T) {
 		{"WAL-G SHA-256", nil, func(n *bootstrap.EC2Node) { n.WALG.SHA256 = "ABC" }, "not 64 lower-case hex digits"},
 		{"WAL-G URL", nil, func(n *bootstrap.EC2Node) { n.WALG.URL, n.WALG.SHA256 = "ftp://x/y'z", strings.Repeat("0", 64) }, "download URL"},
 		{"glob", nil, func(n *bootstrap.EC2Node) { n.InstanceStoreGlob = "/dev/disk/by-id/*; rm -rf /" }, "instance-store pattern"},
-		{"schedule", nil, func(n *bootstrap.EC2Node) { n.BackupSchedule = "daily; reboot" }, "backup schedule"},
 		{"not a node", nil, func(n *bootstrap.EC2Node) { n.Name = "pg-z" }, `The node "pg-z" is not one of the cluster's nodes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -435,7 +433,6 @@ func TestEC2Node_WithDefaults(t *testing.T) {
 		{n.SSM.ReplicationPassword, "/pgnvme/demo/replication-password"}, {n.SSM.RESTAPIPassword, "/pgnvme/demo/restapi-password"},
 		{n.WALG.Version, "v3.0.8"}, {n.WALG.URL, "https://github.com/wal-g/wal-g/releases/download/v3.0.8/wal-g-pg-22.04-aarch64"},
 		{n.WALG.SHA256, "794d1a81f0c27825a1603bd39c0f2cf5dd8bed7cc36b598ca05d8d963c3d5fcf"},
-		{n.BackupSchedule, "daily"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("default %v, want %v", tc.got, tc.want)

@@ -47,8 +47,6 @@ var (
 	urlPattern = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]+)?/[A-Za-z0-9_./%~+=-]*$`)
 	// sha256Pattern is a SHA-256 in hex.
 	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	// onCalendarPattern is what a backup schedule may hold.
-	onCalendarPattern = regexp.MustCompile(`^[A-Za-z0-9*:,./~ -]{1,100}$`)
 	// accessKeyIDPattern is an AWS access key ID.
 	accessKeyIDPattern = regexp.MustCompile(`(AKIA|ASIA)[A-Z0-9]{16}`)
 	// secretPgBackRestOption are pgBackRest options that hold secrets.
@@ -258,9 +256,6 @@ func (c Cluster) validateEC2(n EC2Node) error {
 		case !sha256Pattern.MatchString(w.SHA256):
 			bad("The WAL-G SHA-256 %q is not 64 lower-case hex digits; give the binary's SHA-256.", w.SHA256)
 		}
-	}
-	if !onCalendarPattern.MatchString(n.BackupSchedule) {
-		bad("The backup schedule %q is not a systemd calendar expression pgnvme accepts; use one such as \"daily\" or \"*-*-* 03:00:00\".", n.BackupSchedule)
 	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,8 @@ import (
 	"net"
 	"slices"
 	"strconv"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 )
 
 // patroniRecoveryParameters are recovery settings, which Patroni takes
@@ -153,5 +155,20 @@ func patroniDynamic(c Cluster, n EC2Node, r Rendered) yamlMap {
 			// In the DCS, so that a node added to the cluster (its address among
 			// the allowed networks) changes no other node's user-data.
 			{"pg_hba", hba},
-		}})
+		}.with(backupPolicy(c))})
+}
+
+// backupPolicy is the archive's backup policy for postgresql.pgnvme_backup (backup.DynamicConfigKey), none
+// without an archive. Not Patroni's own setting: Patroni keeps it with the rest (at bootstrap it keeps only
+// its own top-level keys, but every key under postgresql), and the node's backup.sh reads it.
+func backupPolicy(c Cluster) yamlMap {
+	if c.Archive == nil {
+		return nil
+	}
+	policy := c.Archive.BackupPolicy().DynamicConfig()
+	b := yamlMap{}
+	for _, k := range slices.Sorted(maps.Keys(policy)) {
+		b = append(b, yamlItem{k, policy[k]})
+	}
+	return yamlMap{{backup.DynamicConfigKey, b}}
 }

@@ -1,6 +1,9 @@
 package bootstrap
 
-import "github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
+import (
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
+)
 
 // Limits of a [Cluster].
 const (
@@ -103,6 +106,11 @@ type Archive struct {
 	// RenderEC2 renders it as Patroni's post_bootstrap script, which also
 	// creates the pgBackRest stanza either way.
 	BackupOnCreate bool
+	// Backup is the scheduled base backups' policy; nil is backup.Default()
+	// (see BackupPolicy). Only the dynamic configuration carries it (EC2:
+	// Patroni's postgresql.pgnvme_backup, read by backup.sh on every tick), so a
+	// change never touches a node's user-data identity.
+	Backup *backup.Policy
 }
 
 // Cluster is what every node of a cluster shares. Every field is taken
@@ -235,4 +243,12 @@ type Rendered struct {
 	// as a POSIX shell script (archive_command sources it with set -a) and
 	// as a systemd EnvironmentFile.
 	WALGEnvFile string
+}
+
+// BackupPolicy is a.Backup, or backup.Default() when a or a.Backup is nil.
+func (a *Archive) BackupPolicy() backup.Policy {
+	if a == nil || a.Backup == nil {
+		return backup.Default()
+	}
+	return *a.Backup
 }

@@ -137,6 +137,9 @@ func (c Cluster) Problems() []Problem {
 			badAt([]string{"archive", "max_backlog_gib"}, "The archive's backlog bound is %d MiB, below %d MiB: twice the WAL a node holds in normal operation (max_wal_size plus wal_keep_size). "+
 				"A node would drop segments (a hole in the archive) while the archive works; raise max_backlog_gib to at least %.2f, or lower max_wal_size.", b, least, float64(least)/1024)
 		}
+		for _, p := range c.Archive.BackupPolicy().Problems() {
+			badAt(append([]string{"backup"}, strings.Split(p.Attribute, ".")...), "%s", p.Detail)
+		}
 	}
 	return out
 }

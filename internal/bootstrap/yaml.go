@@ -115,6 +115,9 @@ func writeYAMLList(b *strings.Builder, list []any, indent int) {
 
 // toJSON is m as JSON values (map[string]any, []any, string, int, int64,
 // bool), as encoding/json writes and Patroni's REST API reads them.
+// with is m followed by more's items.
+func (m yamlMap) with(more yamlMap) yamlMap { return append(m, more...) }
+
 func (m yamlMap) toJSON() map[string]any {
 	out := make(map[string]any, len(m))
 	for _, it := range m {

@@ -1,6 +1,8 @@
 package cluster_test
 
 import (
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
+
 	"reflect"
 	"strings"
 	"testing"
@@ -19,6 +21,7 @@ func localBlock(b localspec.Block) []cluster.BlockInput { return []cluster.Block
 func boolp(b bool) *bool                                { return &b }
 
 func TestFromInputDefaults(t *testing.T) {
+	defaultPolicy := backup.Default()
 	in := cluster.Input{Name: "demo", Blocks: localBlock(localspec.Block{DataDir: "/d"}), Archive: &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}}}
 	s := cluster.FromInput(in)
 	want := cluster.Spec{
@@ -26,7 +29,7 @@ func TestFromInputDefaults(t *testing.T) {
 		Name:        "demo",
 		Nodes:       []cluster.Node{{Name: "node-1", Zone: "local"}, {Name: "node-2", Zone: "local"}, {Name: "node-3", Zone: "local"}},
 		Synchronous: bootstrap.Synchronous{Method: quorum.MethodAny, Number: 1, DataDurability: bootstrap.DurabilityRequired, Commit: "on"},
-		Archive:     &bootstrap.Archive{PgBackRestOptions: map[string]string{"repo1-path": "/r"}, BackupOnCreate: true},
+		Archive:     &bootstrap.Archive{PgBackRestOptions: map[string]string{"repo1-path": "/r"}, BackupOnCreate: true, Backup: &defaultPolicy},
 		Block:       &localspec.Block{DataDir: "/d", PortBase: localspec.DefaultPortBase},
 	}
 	if !reflect.DeepEqual(s, want) {

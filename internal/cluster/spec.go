@@ -19,6 +19,8 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 )
 
 // Defaults of a Spec.
@@ -124,6 +126,8 @@ type Input struct {
 	Synchronous SynchronousInput
 	Parameters  map[string]string
 	Archive     *ArchiveInput
+	// Backup is the backup block, nil when not given (the archive then runs backup.Default()).
+	Backup *BackupInput
 	// Blocks are the platform blocks given (localspec.Block, *awsspec.Input); a valid configuration gives
 	// exactly one. A platform keeps its own in what it stores (the JSON of Input leaves them out).
 	Blocks []BlockInput `json:"-"`
@@ -153,6 +157,34 @@ type ArchiveInput struct {
 	BackupOnCreate *bool
 	// MaxBacklogGiB bounds the WAL a node keeps for the archive (bootstrap.Archive.MaxBacklogMiB); nil keeps all.
 	MaxBacklogGiB *float64
+}
+
+// BackupInput is the backup block as given; nil and "" are unset.
+type BackupInput struct {
+	Schedule           string
+	FullEvery          *int
+	RecoveryWindowDays *int
+	MinFullBackups     *int
+}
+
+// Policy is the policy the block asks for: backup.Default() with what the block sets.
+func (b *BackupInput) Policy() backup.Policy {
+	p := backup.Default()
+	if b == nil {
+		return p
+	}
+	if b.Schedule != "" {
+		p.Schedule = b.Schedule
+	}
+	for _, f := range []struct {
+		in  *int
+		out *int
+	}{{b.FullEvery, &p.FullEvery}, {b.RecoveryWindowDays, &p.RecoveryWindowDays}, {b.MinFullBackups, &p.MinFullBackups}} {
+		if f.in != nil {
+			*f.out = *f.in
+		}
+	}
+	return p
 }
 
 // FromInput fills in the defaults: node-1..node-N (DefaultNodeCount) when no node list is given, the
@@ -201,6 +233,8 @@ func FromInput(in Input) Spec {
 			WALGEnv:           maps.Clone(a.WALGEnv),
 			BackupOnCreate:    a.BackupOnCreate == nil || *a.BackupOnCreate,
 		}
+		policy := in.Backup.Policy()
+		s.Archive.Backup = &policy
 		if a.MaxBacklogGiB != nil {
 			s.Archive.MaxBacklogMiB = int(math.Round(*a.MaxBacklogGiB * 1024))
 		}

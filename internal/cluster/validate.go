@@ -97,6 +97,10 @@ func Validate(s Spec) []*FieldError {
 			add(nodePath, "Invalid Node Name", "%s.", capitalize(err.Error()))
 		}
 	}
+	if s.Given != nil && s.Given.Backup != nil && s.Archive == nil {
+		add([]string{"backup"}, "Backup Without Archive", "Base backups are written to the archive, and this cluster has none: "+
+			"add an archive block (for example with pgnvme_archive_bucket's settings), or remove the backup block.")
+	}
 	// The platform's block, in the context of the neutral spec.
 	var block []*FieldError
 	if s.Block != nil {
@@ -130,6 +134,8 @@ func summaryFor(path []string) string {
 		return "Invalid Parameter"
 	case "archive":
 		return "Invalid Archive"
+	case "backup":
+		return "Invalid Backup Policy"
 	case "postgres_major":
 		return "Unsupported PostgreSQL Version"
 	default:

@@ -233,7 +233,7 @@ func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.H
 	if !ok || err != nil {
 		return nil, err
 	}
-	r := archive.Reading{Tool: loc.Tool, ArchiveTimeout: bootstrap.ArchiveTimeout(se.s.Parameters), BackupEvery: bootstrap.DefaultBackupInterval}
+	r := archive.Reading{Tool: loc.Tool, ArchiveTimeout: bootstrap.ArchiveTimeout(se.s.Parameters), BackupEvery: se.s.Archive.BackupPolicy().Interval(se.p.clock.Now())}
 	if r.WAL, err = awsclient.ListArchiveWAL(ctx, api, loc); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,14 @@ func (m *Manager) preflight(ctx context.Context, s Spec, replacing *Spec) error 
 	if s.hasPgBackRest() && m.pgbackrest == "" {
 		errs = append(errs, errors.New("pgBackRest is not installed and the archive needs it: install the pgbackrest package (apt-get install pgbackrest)"))
 	}
+	if BackupsWanted(s) {
+		if _, err := backupTools(); err != nil {
+			errs = append(errs, err)
+		}
+		if _, err := exec.LookPath("setsid"); err != nil && !WatcherWanted(s) {
+			errs = append(errs, errors.New("the archive's scheduled backups run in a detached scheduler started with setsid, which is not installed: install util-linux"))
+		}
+	}
 	if err := m.CheckLimits(s); err != nil {
 		errs = append(errs, fmt.Errorf("local.limits: %w", err))
 	}

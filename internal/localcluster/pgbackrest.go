@@ -106,7 +106,7 @@ func (m *Manager) ArchiveHistory(ctx context.Context, s Spec) (archive.History, 
 // file and when it was written) and its running primary (the segment it writes), and judges them
 // (archive.Assess). nil without pgBackRest or for a location pgnvme cannot name.
 func (m *Manager) ArchiveHealth(ctx context.Context, s Spec, st []Status) (*archive.Health, error) {
-	r := archive.Reading{Tool: archive.ToolPgBackRest, ArchiveTimeout: bootstrap.ArchiveTimeout(s.Parameters)}
+	r := archive.Reading{Tool: archive.ToolPgBackRest, ArchiveTimeout: bootstrap.ArchiveTimeout(s.Parameters), BackupEvery: s.Archive.BackupPolicy().Interval(time.Now())}
 	ok, err := m.withArchive(ctx, s, func(loc archive.Location, run pgbackrestRun) error {
 		out, err := run("--output=json", "info")
 		if err != nil {

@@ -152,7 +152,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			Detail: "The local platform limits each node with Linux cgroups (and, for I/O limits, a loop device per node), and this machine cannot: " +
 				"fix what follows, or remove local.limits.\n\n" + err.Error()}
 	}
-	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls)}}
+	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls), BackupSchedulerRunning: BackupsWanted(ls)}}
 	desired := Desired(ls)
 	var actions []topology.Action
 	known := map[string]string{}
@@ -341,7 +341,11 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 	if err != nil {
 		out.Warnings = append(out.Warnings, "Whether the durability watcher runs could not be checked: "+err.Error())
 	}
-	out.Platform = &localspec.Status{DurabilityWatcherRunning: running}
+	scheduling, err := m.BackupSchedulerRunning(ls)
+	if err != nil {
+		out.Warnings = append(out.Warnings, "Whether the backup scheduler runs could not be checked: "+err.Error())
+	}
+	out.Platform = &localspec.Status{DurabilityWatcherRunning: running, BackupSchedulerRunning: scheduling}
 	return out
 }
 

@@ -30,6 +30,7 @@ type clusterModel struct {
 	Synchronous             types.Object `tfsdk:"synchronous"`
 	Parameters              types.Map    `tfsdk:"parameters"`
 	Archive                 types.Object `tfsdk:"archive"`
+	Backup                  types.Object `tfsdk:"backup"`
 	Local                   types.Object `tfsdk:"local"`
 	AWS                     types.Object `tfsdk:"aws"`
 	Nodes                   types.List   `tfsdk:"nodes"`
@@ -134,6 +135,11 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 			in.Archive.MaxBacklogGiB = &g
 		}
 	}
+	b, ok := backupSpecInput(ctx, m.Backup, diags)
+	if !ok {
+		return cluster.Spec{}, false
+	}
+	in.Backup = b
 	local, ok := localInput(ctx, m.Local, diags)
 	if !ok {
 		return cluster.Spec{}, false
@@ -244,6 +250,7 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 		attrs["data_dirs"], d = types.MapValueFrom(ctx, types.StringType, dirs)
 		diags.Append(d...)
 		attrs["durability_watcher_running"] = types.BoolValue(local.DurabilityWatcherRunning)
+		attrs["backup_scheduler_running"] = types.BoolValue(local.BackupSchedulerRunning)
 		attrs["cgroups"], attrs["block_devices"] = mapOrNull(ctx, cgroups, diags), mapOrNull(ctx, devices, diags)
 		m.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
 		diags.Append(d...)
@@ -368,7 +375,9 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 	if a := awsspec.Of(s); a != nil {
 		m.AWS = awsObject(ctx, a, diags)
 	}
+	m.Backup = types.ObjectNull(objectAttrTypes(clusterTypes["backup"]))
 	if s.Given != nil {
+		m.Backup = backupObject(s.Given.Backup, diags)
 		asGiven(&m, *s.Given, diags)
 	}
 	setMembers(ctx, &m, prior, nil, false, diags)

@@ -21,6 +21,7 @@ type localModel struct {
 	Limits         types.Object `tfsdk:"limits"`
 	DataDirs       types.Map    `tfsdk:"data_dirs"`
 	WatcherRunning types.Bool   `tfsdk:"durability_watcher_running"`
+	BackupsRunning types.Bool   `tfsdk:"backup_scheduler_running"`
 	Cgroups        types.Map    `tfsdk:"cgroups"`
 	BlockDevices   types.Map    `tfsdk:"block_devices"`
 }
@@ -115,7 +116,7 @@ func localObject(l *localspec.Block, diags *diag.Diagnostics) types.Object {
 	}
 	o, d := types.ObjectValue(clusterLocalAttrTypes, map[string]attr.Value{
 		"data_dir": types.StringValue(l.DataDir), "port_base": types.Int64Value(int64(l.PortBase)), "run_as_user": runAs,
-		"limits": limitsObject(l.Limits, diags), "data_dirs": types.MapNull(types.StringType), "durability_watcher_running": types.BoolNull(),
+		"limits": limitsObject(l.Limits, diags), "data_dirs": types.MapNull(types.StringType), "durability_watcher_running": types.BoolNull(), "backup_scheduler_running": types.BoolNull(),
 		"cgroups": types.MapNull(types.StringType), "block_devices": types.MapNull(types.StringType),
 	})
 	diags.Append(d...)

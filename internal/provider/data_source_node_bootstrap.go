@@ -168,8 +168,9 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				},
 			},
 			"backup_schedule": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "When the primary takes a base backup, as a systemd `OnCalendar=` expression. Defaults to `daily`.",
+				Optional: true,
+				MarkdownDescription: "When the primary takes a base backup, as a systemd calendar expression (UTC), written into the cluster's " +
+					"Patroni configuration when it is created (`postgresql.pgnvme_backup`; the nodes check it every minute). Defaults to `daily`. Needs `archive`.",
 			},
 			"user_data":            schema.StringAttribute{Computed: true, MarkdownDescription: "The `#cloud-config` document, uncompressed (about 34 KB: above EC2's 16 KB limit, so launch with `user_data_base64gzip`)."},
 			"user_data_base64gzip": schema.StringAttribute{Computed: true, MarkdownDescription: "`user_data` gzip-compressed and base64-encoded, for `aws_instance.user_data_base64` or a launch template's `user_data`."},
@@ -265,6 +266,14 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 		resp.Diagnostics.Append(a.WALGEnv.ElementsAs(ctx, &in.Archive.WALGEnv, true)...)
 		resp.Diagnostics.Append(a.PgBackRestOptions.ElementsAs(ctx, &in.Archive.PgBackRestOptions, true)...)
 	}
+	if !m.BackupSchedule.IsNull() {
+		if in.Archive == nil {
+			resp.Diagnostics.AddAttributeError(path.Root("backup_schedule"), "Backup Without Archive",
+				"Base backups are written to the archive, and this node has none: set archive, or remove backup_schedule.")
+			return
+		}
+		in.Backup = &cluster.BackupInput{Schedule: m.BackupSchedule.ValueString()}
+	}
 	spec := cluster.FromInput(in)
 	major := capacity.DefaultPostgresMajor
 	if known(m.PostgresMajor) {
@@ -272,7 +281,7 @@ func (d *nodeBootstrapDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	c := bootstrap.Cluster{Name: spec.Name, PostgresMajor: major, Nodes: spec.NodeNames(), Synchronous: spec.Synchronous, Parameters: spec.Parameters, Archive: spec.Archive}
 	n := bootstrap.EC2Node{Name: m.Node.ValueString(), Zone: zones[m.Node.ValueString()], InstanceType: t.Name, DiskCount: t.DiskCount, Region: m.Region.ValueString(),
-		SSM: bootstrap.SSMParameters{Path: m.SSMParameterPath.ValueString()}, BackupSchedule: m.BackupSchedule.ValueString()}
+		SSM: bootstrap.SSMParameters{Path: m.SSMParameterPath.ValueString()}}
 	if len(t.Architectures) > 0 {
 		n.Architecture = t.Architectures[0]
 		if slices.Contains(t.Architectures, bootstrap.ArchX86_64) {

@@ -32,7 +32,7 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 	// What Terraform proposes for a new cluster: the configuration, computed attributes unknown.
 	local, d := types.ObjectValue(clusterLocalAttrTypes, map[string]attr.Value{
 		"data_dir": types.StringValue("/nonexistent/tf-fake"), "port_base": types.Int64Value(40000), "run_as_user": types.StringNull(),
-		"limits": types.ObjectNull(clusterLimitsAttrTypes), "data_dirs": types.MapUnknown(types.StringType), "durability_watcher_running": types.BoolUnknown(),
+		"limits": types.ObjectNull(clusterLimitsAttrTypes), "data_dirs": types.MapUnknown(types.StringType), "durability_watcher_running": types.BoolUnknown(), "backup_scheduler_running": types.BoolUnknown(),
 		"cgroups": types.MapUnknown(types.StringType), "block_devices": types.MapUnknown(types.StringType),
 	})
 	if d.HasError() {

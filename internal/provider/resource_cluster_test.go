@@ -485,6 +485,7 @@ func TestAccCluster_badInputs(t *testing.T) {
 	c := func(body string) string {
 		return fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n%s\n}\n", dir, base, body)
 	}
+	archive := "archive { pgbackrest_options = { \"repo1-path\" = \"/tmp/tf-acc-repo\" } }\n"
 	runBadInputs(t, []badInput{
 		{"number not below node count", c("node_count = 2\nsynchronous { number = 2 }"), `(?s)Invalid Synchronous Replication.*more than the cluster's 1 standbys`},
 		{"duplicate node names", c("node { name = \"a\" }\nnode { name = \"A\" }"), `(?s)node.*(Duplicate|lower-case)`},
@@ -494,6 +495,11 @@ func TestAccCluster_badInputs(t *testing.T) {
 		{"wal-g on the local platform", c("archive { walg_env = { WALG_S3_PREFIX = \"s3://b/p\" } }"), `(?s)WAL-G On The Local Platform`},
 		{"backlog bound below the WAL a node holds", c("archive {\n  pgbackrest_options = { \"repo1-path\" = \"/tmp/tf-acc-repo\" }\n  max_backlog_gib = 1\n}"),
 			`(?s)Invalid Archive.*max_backlog_gib.*below 2560 MiB`},
+		{"backup without archive", c("backup { schedule = \"hourly\" }"), `(?s)Backup Without Archive.*add an\s+archive block`},
+		{"backup schedule that does not parse", c(archive + "backup { schedule = \"every day at 3\" }"), `(?s)Invalid Backup Policy.*schedule.*"every day at 3".*not a day of the week`},
+		{"backup schedule out of range", c(archive + "backup { schedule = \"*-*-* 25:00\" }"), `(?s)Invalid Backup Policy.*hour 25`},
+		{"retention of 0 full backups", c(archive + "backup {\n  retention { min_full_backups = 0 }\n}"), `(?s)Invalid Backup Policy.*min_full_backups.*at least 1`},
+		{"full_every 0", c(archive + "backup { full_every = 0 }"), `(?s)Invalid Backup Policy.*full_every is 0`},
 		{"relative data_dir", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local { data_dir = \"data\" }\n}\n", `(?s)data_dir.*absolute path`},
 		{"port range collides", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", dir, busyPort), `(?s)Cannot Create Cluster Here.*` + strconv.Itoa(busyPort)},
 		{"unreachable data_dir", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", filepath.Join(private, "c"), base), `(?s)Cannot Create Cluster Here`},

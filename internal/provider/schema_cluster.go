@@ -263,6 +263,7 @@ func clusterSchema() schema.Schema {
 					},
 				},
 			},
+			"backup": clusterBackupSchema(),
 			"local": schema.SingleNestedBlock{
 				MarkdownDescription: "The local platform: the nodes run as PostgreSQL processes on this machine, listening on " +
 					"127.0.0.1. Its inputs, and what only this platform reports. Changing `data_dir`, `port_base` or `run_as_user` replaces the cluster.",
@@ -315,6 +316,12 @@ func clusterSchema() schema.Schema {
 							"number within about a second when standbys stop streaming, and restores it when they return, between " +
 							"applies (on other platforms Patroni does this). True while it runs; a watcher that died shows as a " +
 							"change here and the next apply restarts it. Always false with `required`.",
+					},
+					"backup_scheduler_running": schema.BoolAttribute{
+						Computed: true,
+						MarkdownDescription: "With `archive`, a small scheduler process takes the `backup` block's base backups on the " +
+							"primary between applies (on EC2 each node's `pgnvme-backup.timer` does). True while it runs; a scheduler that " +
+							"died shows as a change here and the next apply restarts it. False without `archive`.",
 					},
 				},
 				Blocks: map[string]schema.Block{"limits": clusterLimitsSchema()},

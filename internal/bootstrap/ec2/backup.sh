@@ -1,32 +1,65 @@
 #!/bin/bash
-# pgnvme: the scheduled base backup of cluster {{.Cluster}} (pgnvme-backup.timer, {{.BackupSchedule}}).
-# Every node runs it; only the primary, as its Patroni REST API reports it, takes the backup.
+# pgnvme: the scheduled base backups of cluster {{.Cluster}}. pgnvme-backup.timer runs it every minute on
+# every node; only the primary, as its Patroni REST API reports it, goes on. It reads the backup policy
+# from Patroni's dynamic configuration (postgresql.pgnvme_backup: schedule, full_every, retention; an apply changes it
+# in place), asks backup-decide.py whether a backup is due and which kind (the rule the local platform's
+# scheduler runs too), takes it, then expires what the retention lets go with the WAL only it needs.
 set -euo pipefail
 
 PRIMARY_URL={{sh .PrimaryURL}}
-DATA_DIR={{sh .DataDir}}
+CONFIG_URL={{sh .ConfigURL}}
+DECIDE=(/usr/bin/python3 {{sh .Scripts.BackupDecide}})
 {{- if .WALG}}
+DATA_DIR={{sh .DataDir}}
 ENV_FILE={{sh .WALGEnv}}
 WALG={{sh .WALGBin}}
 {{- else}}
 PGBACKREST=({{sh .PgBackRestBin}} --config={{sh .PgBackRestConf}} --stanza={{sh .Stanza}} --log-level-console=info)
 {{- end}}
 
+log() { printf 'pgnvme-backup: %s\n' "$*"; }
+
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$PRIMARY_URL" || true)
 if [ "$code" != 200 ]; then
-  echo "pgnvme-backup: not the primary (GET $PRIMARY_URL answered ${code:-nothing}); the primary takes the backup"
-  exit 0
+  exit 0 # not the primary: the primary takes the backups
 fi
+config=$(curl -sSf --max-time 10 "$CONFIG_URL")
+policy=$(printf '%s' "$config" | "${DECIDE[@]}" policy{{range .BackupDefaults}} {{sh .}}{{end}})
+IFS=$'\t' read -r schedule full_every window min_full <<<"$policy"
 {{- if .WALG}}
 set -a
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 set +a
-echo "pgnvme-backup: primary; wal-g backup-push $DATA_DIR"
-exec "$WALG" backup-push "$DATA_DIR"
+listing() { "$WALG" backup-list --detail --json; }
+decision=$(listing | "${DECIDE[@]}" next walg "$schedule" "$full_every")
+read -r action why <<<"$decision"
+if [ "$action" = none ]; then
+  exit 0
+fi
+log "$action backup ($why)"
+full=()
+if [ "$action" = full ]; then
+  full=(--full)
+fi
+# A delta is taken against the chain since the newest full backup; at most full_every - 1 of them.
+WALG_DELTA_MAX_STEPS=$((full_every - 1)) "$WALG" backup-push "${full[@]}" "$DATA_DIR"
+keep=$(listing | "${DECIDE[@]}" keep walg "$window" "$min_full")
+log "retention: keep $keep full backups (recovery window $window days, at least $min_full)"
+"$WALG" delete retain FULL "$keep" --confirm
 {{- else}}
-echo "pgnvme-backup: primary; pgbackrest backup of $DATA_DIR"
+listing() { "${PGBACKREST[@]}" --log-level-console=warn --output=json info; }
+decision=$(listing | "${DECIDE[@]}" next pgbackrest "$schedule" "$full_every")
+read -r action why <<<"$decision"
+if [ "$action" = none ]; then
+  exit 0
+fi
+log "$action backup ($why)"
 # stanza-create does nothing when the stanza exists and matches this cluster.
 "${PGBACKREST[@]}" stanza-create
-exec "${PGBACKREST[@]}" backup
+# The retention is the policy's, applied below: the backup's own expire keeps everything.
+"${PGBACKREST[@]}" --type="$action" --repo1-retention-full=9999999 backup
+keep=$(listing | "${DECIDE[@]}" keep pgbackrest "$window" "$min_full")
+log "retention: keep $keep full backups (recovery window $window days, at least $min_full)"
+"${PGBACKREST[@]}" --repo1-retention-full-type=count --repo1-retention-full="$keep" expire
 {{- end}}

@@ -15,7 +15,7 @@
 # the data directory aside, removes the initialize key and exits; systemd restarts it and it runs initdb
 # again, a loop that never gives the cluster a database and fills the instance store with moved data
 # directories, for a problem of the archive only. A failure is logged instead (into Patroni's journal),
-# and pgnvme-backup.timer ({{.BackupSchedule}}), whose script also creates the stanza, tries again.
+# and pgnvme-backup.timer, whose script creates the stanza and takes a full backup while the archive holds none, tries again.
 set -uo pipefail
 
 DATA_DIR={{sh .DataDir}}

@@ -105,6 +105,8 @@ func (b *Block) Validate(s cluster.Spec) []*cluster.FieldError {
 type Status struct {
 	// DurabilityWatcherRunning is true while the data_durability "preferred" watcher runs.
 	DurabilityWatcherRunning bool
+	// BackupSchedulerRunning is true while the backup scheduler (a cluster with an archive) runs.
+	BackupSchedulerRunning bool
 }
 
 // Platform is cluster.PlatformLocal.

@@ -1,0 +1,110 @@
+// Package backup is the cluster's base-backup policy: when the primary takes a backup, which ones are
+// full, and what retention deletes. The provider validates it at plan time (ParseCalendar, Problems);
+// the nodes apply it with DecideScript, one program for both platforms and both archivers.
+package backup
+
+import (
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// DecideScript is the program (python3) the primary's scheduled backup asks what to do: whether a
+// backup is due and of which kind, and how many full backups retention keeps (see its doc string).
+//
+//go:embed decide.py
+var DecideScript []byte
+
+// Defaults of a policy: a backup a day, a full one every 7th, a 7-day recovery window and at least two
+// full backups kept.
+const (
+	DefaultSchedule           = "daily"
+	DefaultFullEvery          = 7
+	DefaultRecoveryWindowDays = 7
+	DefaultMinFullBackups     = 2
+	// MaxFullEvery bounds a chain of incremental backups (each restore replays the whole chain).
+	MaxFullEvery = 100
+	// MaxRecoveryWindowDays is ten years.
+	MaxRecoveryWindowDays = 3650
+)
+
+// DynamicConfigKey is where the policy lives in Patroni's dynamic configuration (EC2), under its
+// postgresql section (where Patroni keeps keys it does not know from the bootstrap on): PATCH /config
+// changes it in place, and the node's backup script reads it from GET /config.
+const DynamicConfigKey = "pgnvme_backup"
+
+// Policy is the cluster's backup policy.
+type Policy struct {
+	// Schedule is a systemd calendar expression (UTC): when a backup is due (see ParseCalendar).
+	Schedule string
+	// FullEvery: every FullEvery-th backup is full, the others incremental (pgBackRest incr, WAL-G
+	// delta); 1 makes every backup full.
+	FullEvery int
+	// RecoveryWindowDays: retention keeps what a restore to any moment of the last RecoveryWindowDays
+	// days needs; 0 keeps MinFullBackups full backups only.
+	RecoveryWindowDays int
+	// MinFullBackups: retention never keeps fewer full backups.
+	MinFullBackups int
+}
+
+// Default is the policy of a cluster that archives and sets no backup block.
+func Default() Policy {
+	return Policy{Schedule: DefaultSchedule, FullEvery: DefaultFullEvery, RecoveryWindowDays: DefaultRecoveryWindowDays, MinFullBackups: DefaultMinFullBackups}
+}
+
+// Problem is one thing wrong with a policy: the attribute (relative to the backup block, such as
+// "schedule" or "retention.min_full_backups") and what to change.
+type Problem struct {
+	Attribute string
+	Detail    string
+}
+
+// Problems lists everything wrong with p.
+func (p Policy) Problems() []Problem {
+	var out []Problem
+	if _, err := ParseCalendar(p.Schedule); err != nil {
+		out = append(out, Problem{"schedule", err.Error()})
+	}
+	if p.FullEvery < 1 || p.FullEvery > MaxFullEvery {
+		out = append(out, Problem{"full_every", fmt.Sprintf("full_every is %d: it must be between 1 (every backup full) and %d "+
+			"(a restore replays the full backup and every incremental one after it).", p.FullEvery, MaxFullEvery)})
+	}
+	if p.RecoveryWindowDays < 0 || p.RecoveryWindowDays > MaxRecoveryWindowDays {
+		out = append(out, Problem{"retention.recovery_window_days", fmt.Sprintf("recovery_window_days is %d: it must be between 0 "+
+			"(keep min_full_backups full backups only) and %d.", p.RecoveryWindowDays, MaxRecoveryWindowDays)})
+	}
+	if p.MinFullBackups < 1 {
+		out = append(out, Problem{"retention.min_full_backups", fmt.Sprintf("min_full_backups is %d: keep at least 1 full backup, "+
+			"or nothing could be restored; 2 or more survive a damaged backup.", p.MinFullBackups)})
+	}
+	return out
+}
+
+// Interval is the longest the schedule lets pass between two backups (over the next year); the
+// plan warns when the newest backup is older than that plus a margin. 24 h when the schedule does not
+// parse.
+func (p Policy) Interval(now time.Time) time.Duration {
+	c, err := ParseCalendar(p.Schedule)
+	if err != nil {
+		return 24 * time.Hour
+	}
+	return c.Interval(now)
+}
+
+// DynamicConfig is the policy as the nodes read it from Patroni's dynamic configuration, under
+// DynamicConfigKey.
+func (p Policy) DynamicConfig() map[string]any {
+	return map[string]any{
+		"schedule":             p.Schedule,
+		"full_every":           p.FullEvery,
+		"recovery_window_days": p.RecoveryWindowDays,
+		"min_full_backups":     p.MinFullBackups,
+	}
+}
+
+// Args are the policy as DecideScript's "policy" command takes its defaults, and as a local
+// cluster's backup scheduler takes it: SCHEDULE FULL_EVERY WINDOW_DAYS MIN_FULL.
+func (p Policy) Args() []string {
+	return []string{p.Schedule, strconv.Itoa(p.FullEvery), strconv.Itoa(p.RecoveryWindowDays), strconv.Itoa(p.MinFullBackups)}
+}

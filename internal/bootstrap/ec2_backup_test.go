@@ -1,0 +1,122 @@
+package bootstrap_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+)
+
+// TestEC2BackupScript runs the rendered backup.sh of both archivers with stand-ins for curl (Patroni's
+// REST API), pgbackrest and wal-g, and the real backup-decide.py and systemd-analyze: a standby does
+// nothing; on the primary the policy comes from Patroni's configuration, the kind of backup follows
+// full_every, and retention keeps what decide.py counts, with each tool's own command line (pgBackRest
+// `--type=... backup` then `expire` by count; WAL-G `backup-push [--full]` with the delta chain bounded, then
+// `delete retain FULL`); a backup that is not due yet is not taken.
+func TestEC2BackupScript(t *testing.T) {
+	now := time.Now().UTC()
+	policy := backup.Policy{Schedule: "hourly", FullEvery: 2, RecoveryWindowDays: 0, MinFullBackups: 3}
+	config, _ := json.Marshal(map[string]any{"ttl": 30, "postgresql": map[string]any{"use_slots": true, backup.DynamicConfigKey: policy.DynamicConfig()}})
+	type made struct {
+		ago  time.Duration
+		full bool
+	}
+	pgbackrestInfo := func(bs []made) string {
+		var list []map[string]any
+		for i, b := range bs {
+			typ := map[bool]string{true: "full", false: "incr"}[b.full]
+			start := now.Add(-b.ago).Unix()
+			list = append(list, map[string]any{"label": fmt.Sprintf("L%d", i), "type": typ, "timestamp": map[string]any{"start": start, "stop": start + 60}})
+		}
+		out, _ := json.Marshal([]map[string]any{{"name": "demo", "backup": list}})
+		return string(out)
+	}
+	walgList := func(bs []made) string {
+		var list []map[string]any
+		for i, b := range bs {
+			name := fmt.Sprintf("base_00000001000000000000000%d", i+2)
+			if !b.full {
+				name += "_D_000000010000000000000002"
+			}
+			list = append(list, map[string]any{"backup_name": name, "start_time": now.Add(-b.ago).Format(time.RFC3339Nano)})
+		}
+		out, _ := json.Marshal(list)
+		return string(out)
+	}
+	for _, tc := range []struct {
+		name, archiver, primary string
+		backups                 []made
+		want                    []string
+	}{
+		{"standby", pgbackrest, "503", []made{{2 * time.Hour, true}}, nil},
+		{"pgbackrest incr", pgbackrest, "200", []made{{2 * time.Hour, true}}, []string{
+			"pgbackrest --output=json info", "pgbackrest stanza-create",
+			"pgbackrest --type=incr --repo1-retention-full=9999999 backup",
+			"pgbackrest --output=json info", "pgbackrest --repo1-retention-full-type=count --repo1-retention-full=3 expire"}},
+		{"pgbackrest full", pgbackrest, "200", []made{{3 * time.Hour, true}, {2 * time.Hour, false}}, []string{
+			"pgbackrest --output=json info", "pgbackrest stanza-create",
+			"pgbackrest --type=full --repo1-retention-full=9999999 backup",
+			"pgbackrest --output=json info", "pgbackrest --repo1-retention-full-type=count --repo1-retention-full=3 expire"}},
+		{"pgbackrest not due", pgbackrest, "200", []made{{0, true}}, []string{"pgbackrest --output=json info"}},
+		{"walg delta", walg, "200", []made{{2 * time.Hour, true}}, []string{
+			"wal-g backup-list --detail --json", "wal-g backup-push /var/lib/pgnvme/data steps=1",
+			"wal-g backup-list --detail --json", "wal-g delete retain FULL 3 --confirm"}},
+		{"walg full", walg, "200", []made{{3 * time.Hour, true}, {2 * time.Hour, false}}, []string{
+			"wal-g backup-list --detail --json", "wal-g backup-push --full /var/lib/pgnvme/data steps=1",
+			"wal-g backup-list --detail --json", "wal-g delete retain FULL 3 --confirm"}},
+		{"walg not due", walg, "200", []made{{0, true}}, []string{"wal-g backup-list --detail --json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ec2Cluster(tc.archiver, 16)
+			n := ec2Host(c, "pg-a", 1, bootstrap.ArchX86_64)
+			script := renderedFile(t, c, n, "/usr/local/lib/pgnvme/backup.sh")
+			listing := pgbackrestInfo(tc.backups)
+			if tc.archiver == walg {
+				listing = walgList(tc.backups)
+			}
+			dir := scriptDir(t, "backup.sh", script, map[string]string{
+				"curl": `case "$*" in *'/primary'*) printf '%s' "$PRIMARY_CODE" ;; *'/config'*) cat "$CONFIG" ;; *) exit 7 ;; esac` + "\n",
+				"pgbackrest": `args=(); for a in "$@"; do case $a in --config=*|--stanza=*|--log-level-console=*) ;; *) args+=("$a") ;; esac; done
+echo "pgbackrest ${args[*]}" >>"$LOG"; case "$*" in *' info') cat "$LISTING" ;; esac` + "\n",
+				"wal-g": `echo "wal-g $*$([ "$1" = backup-push ] && echo " steps=$WALG_DELTA_MAX_STEPS")" >>"$LOG"; [ "$1" = backup-list ] && cat "$LISTING"; exit 0` + "\n",
+			})
+			decide := filepath.Join(dir, "backup-decide.py")
+			envPath := filepath.Join(dir, "walg.env")
+			for p, content := range map[string]string{decide: string(backup.DecideScript), envPath: "WALG_S3_PREFIX=s3://b/p\n",
+				filepath.Join(dir, "config.json"): string(config), filepath.Join(dir, "listing.json"): listing} {
+				if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := strings.NewReplacer("/usr/local/lib/pgnvme/backup-decide.py", decide,
+				"ENV_FILE=/etc/wal-g/walg.env\n", "ENV_FILE="+envPath+"\n",
+				"WALG=/usr/local/bin/wal-g\n", "WALG="+filepath.Join(dir, "bin", "wal-g")+"\n",
+				"(/usr/bin/pgbackrest ", "("+filepath.Join(dir, "bin", "pgbackrest")+" ").Replace(script)
+			if err := os.WriteFile(filepath.Join(dir, "backup.sh"), []byte(s), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("/bin/bash", filepath.Join(dir, "backup.sh"))
+			cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log"), "PRIMARY_CODE=" + tc.primary,
+				"CONFIG=" + filepath.Join(dir, "config.json"), "LISTING=" + filepath.Join(dir, "listing.json")}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("backup.sh: %v\n%s", err, out)
+			}
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			got := strings.Split(strings.TrimSpace(string(log)), "\n")
+			if len(log) == 0 {
+				got = nil
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("commands:\n%s\nwant:\n%s\noutput:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"), out)
+			}
+		})
+	}
+}
