@@ -14,6 +14,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 )
 
 // TestScheduledBackups: a short schedule (every 15 s) with a full backup every 2nd and retention of 2 full
@@ -39,7 +40,11 @@ func TestScheduledBackups(t *testing.T) {
 		t.Fatalf("BackupSchedulerRunning after create: %v, %v", ok, err)
 	}
 	pb := acctest.NewPgBackRest(t, map[string]string{"repo1-type": "posix", "repo1-path": repo}, nil)
-	first := pb.Info(t).Backups
+	initial := pb.Info(t)
+	first := initial.Backups
+	if len(initial.Archives) == 0 {
+		t.Fatalf("after create the archive holds no WAL: %+v", initial)
+	}
 	if len(first) != 1 || first[0].Type != "full" {
 		t.Fatalf("after create: backups %+v, want the one full backup create takes", first)
 	}
@@ -68,6 +73,16 @@ func TestScheduledBackups(t *testing.T) {
 		}
 		return len(info.Backups) > 0 && info.Backups[0].Label != first[0].Label, strings.Join(labels, " ")
 	})
+	// Nothing changes the archive from here on (the scheduler stops as an apply stops it), once the
+	// expire under way is done: the WAL only the removed backups needed goes just after them.
+	acctest.WaitFor(t, 30*time.Second, "expire to remove the WAL of the removed backups", func() (bool, string) {
+		info = pb.Info(t)
+		return len(info.Archives) > 0 && info.Archives[0].Min != initial.Archives[0].Min, fmt.Sprintf("%+v", info.Archives)
+	})
+	if err := localcluster.StopBackupScheduler(ctx, m, s); err != nil {
+		t.Fatal(err)
+	}
+	info = pb.Info(t)
 	logText, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)

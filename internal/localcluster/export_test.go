@@ -14,3 +14,9 @@ func SetStreamTimeout(m *Manager, d time.Duration) { m.streamTimeout = d }
 
 // WatcherScript is the durability watcher's shell script.
 var WatcherScript = watcherScript
+
+// StopBackupScheduler stops s's backup scheduler (as an apply pauses it), so that a test can read the
+// archive while nothing changes it.
+func StopBackupScheduler(ctx context.Context, m *Manager, s Spec) error {
+	return m.stopDetached(ctx, backupScheduler, s, false)
+}
