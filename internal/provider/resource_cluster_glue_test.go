@@ -41,7 +41,7 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 	proposed := clusterModel{ID: types.StringUnknown(), Name: types.StringValue("tf-fake"), PostgresMajor: types.Int64Unknown(),
 		NodeCount: types.Int64Null(), Node: types.ListNull(types.ObjectType{AttrTypes: clusterNodeInputAttrTypes}),
 		Synchronous: types.ObjectNull(clusterSynchronousAttrTypes), Parameters: types.MapNull(types.StringType),
-		Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: local, AWS: types.ObjectNull(clusterAWSAttrTypes),
+		Archive: types.ObjectNull(clusterArchiveAttrTypes), Backup: types.ObjectNull(objectAttrTypes(clusterTypes["backup"])), Local: local, AWS: types.ObjectNull(clusterAWSAttrTypes),
 		Nodes:   types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes}),
 		Primary: types.ObjectUnknown(clusterPrimaryAttrTypes), ConnectionURI: types.StringUnknown(), ReadOnlyConnectionURI: types.StringUnknown(),
 		SynchronousStandbyNames: types.StringUnknown(), SynchronousDegraded: types.BoolUnknown(), ArchiveStatus: types.ObjectUnknown(clusterArchiveStatusAttrTypes)}
