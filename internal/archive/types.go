@@ -93,6 +93,7 @@ type LifecycleRule struct {
 	Enabled                   bool
 	Prefix                    string // filter prefix; "" = whole bucket
 	ExpirationDays            int    // expiry of CURRENT objects: must stay 0 on an archive
+	ExpiresOnDate             bool   // current objects expire on a date (also in Other)
 	NoncurrentExpirationDays  int
 	AbortIncompleteUploadDays int
 	Other                     string

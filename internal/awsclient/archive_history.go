@@ -22,6 +22,27 @@ import (
 type ArchiveReaderAPI interface {
 	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	BucketRulesAPI
+}
+
+// BucketRulesAPI reads what of an archive bucket bears on retention: its Object Lock configuration and
+// its lifecycle rules.
+type BucketRulesAPI interface {
+	GetObjectLockConfiguration(ctx context.Context, in *s3.GetObjectLockConfigurationInput, optFns ...func(*s3.Options)) (*s3.GetObjectLockConfigurationOutput, error)
+	GetBucketLifecycleConfiguration(ctx context.Context, in *s3.GetBucketLifecycleConfigurationInput, optFns ...func(*s3.Options)) (*s3.GetBucketLifecycleConfigurationOutput, error)
+}
+
+// ReadBucketRules reads bucket's Object Lock default retention (nil without Object Lock) and lifecycle rules.
+func ReadBucketRules(ctx context.Context, api BucketRulesAPI, bucket string) (archive.BucketRules, error) {
+	lock, err := ReadObjectLock(ctx, api, bucket)
+	if err != nil {
+		return archive.BucketRules{}, err
+	}
+	rules, err := readLifecycle(ctx, api, bucket)
+	if err != nil {
+		return archive.BucketRules{}, err
+	}
+	return archive.BucketRules{Lock: lock, Lifecycle: rules}, nil
 }
 
 var _ ArchiveReaderAPI = (*s3.Client)(nil)

@@ -185,7 +185,7 @@ func waitBucketDeleted(ctx context.Context, api S3API, bucket string, timeout ti
 // ReadObjectLock returns the bucket's default Object Lock retention, or nil when Object Lock is not enabled.
 // A bucket with Object Lock enabled but no default retention reads as a zero ObjectLock. A default retention
 // given in years is converted at 365 days a year.
-func ReadObjectLock(ctx context.Context, api S3API, bucket string) (*archive.ObjectLock, error) {
+func ReadObjectLock(ctx context.Context, api BucketRulesAPI, bucket string) (*archive.ObjectLock, error) {
 	out, err := api.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: aws.String(bucket)})
 	if errCodeEquals(err, errCodeObjectLockConfigurationNotFound) {
 		return nil, nil

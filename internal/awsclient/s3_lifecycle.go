@@ -117,7 +117,7 @@ func waitLifecyclePropagated(ctx context.Context, api S3API, bucket string, want
 	return err
 }
 
-func readLifecycle(ctx context.Context, api S3API, bucket string) ([]archive.LifecycleRule, error) {
+func readLifecycle(ctx context.Context, api BucketRulesAPI, bucket string) ([]archive.LifecycleRule, error) {
 	out, err := api.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String(bucket)})
 	if errCodeEquals(err, errCodeNoSuchLifecycleConfiguration) {
 		return nil, nil
@@ -168,6 +168,7 @@ func lifecycleRuleFromS3(r s3types.LifecycleRule) archive.LifecycleRule {
 	if e := r.Expiration; e != nil {
 		out.ExpirationDays = int(aws.ToInt32(e.Days))
 		if e.Date != nil {
+			out.ExpiresOnDate = true
 			other = append(other, "expiration of current objects on a date")
 		}
 		if aws.ToBool(e.ExpiredObjectDeleteMarker) {

@@ -29,6 +29,9 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	if err != nil {
 		return cluster.Plan{}, err
 	}
+	if err := se.checkArchiveBucket(ctx); err != nil {
+		return cluster.Plan{}, err
+	}
 	plan := cluster.Plan{PostgresMajor: major(s), Platform: &awsspec.Status{Region: se.region, AMIID: t.image.ID, SSMPath: awsspec.SSMPath(s.Name)}}
 	o, err := se.observe(ctx)
 	if err != nil {

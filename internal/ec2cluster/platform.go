@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
@@ -96,6 +98,23 @@ func (se *session) startArchiving(ctx context.Context) error {
 	}
 	h, err := awsclient.ReadArchiveHistory(ctx, api, loc)
 	return cluster.StartArchiving(h, err, "")
+}
+
+// checkArchiveBucket reads the archive bucket's Object Lock and lifecycle rules and holds the backup
+// policy to them (cluster.CheckArchiveBucket). A bucket whose rules cannot be read (the provider's
+// credentials lack s3:GetBucketObjectLockConfiguration or s3:GetLifecycleConfiguration) is logged, not
+// refused: the archive itself may still be readable.
+func (se *session) checkArchiveBucket(ctx context.Context) error {
+	loc, api, ok, err := se.archive(ctx)
+	if !ok || err != nil {
+		return nil //nolint:nilerr // what reading the archive fails on is said where it is read (startArchiving, refresh)
+	}
+	b, err := awsclient.ReadBucketRules(ctx, api, loc.Bucket)
+	if err != nil {
+		tflog.Warn(ctx, "the archive bucket's Object Lock and lifecycle rules could not be read, so the backup policy was not checked against them", map[string]any{"bucket": loc.Bucket, "error": err.Error()})
+		return nil //nolint:nilerr // logged: the check is a guard, and the archive itself may still be readable
+	}
+	return cluster.CheckArchiveBucket(se.s, loc, b)
 }
 
 // archive is the cluster's archive location and the S3 client that reads it (in the archive's region, else

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
@@ -107,7 +109,36 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 	addAWS := func(line string) func(string) string {
 		return replace(`    deletion_protection = false`, "    deletion_protection = false\n    "+line)
 	}
+	// Two archive buckets whose rules fight the backup policy: one keeps every version for 30 days
+	// (Object Lock), one expires current objects under the archive's prefix.
+	ctx := context.Background()
+	s3c := mustS3Plain(m.URL, "us-east-1")
+	for _, b := range []string{"tf-acc-locked", "tf-acc-expiring"} {
+		if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b), ObjectLockEnabledForBucket: aws.Bool(b == "tf-acc-locked")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s3c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: aws.String("tf-acc-locked"),
+		ObjectLockConfiguration: &s3types.ObjectLockConfiguration{ObjectLockEnabled: s3types.ObjectLockEnabledEnabled,
+			Rule: &s3types.ObjectLockRule{DefaultRetention: &s3types.DefaultRetention{Mode: s3types.ObjectLockRetentionModeGovernance, Days: aws.Int32(30)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3c.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("tf-acc-expiring"),
+		LifecycleConfiguration: &s3types.BucketLifecycleConfiguration{Rules: []s3types.LifecycleRule{{ID: aws.String("expire-old"), Status: s3types.ExpirationStatusEnabled,
+			Filter: &s3types.LifecycleRuleFilter{Prefix: aws.String("clusters/")}, Expiration: &s3types.LifecycleExpiration{Days: aws.Int32(30)}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	inBucket := func(bucket, extra string) func(string) string {
+		return func(s string) string {
+			s = replace("s3://tf-acc-archive/", "s3://"+bucket+"/")(s)
+			return replace(`  aws {`, extra+"  aws {")(s)
+		}
+	}
 	cases := []badInput{
+		{"retention shorter than Object Lock's", f.config(m, inBucket("tf-acc-locked", "  backup {\n    retention { recovery_window_days = 14 }\n  }\n")),
+			`(?s)Retention Shorter Than Object Lock.*30 days.*GOVERNANCE.*at least 30`},
+		{"default retention shorter than Object Lock's", f.config(m, inBucket("tf-acc-locked", "")), `(?s)Retention Shorter Than Object Lock.*recovery window of 7 days`},
+		{"lifecycle expiring the archive", f.config(m, inBucket("tf-acc-expiring", "")), `(?s)Lifecycle Expires The Archive.*"expire-old".*after 30 days`},
 		{"zone without a subnet", f.config(m, replace(`      "us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1c"]), ``)), `(?s)aws.subnet_ids.*us-east-1c`},
 		{"two nodes in one zone", f.config(m, replace(`zone = "us-east-1c"`, `zone = "us-east-1b"`)), `(?s)node.*us-east-1b`},
 		{"node without a zone", f.config(m, replace("    zone = \"us-east-1c\"\n", "")), `(?s)node.*zone`},
@@ -152,7 +183,6 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 		})
 	}
 	// Nothing was created: no interface, instance, security group or parameter.
-	ctx := context.Background()
 	c := mustEC2Plain(m.URL, "us-east-1")
 	enis, err := c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{})
 	if err != nil {
