@@ -83,7 +83,10 @@ func TestEC2BackupScript(t *testing.T) {
 			}
 			dir := scriptDir(t, "backup.sh", script, map[string]string{
 				"curl": `case "$*" in *'/primary'*) printf '%s' "$PRIMARY_CODE" ;; *'/config'*) cat "$CONFIG" ;; *) exit 7 ;; esac` + "\n",
-				"pgbackrest": `args=(); for a in "$@"; do case $a in --config=*|--stanza=*|--log-level-console=*) ;; *) args+=("$a") ;; esac; done
+				// pgBackRest refuses an option given twice ("option 'x' cannot be set multiple times").
+				"pgbackrest": `declare -A seen; args=(); for a in "$@"; do o=${a%%=*}; if [[ $o == --* ]]; then
+  [ -n "${seen[$o]:-}" ] && { echo "ERROR: [031]: option '${o#--}' cannot be set multiple times" >&2; exit 31; }; seen[$o]=1; fi
+  case $a in --config=*|--stanza=*|--log-level-console=*) ;; *) args+=("$a") ;; esac; done
 echo "pgbackrest ${args[*]}" >>"$LOG"; case "$*" in *' info') cat "$LISTING" ;; esac` + "\n",
 				"wal-g": `echo "wal-g $*$([ "$1" = backup-push ] && echo " steps=$WALG_DELTA_MAX_STEPS")" >>"$LOG"; [ "$1" = backup-list ] && cat "$LISTING"; exit 0` + "\n",
 			})

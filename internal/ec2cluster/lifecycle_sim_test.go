@@ -167,6 +167,9 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	// Import round-trips: a new working directory imports the cluster by region and name, and plans nothing.
 	e.checkImport()
 
+	// Backups on a short schedule, changed in place, and their retention.
+	e.checkBackups(e.state())
+
 	// The primary and a standby lost together: the survivor alone is no majority of etcd, so Patroni cannot
 	// elect it, and neither does the provider (it cannot prove the survivor holds every acknowledged commit).
 	// The plan says the apply stops, the apply stops, nothing is launched.

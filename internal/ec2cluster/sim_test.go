@@ -53,6 +53,8 @@ type simEnv struct {
 	params string
 	fourth bool
 	launch string
+	// backup is the cluster's backup block in HCL ("" for none).
+	backup string
 }
 
 func newSimEnv(t *testing.T) *simEnv {
@@ -123,7 +125,7 @@ resource "pgnvme_cluster" "db" {
   node {
     name = "node-3"
     zone = "us-east-1c"
-  }%[10]s
+  }%[10]s%[12]s
   parameters = %[9]s
   archive {
     pgbackrest_options = {
@@ -148,7 +150,7 @@ resource "pgnvme_cluster" "db" {
 }
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
-`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch)
+`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup)
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
@@ -241,6 +243,9 @@ type clusterState struct {
 		FirstMissingWAL  *string `json:"first_missing_wal"`
 		ArchivingOK      *bool   `json:"archiving_ok"`
 		BackupCount      int     `json:"backup_count"`
+		LastBackupLabel  string  `json:"last_backup_label"`
+		LastBackupType   string  `json:"last_backup_type"`
+		RecoverableFrom  string  `json:"recoverable_from"`
 	} `json:"archive_status"`
 	AWS struct {
 		InstanceIDs       map[string]string `json:"instance_ids"`

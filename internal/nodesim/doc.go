@@ -33,7 +33,9 @@
 //     so the disk script takes its systemd path (a mount unit for each boot's UUID). The node's
 //     /usr/bin/systemctl talks to the runner (start, stop, restart, kill, enable, disable, mask, unmask,
 //     daemon-reload, is-active, is-failed, is-enabled, status). Enabled units start on every boot; the
-//     simulated image enables none of its own. Timers are enabled but never fire: start their service.
+//     simulated image enables none of its own. A timer fires at its OnCalendar= elapses (UTC, the
+//     expressions internal/backup parses) and starts its service (Unit=, else its own name); other timer
+//     settings are ignored.
 //   - AWS: moto behind stunnel (TLS, a certificate the nodes' CA store trusts) in the service namespace, as
 //     https://aws.nodesim.test: S3 for pgBackRest, SSM for the passwords. The instance role is the
 //     environment every unit gets ([Sim.InstanceEnv]): test credentials, the CA bundle, and for pgBackRest

@@ -7,6 +7,9 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 )
 
 // startBootUnits starts the units the boot targets want (enabled units), without waiting.
@@ -150,10 +153,13 @@ func (m *manager) run(u *unit, j *job, required map[string]*job, after []string,
 		}
 	}
 	if strings.HasSuffix(u.name, ".target") || strings.HasSuffix(u.name, ".timer") {
-		// Targets are reached at once; timers are armed but never fire in the simulator.
+		// Targets are reached at once; timers are armed (see armTimer).
 		m.mu.Lock()
 		u.state, u.result = StateActive, ResultSuccess
 		u.starts++
+		if strings.HasSuffix(u.name, ".timer") {
+			m.armTimerLocked(u)
+		}
 		m.mu.Unlock()
 		close(j.done)
 		return
@@ -243,3 +249,40 @@ func (m *manager) mount(u *unit) error {
 type runError struct{ result, detail string }
 
 func (e *runError) Error() string { return e.result + ": " + e.detail }
+
+// armTimerLocked schedules timer u's next elapse of OnCalendar= (UTC; evaluated with backup.ParseCalendar,
+// which agrees with systemd-analyze, see its tests): then the timer starts its service (Unit=, else the
+// timer's name with .service), as systemd does, and is armed again. A stop of the timer, or of the node,
+// disarms it (u.restart, as a service's pending restart). A timer without OnCalendar=, or with one the
+// parser refuses, stays active without firing, as logged. Called with m.mu held.
+func (m *manager) armTimerLocked(u *unit) {
+	expr := u.file.get("Timer", "OnCalendar", "")
+	if expr == "" {
+		m.logf("%s: no OnCalendar=; it never fires here", u.name)
+		return
+	}
+	c, err := backup.ParseCalendar(expr)
+	if err != nil {
+		m.logf("%s: OnCalendar=%s: %v; it never fires here", u.name, expr, err)
+		return
+	}
+	next, ok := c.Next(time.Now())
+	if !ok {
+		m.logf("%s: OnCalendar=%s never elapses", u.name, expr)
+		return
+	}
+	service := u.file.get("Timer", "Unit", strings.TrimSuffix(u.name, ".timer")+".service")
+	if u.restart != nil {
+		u.restart.Stop()
+	}
+	u.restart = time.AfterFunc(time.Until(next), func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.closed || u.state != StateActive {
+			return
+		}
+		m.logf("%s elapsed: starting %s", u.name, service)
+		m.startLocked(service, u.name)
+		m.armTimerLocked(u)
+	})
+}

@@ -14,7 +14,8 @@ DATA_DIR={{sh .DataDir}}
 ENV_FILE={{sh .WALGEnv}}
 WALG={{sh .WALGBin}}
 {{- else}}
-PGBACKREST=({{sh .PgBackRestBin}} --config={{sh .PgBackRestConf}} --stanza={{sh .Stanza}} --log-level-console=info)
+# No --log-level-console here: each command sets its own (pgBackRest refuses an option given twice).
+PGBACKREST=({{sh .PgBackRestBin}} --config={{sh .PgBackRestConf}} --stanza={{sh .Stanza}})
 {{- end}}
 
 log() { printf 'pgnvme-backup: %s\n' "$*"; }
@@ -56,10 +57,10 @@ if [ "$action" = none ]; then
 fi
 log "$action backup ($why)"
 # stanza-create does nothing when the stanza exists and matches this cluster.
-"${PGBACKREST[@]}" stanza-create
+"${PGBACKREST[@]}" --log-level-console=info stanza-create
 # The retention is the policy's, applied below: the backup's own expire keeps everything.
-"${PGBACKREST[@]}" --type="$action" --repo1-retention-full=9999999 backup
+"${PGBACKREST[@]}" --log-level-console=info --type="$action" --repo1-retention-full=9999999 backup
 keep=$(listing | "${DECIDE[@]}" keep pgbackrest "$window" "$min_full")
 log "retention: keep $keep full backups (recovery window $window days, at least $min_full)"
-"${PGBACKREST[@]}" --repo1-retention-full-type=count --repo1-retention-full="$keep" expire
+"${PGBACKREST[@]}" --log-level-console=info --repo1-retention-full-type=count --repo1-retention-full="$keep" expire
 {{- end}}
