@@ -97,12 +97,23 @@ type Reading struct {
 	WAL []Object
 	// Current is the segment the primary writes now ("" when no primary could be read).
 	Current string
+	// Failures are the primary's archiver failures (pg_stat_archiver); meaningful with Current.
+	Failures Failures
 	// Backups are the base backups in the archive, oldest first.
 	Backups []Backup
 	// ArchiveTimeout is the cluster's archive_timeout: an idle primary switches segments that often.
 	ArchiveTimeout time.Duration
 	// BackupEvery is how often the schedule takes a base backup (0: no schedule to hold the archive to).
 	BackupEvery time.Duration
+}
+
+// Failures are what pg_stat_archiver of the primary counts of its archive_command's failures since its
+// statistics were last reset (a promoted standby starts its own count): how many, and the newest one's
+// segment and time (zero when none failed).
+type Failures struct {
+	Count   int64
+	LastWAL string
+	LastAt  time.Time
 }
 
 // Health is the archive of a cluster as Assess judged it.
@@ -123,6 +134,8 @@ type Health struct {
 	// ArchivingOK is true when the archive keeps up: nothing is waiting, or what waits is younger than
 	// ArchiveStall. Meaningful when Known.
 	ArchivingOK bool
+	// Failures are the primary's archiver failures (Reading.Failures). Meaningful when Known.
+	Failures Failures
 	// Backups are the archive's base backups, oldest first.
 	Backups []Backup
 	// RecoverableFrom and RecoverableTo bound the moments a restore from the archive alone can reach: the
@@ -191,7 +204,7 @@ func Assess(r Reading, now time.Time) Health {
 		}
 	}
 	if cur, ok := segmentIndex(r.Current); ok {
-		h.Known = true
+		h.Known, h.Failures = true, r.Failures
 		if last, ok := segmentIndex(h.LastArchived); ok {
 			h.Unarchived = int(max(int64(cur)-int64(last)-1, 0))
 		} else {

@@ -242,10 +242,10 @@ func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.H
 	}
 	if conn, err := se.leaderConn(ctx, o); err == nil {
 		defer conn.Close(ctx)
-		if pos, err := conn.WALPosition(ctx); err == nil {
-			if lsn, err := topology.ParseLSN(pos.FlushLSN); err == nil && !pos.InRecovery {
-				r.Current = archive.SegmentName(uint32(pos.Timeline), lsn)
-			}
+		pos, err := conn.WALPosition(ctx)
+		failures, ferr := conn.ArchiverFailures(ctx)
+		if lsn, lerr := topology.ParseLSN(pos.FlushLSN); err == nil && ferr == nil && lerr == nil && !pos.InRecovery {
+			r.Current, r.Failures = archive.SegmentName(uint32(pos.Timeline), lsn), failures
 		}
 	}
 	h := archive.Assess(r, se.p.clock.Now())

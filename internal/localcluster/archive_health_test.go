@@ -38,7 +38,7 @@ func TestArchiveHealth(t *testing.T) {
 	}
 	h := read()
 	if !h.Known || !h.ArchivingOK || h.Unarchived != 0 || len(h.Backups) != 1 || h.Backups[0].Type != "full" || h.LastArchived == "" ||
-		h.RecoverableFrom.IsZero() || len(h.Warnings) != 0 {
+		h.RecoverableFrom.IsZero() || len(h.Warnings) != 0 || h.Failures != (archive.Failures{}) {
 		t.Fatalf("after create: %+v", h)
 	}
 	t.Logf("after create: newest archived %s at %s, backup %s (%d bytes), recoverable %s .. %s",
@@ -67,6 +67,11 @@ func TestArchiveHealth(t *testing.T) {
 		t.Errorf("archive down: %d unarchived, warnings %q", h.Unarchived, h.Warnings)
 	}
 	t.Logf("archive down: reported failing after %.0f s (stall threshold %s): %s", time.Since(start).Seconds(), stall, h.Warnings[0].Detail)
+	// The primary's archiver counts its failures: the first unarchived segment, moments ago.
+	if h.Failures.Count < 1 || h.Failures.LastWAL <= h.LastArchived || time.Since(h.Failures.LastAt) > time.Minute {
+		t.Errorf("archive down: failures %+v; want at least one, on a segment after %s, recent", h.Failures, h.LastArchived)
+	}
+	failed := h.Failures
 
 	exec("ALTER SYSTEM RESET archive_command")
 	exec("SELECT pg_reload_conf()")
@@ -74,7 +79,10 @@ func TestArchiveHealth(t *testing.T) {
 		h = read()
 		return h.Known && h.ArchivingOK && h.Unarchived == 0 && len(h.Warnings) == 0, fmt.Sprint(h.Warnings)
 	})
-	t.Logf("archive back: newest archived %s, nothing waiting", h.LastArchived)
+	t.Logf("archive back: newest archived %s, nothing waiting; %d archiving failures counted, the newest on %s", h.LastArchived, h.Failures.Count, h.Failures.LastWAL)
+	if h.Failures.Count < failed.Count || h.Failures.LastWAL < failed.LastWAL {
+		t.Errorf("archive back: failures %+v; want the count kept (%+v)", h.Failures, failed)
+	}
 	if h.Hole != "" || h.Segments < 4 {
 		t.Fatalf("a continuous archive: hole %q, %d segments", h.Hole, h.Segments)
 	}

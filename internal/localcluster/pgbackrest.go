@@ -128,13 +128,21 @@ func (m *Manager) ArchiveHealth(ctx context.Context, s Spec, st []Status) (*arch
 		return nil, err
 	}
 	if primary, ok := runningPrimary(st); ok {
-		pos, err := m.position(ctx, primary)
+		conn, err := m.connect(ctx, primary)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading the WAL position of %s: %w", primary.Name, err)
+		}
+		defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+		pos, err := conn.WALPosition(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the WAL position of %s: %w", primary.Name, err)
 		}
 		lsn, err := topology.ParseLSN(pos.FlushLSN)
 		if err != nil {
 			return nil, err
+		}
+		if r.Failures, err = conn.ArchiverFailures(ctx); err != nil {
+			return nil, fmt.Errorf("reading the archiver's failures on %s: %w", primary.Name, err)
 		}
 		r.Current = archive.SegmentName(uint32(pos.Timeline), lsn)
 	}

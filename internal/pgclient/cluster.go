@@ -2,8 +2,11 @@ package pgclient
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 )
 
 // WALPosition is a running server's role, WAL positions and timeline, as
@@ -46,6 +49,21 @@ func (c *Conn) WALPosition(ctx context.Context) (WALPosition, error) {
 		return WALPosition{}, c.wrap("reading the WAL position", err)
 	}
 	return p, nil
+}
+
+// ArchiverFailures reads pg_stat_archiver's count of archive_command failures since the statistics were
+// reset, and the newest failure's segment and time.
+func (c *Conn) ArchiverFailures(ctx context.Context) (archive.Failures, error) {
+	var f archive.Failures
+	var at *time.Time
+	err := c.conn.QueryRow(ctx, "SELECT failed_count, coalesce(last_failed_wal, ''), last_failed_time FROM pg_stat_archiver").Scan(&f.Count, &f.LastWAL, &at)
+	if err != nil {
+		return archive.Failures{}, c.wrap("reading pg_stat_archiver", err)
+	}
+	if at != nil {
+		f.LastAt = at.UTC()
+	}
+	return f, nil
 }
 
 // SettingContexts maps each of names that the server knows to its

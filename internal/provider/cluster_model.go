@@ -300,6 +300,7 @@ var clusterArchiveStatusAttrTypes = map[string]attr.Type{
 	"archiving_ok": types.BoolType, "backup_count": types.Int64Type, "last_backup_label": types.StringType,
 	"last_backup_type": types.StringType, "last_backup_at": types.StringType, "last_backup_size_bytes": types.Int64Type,
 	"recoverable_from": types.StringType, "recoverable_to": types.StringType,
+	"failed_count": types.Int64Type, "last_failed_wal": types.StringType, "last_failed_at": types.StringType,
 }
 
 // archiveStatusValue is archive_status for h (null for nil): what is not known is null.
@@ -326,9 +327,11 @@ func archiveStatusValue(h *archive.Health, diags *diag.Diagnostics) types.Object
 		"backup_count": types.Int64Value(int64(len(h.Backups))), "last_backup_label": types.StringNull(), "last_backup_type": types.StringNull(),
 		"last_backup_at": types.StringNull(), "last_backup_size_bytes": types.Int64Null(),
 		"recoverable_from": at(h.RecoverableFrom), "recoverable_to": at(h.RecoverableTo),
+		"failed_count": types.Int64Null(), "last_failed_wal": types.StringNull(), "last_failed_at": types.StringNull(),
 	}
 	if h.Known {
 		attrs["unarchived_segments"], attrs["archiving_ok"] = types.Int64Value(int64(h.Unarchived)), types.BoolValue(h.ArchivingOK)
+		attrs["failed_count"], attrs["last_failed_wal"], attrs["last_failed_at"] = types.Int64Value(h.Failures.Count), str(h.Failures.LastWAL), at(h.Failures.LastAt)
 	}
 	if b, ok := h.LastBackup(); ok {
 		attrs["last_backup_label"], attrs["last_backup_type"] = types.StringValue(b.Label), str(b.Type)

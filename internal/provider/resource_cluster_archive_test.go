@@ -74,12 +74,13 @@ output "archive_status" {
 		BackupCount     int    `json:"backup_count"`
 		LastBackupType  string `json:"last_backup_type"`
 		RecoverableFrom string `json:"recoverable_from"`
+		FailedCount     *int   `json:"failed_count"`
 	}
 	if err != nil || json.Unmarshal([]byte(out), &st) != nil {
 		t.Fatalf("output archive_status: %v\n%s", err, out)
 	}
 	if st.ArchivingOK == nil || !*st.ArchivingOK || st.Unarchived == nil || *st.Unarchived != 0 || st.BackupCount != 1 || st.LastBackupType != "full" ||
-		st.LastArchivedWAL == "" || st.RecoverableFrom == "" {
+		st.LastArchivedWAL == "" || st.RecoverableFrom == "" || st.FailedCount == nil || *st.FailedCount != 0 {
 		t.Fatalf("archive_status after create: %s", out)
 	}
 

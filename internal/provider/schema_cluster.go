@@ -181,6 +181,10 @@ func clusterSchema() schema.Schema {
 					"unarchived_segments": schema.Int64Attribute{Computed: true, MarkdownDescription: "Complete WAL segments the primary wrote that the archive lacks; null when no primary could be read."},
 					"archiving_ok": schema.BoolAttribute{Computed: true, MarkdownDescription: "False when segments wait for the archive and none arrived for longer than " +
 						"twice `archive_timeout` plus 10 s (archiving fails or cannot keep up: a plan warning says so); null when no primary could be read."},
+					"failed_count": schema.Int64Attribute{Computed: true, MarkdownDescription: "How often the primary's `archive_command` failed since its " +
+						"statistics were reset (`pg_stat_archiver.failed_count`; a promoted standby counts its own); null when no primary could be read."},
+					"last_failed_wal":   schema.StringAttribute{Computed: true, MarkdownDescription: "The segment of the primary's newest archiving failure; null when none failed or no primary could be read."},
+					"last_failed_at":    schema.StringAttribute{Computed: true, MarkdownDescription: "When that failure happened (RFC 3339); null when none failed or no primary could be read."},
 					"backup_count":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Base backups in the archive."},
 					"last_backup_label": schema.StringAttribute{Computed: true, MarkdownDescription: "The newest base backup's name (pgBackRest's label, WAL-G's backup name); null without one."},
 					"last_backup_type":  schema.StringAttribute{Computed: true, MarkdownDescription: "Its kind: `full`, `diff` or `incr` (pgBackRest), `full` or `delta` (WAL-G)."},
