@@ -33,6 +33,15 @@ resource "pgnvme_cluster" "demo" {
       "repo1-path" = "/var/lib/pgnvme/demo-repo"
     }
   }
+  # Base backups on the primary at 03:00 UTC, a full one every 7th; keep 14 days restorable.
+  backup {
+    schedule   = "*-*-* 03:00:00"
+    full_every = 7
+    retention {
+      recovery_window_days = 14
+      min_full_backups     = 2
+    }
+  }
   local {
     data_dir  = "/var/lib/pgnvme/demo"
     port_base = 54320
