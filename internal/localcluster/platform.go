@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
@@ -152,6 +154,9 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			Detail: "The local platform limits each node with Linux cgroups (and, for I/O limits, a loop device per node), and this machine cannot: " +
 				"fix what follows, or remove local.limits.\n\n" + err.Error()}
 	}
+	if err := checkArchiveBucket(ctx, s); err != nil {
+		return cluster.Plan{}, err
+	}
 	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls), BackupSchedulerRunning: BackupsWanted(ls)}}
 	desired := Desired(ls)
 	var actions []topology.Action
@@ -206,6 +211,28 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 	}
 	out.Members, out.Promoting = cluster.Planned(m.wanted(ls), known, actions, len(prior) == 0 && len(actions) == 0)
 	return out, nil
+}
+
+// checkArchiveBucket holds s's backup policy to the Object Lock and lifecycle rules of the bucket its
+// pgBackRest repository is in (cluster.CheckArchiveBucket, the EC2 platform's rule), read with the
+// repository's own endpoint and credentials (awsclient.S3ForPgBackRest). A repository on disk has none; a
+// bucket whose rules cannot be read (an S3 service without these APIs, credentials without
+// s3:GetBucketObjectLockConfiguration or s3:GetLifecycleConfiguration) is logged, not refused.
+func checkArchiveBucket(ctx context.Context, s cluster.Spec) error {
+	loc, ok := s.ArchiveLocation()
+	if !ok || loc.Bucket == "" || loc.Tool != archive.ToolPgBackRest {
+		return nil
+	}
+	api, err := awsclient.S3ForPgBackRest(ctx, s.Archive.PgBackRestOptions)
+	if err == nil {
+		var b archive.BucketRules
+		if b, err = awsclient.ReadBucketRules(ctx, api, loc.Bucket); err == nil {
+			return cluster.CheckArchiveBucket(s, loc, b)
+		}
+	}
+	tflog.Warn(ctx, "the archive bucket's Object Lock and lifecycle rules could not be read, so the backup policy was not checked against them",
+		map[string]any{"bucket": loc.Bucket, "error": err.Error()})
+	return nil
 }
 
 // startArchiving is cluster.StartArchiving for a cluster not created yet: its archive location must hold
