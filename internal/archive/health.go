@@ -105,6 +105,8 @@ type Reading struct {
 	ArchiveTimeout time.Duration
 	// BackupEvery is how often the schedule takes a base backup (0: no schedule to hold the archive to).
 	BackupEvery time.Duration
+	// Verification is the archive's last verification record (nil without one).
+	Verification *Verification
 }
 
 // Failures are what pg_stat_archiver of the primary counts of its archive_command's failures since its
@@ -141,6 +143,8 @@ type Health struct {
 	// RecoverableFrom and RecoverableTo bound the moments a restore from the archive alone can reach: the
 	// oldest backup's end and the newest archived segment's arrival (zero without a backup).
 	RecoverableFrom, RecoverableTo time.Time
+	// Verification is the archive's last verification after a timeline switch (nil without one).
+	Verification *Verification
 	// Warnings say what is wrong and what to do.
 	Warnings []Warning
 }
@@ -155,6 +159,7 @@ const (
 	WarnHole   = "Archive Hole"
 	WarnBehind = "Archive Behind"
 	WarnBackup = "Base Backup Overdue"
+	WarnVerify = "Archive Not Verified"
 )
 
 // LastBackup is the newest backup, if any.
@@ -243,5 +248,6 @@ func Assess(r Reading, now time.Time) Health {
 				last.Label, last.Type, now.Sub(time.Unix(last.Stop, 0)).Round(time.Minute), r.BackupEvery)})
 		}
 	}
+	assessVerification(&h, r, now)
 	return h
 }

@@ -232,6 +232,28 @@ func ReadArchiveBackups(ctx context.Context, api ArchiveReaderAPI, loc archive.L
 	return out, nil
 }
 
+// ReadArchiveVerification reads the verification record the primary writes into loc after a timeline
+// switch (archive.Location.VerificationKey); nil when there is none (or no bucket).
+func ReadArchiveVerification(ctx context.Context, api ArchiveReaderAPI, loc archive.Location) (*archive.Verification, error) {
+	key := loc.VerificationKey()
+	if key == "" {
+		return nil, nil
+	}
+	data, err := getSmallObject(ctx, api, loc.Bucket, key)
+	var nsk *types.NoSuchKey
+	if errors.As(err, &nsk) || errCodeEquals(err, errCodeNoSuchBucket) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := archive.ParseVerification(data)
+	if err != nil {
+		return nil, fmt.Errorf("s3://%s/%s: %w", loc.Bucket, key, err)
+	}
+	return v, nil
+}
+
 // listAll lists every object under prefix (one level with delimiter "/"), page by page; a missing bucket
 // lists nothing.
 func listAll(ctx context.Context, api ArchiveReaderAPI, bucket, prefix, delimiter string, each func(types.Object, string)) error {

@@ -66,6 +66,36 @@ func TestReadArchiveHistory_moto(t *testing.T) {
 	put("clusters/d/basebackups_005/base_000000010000000000000004_D_000000010000000000000002_backup_stop_sentinel.json",
 		[]byte(`{"LSN":67108904,"PgVersion":150004,"SystemIdentifier":`+id+`,"UncompressedSize":23000000,"CompressedSize":3000000}`))
 
+	t.Run("verification records", func(t *testing.T) {
+		put("clusters/a/pgbackrest/pgnvme/demo/verification.json", []byte(`{"tool": "pgbackrest", "timeline": 2, "verified_at": "2026-12-02T12:00:00Z", "ok": true, "detail": "2 WAL ranges checked"}`))
+		put("clusters/d/pgnvme/verification.json", []byte(`{"tool": "walg", "timeline": 3, "verified_at": "2026-12-02T12:00:00Z", "ok": false, "detail": "integrity FAILURE"}`))
+		put("clusters/e/pgnvme/verification.json", []byte(`not json`))
+		for _, tc := range []struct {
+			loc      archive.Location
+			timeline uint32 // 0: no record
+			ok       bool
+			fails    bool
+		}{
+			{pgbr("clusters/a"), 2, true, false},
+			{walg("tf-acc-history", "clusters/d"), 3, false, false},
+			{pgbr("clusters/empty"), 0, false, false},
+			{walg("tf-acc-no-such-bucket", "x"), 0, false, false},
+			{walg("tf-acc-history", "clusters/e"), 0, false, true},
+		} {
+			v, err := awsclient.ReadArchiveVerification(ctx, api, tc.loc)
+			switch {
+			case tc.fails:
+				if err == nil {
+					t.Errorf("%s: an unreadable record read as %+v", tc.loc, v)
+				}
+			case err != nil:
+				t.Errorf("%s: %v", tc.loc, err)
+			case tc.timeline == 0 && v != nil, tc.timeline != 0 && (v == nil || v.Timeline != tc.timeline || v.OK != tc.ok):
+				t.Errorf("%s: record %+v, want timeline %d ok %v", tc.loc, v, tc.timeline, tc.ok)
+			}
+		}
+	})
+
 	t.Run("newest segments and backups", func(t *testing.T) {
 		for _, tc := range []struct {
 			loc     archive.Location

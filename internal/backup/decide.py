@@ -12,6 +12,11 @@ alike, so that both archivers follow one rule and only the command lines differ.
                                           or "none", a space, and why.
   decide.py keep TOOL WINDOW_DAYS MIN_FULL the listing on stdin: prints how many full backups (with
                                           what depends on them, and the WAL only they need) to keep.
+  decide.py verify-due TIMELINE ARCHIVED STATUS_DIR
+                                          the archive's last verification record (or nothing) on stdin:
+                                          prints "verify", "wait" or "none", a space, and why.
+  decide.py verdict TOOL TIMELINE OUTPUT  the listing on stdin, the verification's output in the file
+                                          OUTPUT: prints the verification record (JSON, one line).
 
 TOOL is "pgbackrest" (the listing is `pgbackrest --output=json info`) or "walg" (`wal-g backup-list
 --detail --json`). The rules:
@@ -22,7 +27,18 @@ TOOL is "pgbackrest" (the listing is `pgbackrest --output=json info`) or "walg" 
     taken since the newest full one; else incremental (WAL-G: delta);
   - retention keeps every full backup that started inside the last WINDOW_DAYS days, and the newest one
     that started before (a restore to the window's first moment starts from it), and never fewer than
-    MIN_FULL. WINDOW_DAYS 0 keeps MIN_FULL full backups.
+    MIN_FULL. WINDOW_DAYS 0 keeps MIN_FULL full backups;
+  - the archive is verified once per timeline of the primary after the first (every timeline switch: a
+    failover, a promotion, a restore), when the verification record names an older timeline or none, or
+    failed more than RETRY_FAILED seconds ago; and only once the primary's archiver has pushed what the
+    switch left (STATUS_DIR, its pg_wal/archive_status, holds no .ready file of an older timeline and
+    not the new timeline's history file): the segments a promoted standby handed over, and the history;
+    and a complete segment of the new timeline (ARCHIVED, pg_stat_archiver.last_archived_wal): a segment
+    the switch lost lies between the old timeline's last archived one and it, and neither tool sees a
+    hole at the end of what the archive holds;
+  - the verdict: pgBackRest (`pgbackrest --log-level-console=detail verify`) fails on any error it
+    reports, and on a hole in its WAL ranges (timelines aside) after the oldest backup's first segment;
+    WAL-G (`wal-g wal-verify integrity timeline --json`) on a FAILURE status of either check.
 
 PGNVME_NOW (seconds since the epoch) replaces the clock, for tests.
 """
@@ -129,6 +145,111 @@ def decide_keep(tool, window_days, min_full, listing):
     return max(keep, min_full)
 
 
+RETRY_FAILED = 3600
+
+
+def record(text):
+    text = text.strip()
+    try:
+        r = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return r if isinstance(r, dict) else None
+
+
+def decide_verify(timeline, archived, status_dir, last):
+    if timeline <= 1:
+        return "none", "timeline 1: no switch to verify"
+    if last and int(last.get("timeline") or 0) >= timeline:
+        if last.get("ok") or now() - rfc3339(last.get("verified_at") or "1970-01-01T00:00:00Z") < RETRY_FAILED:
+            return "none", "timeline %d verified %s" % (timeline, last.get("verified_at"))
+    history = "%08X.history.ready" % timeline
+    waiting = sorted(f for f in os.listdir(status_dir) if f.endswith(".ready") and (
+        f == history or (len(f) >= 8 and all(c in "0123456789ABCDEF" for c in f[:8]) and int(f[:8], 16) < timeline)))
+    if waiting:
+        return "wait", "%d files of the switch to timeline %d still to archive (%s)" % (len(waiting), timeline, waiting[0][:-6])
+    if len(archived) != 24 or int(archived[:8], 16) < timeline:
+        return "wait", "no complete segment of timeline %d archived yet (the last: %s)" % (timeline, archived or "none")
+    return "verify", "timeline %d, %s" % (timeline, "never verified" if not last else "last verified timeline %s (%s)" % (
+        last.get("timeline"), "passed" if last.get("ok") else "failed"))
+
+
+def segment_index(name):
+    return int(name[8:16], 16) * 256 + int(name[16:24], 16)
+
+
+def segment(index, like):
+    return "%s%08X%08X" % (like[:8], index // 256, index % 256)
+
+
+def verdict_pgbackrest(output, listing):
+    errors, ranges, stanza = [], [], False
+    for line in output.splitlines():
+        text = line.split(": ", 1)[1] if ("INFO: " in line or "DETAIL: " in line or "ERROR: " in line) else line
+        if "ERROR: " in line:
+            errors.append(line.split(" P00 ", 1)[-1].strip())
+        elif "wal start: " in text and "wal stop: " in text:
+            fields = dict(f.strip().split(": ", 1) for f in text.split(",") if ": " in f)
+            ranges.append((segment_index(fields["wal start"]), segment_index(fields["wal stop"]), fields["wal stop"]))
+        elif text.strip().startswith("status: ") and text.strip() != "status: ok":
+            stanza = True
+        if stanza and line.startswith(" "):
+            errors.append(line.strip())
+    first = None
+    data = json.loads(listing) if listing.strip() else []
+    for s in data or []:
+        for b in s.get("backup") or []:
+            start = (b.get("archive") or {}).get("start")
+            if start and (first is None or b["timestamp"]["start"] < first[0]):
+                first = (b["timestamp"]["start"], segment_index(start))
+    holes = []
+    reach = None
+    for start, stop, name in sorted(ranges):
+        if reach is not None and start > reach[0] + 1:
+            lo = max(reach[0] + 1, first[1] if first else 0)
+            if lo < start:
+                holes.append("%s..%s" % (segment(lo, reach[1]), segment(start - 1, reach[1])))
+        if reach is None or stop > reach[0]:
+            reach = (stop, name)
+    if holes:
+        errors.append("WAL missing after the oldest backup's first segment: %s" % ", ".join(holes))
+    if errors:
+        return False, "; ".join(errors)
+    return True, "%d WAL ranges checked, %s" % (len(ranges), "ending at %s" % reach[1] if reach else "no WAL")
+
+
+def verdict_walg(output):
+    data = json.loads(output)
+    ok, parts = True, []
+    for check in ("integrity", "timeline"):
+        r = data.get(check) or {}
+        status = r.get("status", "missing")
+        ok = ok and status != "FAILURE" and status != "missing"
+        part = "%s %s" % (check, status)
+        if check == "integrity" and status != "OK":
+            lost = ["%s..%s %s" % (d.get("start_segment"), d.get("end_segment"), d.get("status"))
+                    for d in r.get("details") or [] if d.get("status") != "FOUND"]
+            part += " (%s)" % ", ".join(lost)
+        if check == "timeline" and status != "OK":
+            d = r.get("details") or {}
+            part += " (current timeline %s, highest in the archive %s)" % (d.get("current_timeline_id"), d.get("highest_storage_timeline_id"))
+        parts.append(part)
+    return ok, "; ".join(parts)
+
+
+def verdict(tool, timeline, output, listing):
+    try:
+        if tool == "pgbackrest":
+            ok, detail = verdict_pgbackrest(output, listing)
+        elif tool == "walg":
+            ok, detail = verdict_walg(output)
+        else:
+            raise SystemExit("pgnvme-backup-decide: unknown tool %r (pgbackrest or walg)" % tool)
+    except (ValueError, KeyError, AttributeError) as e:
+        ok, detail = False, "the verification's output could not be read (%s): %s" % (e, output.strip()[-300:])
+    return json.dumps({"tool": tool, "timeline": timeline, "verified_at": when(now()), "ok": ok, "detail": detail[:2000]})
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == "policy" and len(argv) == 6:
         text = sys.stdin.read().strip()
@@ -142,6 +263,14 @@ def main(argv):
         return 0
     if len(argv) == 5 and argv[1] == "keep":
         print(decide_keep(argv[2], int(argv[3]), int(argv[4]), sys.stdin.read()))
+        return 0
+    if len(argv) == 5 and argv[1] == "verify-due":
+        print(" ".join(decide_verify(int(argv[2]), argv[3], argv[4], record(sys.stdin.read()))))
+        return 0
+    if len(argv) == 5 and argv[1] == "verdict":
+        with open(argv[4]) as f:
+            output = f.read()
+        print(verdict(argv[2], int(argv[3]), output, sys.stdin.read()))
         return 0
     sys.stderr.write(__doc__)
     return 2

@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -15,6 +16,16 @@ import (
 //
 //go:embed decide.py
 var DecideScript []byte
+
+// CompactDecideScript is DecideScript as a node's user-data carries it (EC2 takes at most 16 KiB of
+// user-data): its module docstring, the description of its commands and rules, replaced by a line naming
+// the source.
+func CompactDecideScript() string {
+	s := string(DecideScript)
+	start := strings.Index(s, `"""`)
+	end := strings.Index(s[start+3:], `"""`) + start + 6
+	return s[:start] + `"""pgnvme-backup-decide: usage and rules in internal/backup/decide.py of terraform-provider-pgnvme."""` + s[end:]
+}
 
 // Defaults of a policy: a backup a day, a full one every 7th, a 7-day recovery window and at least two
 // full backups kept.

@@ -123,7 +123,7 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		if err != nil {
 			return err
 		}
-		add(p, 0o755, s)
+		add(p, 0o755, compactShell(s, "internal/bootstrap/ec2/"+tmpl))
 		return nil
 	}
 	unit := func(name string) error {
@@ -140,7 +140,7 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 		script(view.Scripts.Disks, "disks.sh"),
 		script(view.Scripts.Secrets, "secrets.sh"),
 		script(view.Scripts.Backup, "backup.sh"))
-	add(view.Scripts.BackupDecide, 0o755, string(backup.DecideScript))
+	add(view.Scripts.BackupDecide, 0o755, backup.CompactDecideScript())
 	if view.PostBootstrap {
 		errs = append(errs, script(view.Scripts.PostBootstrap, "post-bootstrap.sh"))
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 )
 
@@ -41,6 +42,11 @@ type ec2View struct {
 	PgBackRestBin  string
 	PgBackRestConf string
 	Stanza         string
+	// VerifyPath is where backup.sh records the archive's verification, relative to the archive's root
+	// (archive.Location.VerificationPath).
+	VerifyPath string
+	// PsqlArgs reach this node's PostgreSQL as the postgres user over its socket (as pgBackRest does).
+	PsqlArgs []string
 	// BackupOnCreate is Archive.BackupOnCreate: the post-bootstrap script
 	// takes the first backup.
 	BackupOnCreate bool
@@ -129,6 +135,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		PrimaryURL:     "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/primary",
 		ConfigURL:      "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/config",
 		BackupDefaults: backup.Default().Args(),
+		PsqlArgs:       []string{"-h", ec2SocketDir, "-p", strconv.Itoa(n.Port), "-d", "postgres"},
 		Scripts: ec2Scripts{
 			Install:       path.Join(ec2ScriptDir, "install.sh"),
 			Disks:         path.Join(ec2ScriptDir, "disks.sh"),
@@ -145,6 +152,11 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 	}
 	if c.Archive != nil {
 		v.Stanza = c.Archive.stanza(c)
+		tool := archive.ToolPgBackRest
+		if walg {
+			tool = archive.ToolWALG
+		}
+		v.VerifyPath = archive.Location{Tool: tool, Stanza: v.Stanza}.VerificationPath()
 		v.BackupOnCreate = c.Archive.BackupOnCreate
 		// pgBackRest needs its stanza before the first archive-push; WAL-G
 		// needs nothing before its first backup.

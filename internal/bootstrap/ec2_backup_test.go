@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,28 +51,49 @@ func TestEC2BackupScript(t *testing.T) {
 		out, _ := json.Marshal(list)
 		return string(out)
 	}
+	pgGet, walgCat := "pgbackrest repo-get pgnvme/demo/verification.json", "wal-g st cat pgnvme/verification.json"
+	at := now.Format(time.RFC3339)
+	// verified is a verification record of timeline 2 (backup-decide.py's verdict).
+	verified := `{"tool": "x", "timeline": 2, "verified_at": "` + now.Format(time.RFC3339) + `", "ok": true, "detail": ""}`
 	for _, tc := range []struct {
 		name, archiver, primary string
 		backups                 []made
 		want                    []string
+		timeline                int    // the primary's (1 without it)
+		record                  string // the archive's verification record
+		status                  string // a file in the primary's pg_wal/archive_status
 	}{
-		{"standby", pgbackrest, "503", []made{{2 * time.Hour, true}}, nil},
-		{"pgbackrest incr", pgbackrest, "200", []made{{2 * time.Hour, true}}, []string{
+		{"standby", pgbackrest, "503", []made{{2 * time.Hour, true}}, nil, 1, "", ""},
+		{"pgbackrest incr", pgbackrest, "200", []made{{2 * time.Hour, true}}, []string{pgGet,
 			"pgbackrest --output=json info", "pgbackrest stanza-create",
 			"pgbackrest --type=incr --repo1-retention-full=9999999 backup",
-			"pgbackrest --output=json info", "pgbackrest --repo1-retention-full-type=count --repo1-retention-full=3 expire"}},
-		{"pgbackrest full", pgbackrest, "200", []made{{3 * time.Hour, true}, {2 * time.Hour, false}}, []string{
+			"pgbackrest --output=json info", "pgbackrest --repo1-retention-full-type=count --repo1-retention-full=3 expire"}, 1, "", ""},
+		{"pgbackrest full", pgbackrest, "200", []made{{3 * time.Hour, true}, {2 * time.Hour, false}}, []string{pgGet,
 			"pgbackrest --output=json info", "pgbackrest stanza-create",
 			"pgbackrest --type=full --repo1-retention-full=9999999 backup",
-			"pgbackrest --output=json info", "pgbackrest --repo1-retention-full-type=count --repo1-retention-full=3 expire"}},
-		{"pgbackrest not due", pgbackrest, "200", []made{{0, true}}, []string{"pgbackrest --output=json info"}},
-		{"walg delta", walg, "200", []made{{2 * time.Hour, true}}, []string{
+			"pgbackrest --output=json info", "pgbackrest --repo1-retention-full-type=count --repo1-retention-full=3 expire"}, 1, "", ""},
+		{"pgbackrest not due", pgbackrest, "200", []made{{0, true}}, []string{pgGet, "pgbackrest --output=json info"}, 1, "", ""},
+		{"walg delta", walg, "200", []made{{2 * time.Hour, true}}, []string{walgCat,
 			"wal-g backup-list --detail --json", "wal-g backup-push /var/lib/pgnvme/data steps=1",
-			"wal-g backup-list --detail --json", "wal-g delete retain FULL 3 --confirm"}},
-		{"walg full", walg, "200", []made{{3 * time.Hour, true}, {2 * time.Hour, false}}, []string{
+			"wal-g backup-list --detail --json", "wal-g delete retain FULL 3 --confirm"}, 1, "", ""},
+		{"walg full", walg, "200", []made{{3 * time.Hour, true}, {2 * time.Hour, false}}, []string{walgCat,
 			"wal-g backup-list --detail --json", "wal-g backup-push --full /var/lib/pgnvme/data steps=1",
-			"wal-g backup-list --detail --json", "wal-g delete retain FULL 3 --confirm"}},
-		{"walg not due", walg, "200", []made{{0, true}}, []string{"wal-g backup-list --detail --json"}},
+			"wal-g backup-list --detail --json", "wal-g delete retain FULL 3 --confirm"}, 1, "", ""},
+		{"walg not due", walg, "200", []made{{0, true}}, []string{walgCat, "wal-g backup-list --detail --json"}, 1, "", ""},
+		{"pgbackrest verify", pgbackrest, "200", []made{{0, true}}, []string{pgGet,
+			"pgbackrest verify", "pgbackrest --output=json info",
+			`pgbackrest repo-put pgnvme/demo/verification.json {"tool": "pgbackrest", "timeline": 2, "verified_at": "` + at + `", "ok": true, "detail": "1 WAL ranges checked, ending at 000000020000000000000003"}`,
+			"pgbackrest --output=json info"}, 2, "", "000000020000000000000004.ready"},
+		{"pgbackrest verified", pgbackrest, "200", []made{{0, true}}, []string{pgGet,
+			"pgbackrest --output=json info"}, 2, verified, ""},
+		{"pgbackrest verify waits", pgbackrest, "200", []made{{0, true}}, []string{pgGet,
+			"pgbackrest --output=json info"}, 2, "", "000000010000000000000002.ready"},
+		{"walg verify", walg, "200", []made{{0, true}}, []string{walgCat,
+			"wal-g wal-verify integrity timeline --json", "wal-g backup-list --detail --json",
+			`wal-g st put --no-encrypt --no-compress -f --read-stdin pgnvme/verification.json {"tool": "walg", "timeline": 2, "verified_at": "` + at + `", "ok": true, "detail": "integrity OK; timeline OK"}`,
+			"wal-g backup-list --detail --json"}, 2, "", ""},
+		{"walg verified", walg, "200", []made{{0, true}}, []string{walgCat,
+			"wal-g backup-list --detail --json"}, 2, verified, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ec2Cluster(tc.archiver, 16)
@@ -83,17 +105,23 @@ func TestEC2BackupScript(t *testing.T) {
 			}
 			dir := scriptDir(t, "backup.sh", script, map[string]string{
 				"curl": `case "$*" in *'/primary'*) printf '%s' "$PRIMARY_CODE" ;; *'/config'*) cat "$CONFIG" ;; *) exit 7 ;; esac` + "\n",
+				"psql": `case "$*" in *' -h /var/run/postgresql -p 5432 -d postgres -c '*pg_stat_archiver*) echo "$TIMELINE $ARCHIVED" ;; *) exit 2 ;; esac` + "\n",
 				// pgBackRest refuses an option given twice ("option 'x' cannot be set multiple times").
 				"pgbackrest": `declare -A seen; args=(); for a in "$@"; do o=${a%%=*}; if [[ $o == --* ]]; then
   [ -n "${seen[$o]:-}" ] && { echo "ERROR: [031]: option '${o#--}' cannot be set multiple times" >&2; exit 31; }; seen[$o]=1; fi
   case $a in --config=*|--stanza=*|--log-level-console=*) ;; *) args+=("$a") ;; esac; done
-echo "pgbackrest ${args[*]}" >>"$LOG"; case "$*" in *' info') cat "$LISTING" ;; esac` + "\n",
-				"wal-g": `echo "wal-g $*$([ "$1" = backup-push ] && echo " steps=$WALG_DELTA_MAX_STEPS")" >>"$LOG"; [ "$1" = backup-list ] && cat "$LISTING"; exit 0` + "\n",
+case "$*" in *repo-put*) echo "pgbackrest ${args[*]} $(cat)" >>"$LOG" ;; *) echo "pgbackrest ${args[*]}" >>"$LOG" ;; esac
+case "$*" in *' info') cat "$LISTING" ;; *repo-get*) [ -s "$RECORD" ] || exit 55; cat "$RECORD" ;;
+*' verify') echo "P00 DETAIL: archiveId: 15-1, wal start: 000000010000000000000002, wal stop: 000000020000000000000003" ;; esac` + "\n",
+				"wal-g": `if [ "$1" = st ] && [ "$2" = put ]; then echo "wal-g $* $(cat)" >>"$LOG"; else
+echo "wal-g $*$([ "$1" = backup-push ] && echo " steps=$WALG_DELTA_MAX_STEPS")" >>"$LOG"; fi
+case "$1 ${2:-}" in "backup-list"*) cat "$LISTING" ;; "st cat") [ -s "$RECORD" ] || exit 1; cat "$RECORD" ;;
+"wal-verify"*) echo '{"integrity":{"status":"OK","details":[]},"timeline":{"status":"OK","details":{}}}' ;; esac; exit 0` + "\n",
 			})
 			decide := filepath.Join(dir, "backup-decide.py")
 			envPath := filepath.Join(dir, "walg.env")
-			for p, content := range map[string]string{decide: string(backup.DecideScript), envPath: "WALG_S3_PREFIX=s3://b/p\n",
-				filepath.Join(dir, "config.json"): string(config), filepath.Join(dir, "listing.json"): listing} {
+			for p, content := range map[string]string{decide: backup.CompactDecideScript(), envPath: "WALG_S3_PREFIX=s3://b/p\n",
+				filepath.Join(dir, "config.json"): string(config), filepath.Join(dir, "listing.json"): listing, filepath.Join(dir, "record.json"): tc.record} {
 				if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -101,19 +129,30 @@ echo "pgbackrest ${args[*]}" >>"$LOG"; case "$*" in *' info') cat "$LISTING" ;; 
 			s := strings.NewReplacer("/usr/local/lib/pgnvme/backup-decide.py", decide,
 				"ENV_FILE=/etc/wal-g/walg.env\n", "ENV_FILE="+envPath+"\n",
 				"WALG=/usr/local/bin/wal-g\n", "WALG="+filepath.Join(dir, "bin", "wal-g")+"\n",
-				"(/usr/bin/pgbackrest ", "("+filepath.Join(dir, "bin", "pgbackrest")+" ").Replace(script)
+				"(/usr/bin/pgbackrest ", "("+filepath.Join(dir, "bin", "pgbackrest")+" ",
+				"DATA_DIR=/var/lib/pgnvme/data\n", "DATA_DIR="+filepath.Join(dir, "data")+"\n").Replace(script)
+			status := filepath.Join(dir, "data", "pg_wal", "archive_status")
+			if err := os.MkdirAll(status, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tc.status != "" {
+				if err := os.WriteFile(filepath.Join(status, tc.status), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if err := os.WriteFile(filepath.Join(dir, "backup.sh"), []byte(s), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			cmd := exec.Command("/bin/bash", filepath.Join(dir, "backup.sh"))
 			cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log"), "PRIMARY_CODE=" + tc.primary,
-				"CONFIG=" + filepath.Join(dir, "config.json"), "LISTING=" + filepath.Join(dir, "listing.json")}
+				"CONFIG=" + filepath.Join(dir, "config.json"), "LISTING=" + filepath.Join(dir, "listing.json"), "RECORD=" + filepath.Join(dir, "record.json"),
+				"TIMELINE=" + strconv.Itoa(tc.timeline), fmt.Sprintf("ARCHIVED=%08X0000000000000009", tc.timeline), "PGNVME_NOW=" + strconv.FormatInt(now.Unix(), 10)}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("backup.sh: %v\n%s", err, out)
 			}
 			log, _ := os.ReadFile(filepath.Join(dir, "log"))
-			got := strings.Split(strings.TrimSpace(string(log)), "\n")
+			got := strings.Split(strings.TrimSpace(strings.ReplaceAll(string(log), filepath.Join(dir, "data"), "/var/lib/pgnvme/data")), "\n")
 			if len(log) == 0 {
 				got = nil
 			}

@@ -240,6 +240,9 @@ func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.H
 	if r.Backups, err = awsclient.ReadArchiveBackups(ctx, api, loc); err != nil {
 		return nil, err
 	}
+	if r.Verification, err = awsclient.ReadArchiveVerification(ctx, api, loc); err != nil {
+		return nil, err
+	}
 	if conn, err := se.leaderConn(ctx, o); err == nil {
 		defer conn.Close(ctx)
 		pos, err := conn.WALPosition(ctx)

@@ -246,6 +246,9 @@ type clusterState struct {
 		LastBackupLabel  string  `json:"last_backup_label"`
 		LastBackupType   string  `json:"last_backup_type"`
 		RecoverableFrom  string  `json:"recoverable_from"`
+		VerifiedTimeline *int    `json:"verified_timeline"`
+		VerificationOK   *bool   `json:"verification_ok"`
+		VerificationText *string `json:"verification_detail"`
 	} `json:"archive_status"`
 	AWS struct {
 		InstanceIDs       map[string]string `json:"instance_ids"`

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 )
 
@@ -67,7 +68,8 @@ func backupTools() (python string, err error) {
 }
 
 // backupArgs are backups.sh's arguments for s: PIDFILE PSQL HOST USER PYTHON DECIDE TICK PGBACKREST
-// STANZA, the policy (backup.Policy.Args), then NAME PORT PGBACKREST_CONF per member.
+// STANZA, the policy (backup.Policy.Args), VERIFY_PATH (archive.Location.VerificationPath), then NAME PORT
+// PGBACKREST_CONF per member.
 func (m *Manager) backupArgs(_ context.Context, s Spec, pidPath string) ([]string, error) {
 	python, err := backupTools()
 	if err != nil {
@@ -79,6 +81,7 @@ func (m *Manager) backupArgs(_ context.Context, s Spec, pidPath string) ([]strin
 	args := []string{pidPath, filepath.Join(m.engine.BinDir(), "psql"), Host, m.engine.Superuser(), python,
 		filepath.Join(filepath.Dir(pidPath), backupDecideName), strconv.Itoa(int(backupTick / time.Second)), m.pgbackrest, s.stanza()}
 	args = append(args, s.Archive.BackupPolicy().Args()...)
+	args = append(args, archive.Location{Tool: archive.ToolPgBackRest, Stanza: s.stanza()}.VerificationPath())
 	for _, mb := range s.Members {
 		args = append(args, mb.Name, strconv.Itoa(mb.Port), filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,7 +122,10 @@ func (m *Manager) ArchiveHealth(ctx context.Context, s Spec, st []Status) (*arch
 		if out, err = run("--output=json", "--recurse", "repo-ls", dir); err != nil {
 			return err
 		}
-		r.WAL, err = archive.ParsePgBackRestListing(dir, []byte(out))
+		if r.WAL, err = archive.ParsePgBackRestListing(dir, []byte(out)); err != nil {
+			return err
+		}
+		r.Verification, err = readVerification(loc, run)
 		return err
 	})
 	if !ok || err != nil {
@@ -148,6 +152,27 @@ func (m *Manager) ArchiveHealth(ctx context.Context, s Spec, st []Status) (*arch
 	}
 	h := archive.Assess(r, time.Now())
 	return &h, nil
+}
+
+// readVerification reads the archive's verification record (archive.Location.VerificationPath) with
+// `pgbackrest repo-ls` and `repo-get`; nil when the archive holds none.
+func readVerification(loc archive.Location, run pgbackrestRun) (*archive.Verification, error) {
+	p := loc.VerificationPath()
+	out, err := run("--output=json", "repo-ls", path.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	files, err := archive.ParsePgBackRestListing(path.Dir(p), []byte(out))
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(files, func(o archive.Object) bool { return o.Key == p }) {
+		return nil, nil
+	}
+	if out, err = run("repo-get", p); err != nil {
+		return nil, err
+	}
+	return archive.ParseVerification([]byte(out))
 }
 
 // pgbackrestRun runs pgbackrest with the arguments for one stanza and returns its standard output.

@@ -279,7 +279,8 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 	m.ArchiveStatus = archiveStatusValue(st.Archive, diags)
 	if h := st.Archive; h != nil {
 		tflog.Info(ctx, "read the archive", map[string]any{"last_archived_wal": h.LastArchived, "archived_segments": h.Segments,
-			"first_missing_wal": h.Hole, "unarchived_segments": h.Unarchived, "primary_read": h.Known, "archiving_ok": h.ArchivingOK, "backups": len(h.Backups)})
+			"first_missing_wal": h.Hole, "unarchived_segments": h.Unarchived, "primary_read": h.Known, "archiving_ok": h.ArchivingOK, "backups": len(h.Backups),
+			"verification": h.Verification})
 		for _, w := range st.Archive.Warnings {
 			diags.AddAttributeWarning(path.Root("archive_status"), w.Summary, w.Detail)
 		}
@@ -301,6 +302,7 @@ var clusterArchiveStatusAttrTypes = map[string]attr.Type{
 	"last_backup_type": types.StringType, "last_backup_at": types.StringType, "last_backup_size_bytes": types.Int64Type,
 	"recoverable_from": types.StringType, "recoverable_to": types.StringType,
 	"failed_count": types.Int64Type, "last_failed_wal": types.StringType, "last_failed_at": types.StringType,
+	"verified_timeline": types.Int64Type, "verified_at": types.StringType, "verification_ok": types.BoolType, "verification_detail": types.StringType,
 }
 
 // archiveStatusValue is archive_status for h (null for nil): what is not known is null.
@@ -328,6 +330,11 @@ func archiveStatusValue(h *archive.Health, diags *diag.Diagnostics) types.Object
 		"last_backup_at": types.StringNull(), "last_backup_size_bytes": types.Int64Null(),
 		"recoverable_from": at(h.RecoverableFrom), "recoverable_to": at(h.RecoverableTo),
 		"failed_count": types.Int64Null(), "last_failed_wal": types.StringNull(), "last_failed_at": types.StringNull(),
+		"verified_timeline": types.Int64Null(), "verified_at": types.StringNull(), "verification_ok": types.BoolNull(), "verification_detail": types.StringNull(),
+	}
+	if v := h.Verification; v != nil {
+		attrs["verified_timeline"], attrs["verified_at"] = types.Int64Value(int64(v.Timeline)), at(v.VerifiedAt)
+		attrs["verification_ok"], attrs["verification_detail"] = types.BoolValue(v.OK), str(v.Detail)
 	}
 	if h.Known {
 		attrs["unarchived_segments"], attrs["archiving_ok"] = types.Int64Value(int64(h.Unarchived)), types.BoolValue(h.ArchivingOK)

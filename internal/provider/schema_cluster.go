@@ -195,6 +195,16 @@ func clusterSchema() schema.Schema {
 						"the oldest backup's end (RFC 3339); null without a backup."},
 					"recoverable_to": schema.StringAttribute{Computed: true, MarkdownDescription: "The latest such moment: when the newest archived segment arrived (RFC 3339); " +
 						"null without a backup."},
+					"verified_timeline": schema.Int64Attribute{Computed: true, MarkdownDescription: "The timeline the archive's last verification " +
+						"covers: after every timeline switch (a failover, a promotion) the primary verifies the archive with the archiver's own tool " +
+						"(`pgbackrest verify`, `wal-g wal-verify integrity timeline`) once it has archived the WAL the switch left, and records the " +
+						"verdict in the archive (`pgnvme/` beside the archiver's directories). Null while the cluster never switched timelines. " +
+						"A switch left unverified for 15 minutes is a plan warning."},
+					"verified_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When that verification ran (RFC 3339); null without one."},
+					"verification_ok": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether it passed: false when the tool reported an error " +
+						"(a damaged file; pgBackRest also a hole in its WAL ranges after the oldest backup's first segment; WAL-G a `FAILURE` of either " +
+						"check), a plan warning with the detail; it is verified again an hour after a failure. Null without one."},
+					"verification_detail": schema.StringAttribute{Computed: true, MarkdownDescription: "What it found: the ranges checked, or the errors; null without one."},
 				},
 			},
 		},

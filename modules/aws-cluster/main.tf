@@ -81,8 +81,9 @@ check "quorum" {
 }
 
 # Archive health, from pgnvme_cluster's last refresh (archive_status): WAL reaches the bucket (nothing waits
-# for longer than twice archive_timeout plus 10 s), and a base backup exists that is no older than the nodes'
-# daily schedule allows (25 hours).
+# for longer than twice archive_timeout plus 10 s), a base backup exists that is no older than the nodes'
+# daily schedule allows (25 hours), and the archive is continuous: no segment missing since the oldest backup,
+# and the last verification after a failover passed.
 check "archive" {
   assert {
     condition     = try(pgnvme_cluster.this.archive_status.archiving_ok, null) != false
@@ -92,5 +93,10 @@ check "archive" {
   assert {
     condition     = try(pgnvme_cluster.this.archive_status.backup_count > 0 && timecmp(timeadd(pgnvme_cluster.this.archive_status.last_backup_at, "25h"), plantimestamp()) >= 0, pgnvme_cluster.this.archive_status == null)
     error_message = "The archive holds no base backup from the last 25 hours (the nodes take one daily): a restore would replay all the WAL since the last one, or is impossible without one. Check pgnvme-backup.service on the primary."
+  }
+
+  assert {
+    condition     = try(pgnvme_cluster.this.archive_status.first_missing_wal, null) == null && try(pgnvme_cluster.this.archive_status.verification_ok, null) != false
+    error_message = "The archive is not continuous: a segment is missing after the oldest backup's first one, or the verification after the last failover failed. A restore cannot replay past the gap. The plan's \"Archive Hole\" or \"Archive Not Verified\" warning says which segment and what to do."
   }
 }

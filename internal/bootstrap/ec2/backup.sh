@@ -4,13 +4,15 @@
 # from Patroni's dynamic configuration (postgresql.pgnvme_backup: schedule, full_every, retention; an apply changes it
 # in place), asks backup-decide.py whether a backup is due and which kind (the rule the local platform's
 # scheduler runs too), takes it, then expires what the retention lets go with the WAL only it needs.
+# Before that, after a timeline switch, it verifies the archive with the archiver's own tool once the
+# switch's WAL is archived, and records the verdict in the archive ({{.VerifyPath}}), where a refresh reads it.
 set -euo pipefail
 
 PRIMARY_URL={{sh .PrimaryURL}}
 CONFIG_URL={{sh .ConfigURL}}
 DECIDE=(/usr/bin/python3 {{sh .Scripts.BackupDecide}})
-{{- if .WALG}}
 DATA_DIR={{sh .DataDir}}
+{{- if .WALG}}
 ENV_FILE={{sh .WALGEnv}}
 WALG={{sh .WALGBin}}
 {{- else}}
@@ -24,6 +26,27 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$PRIMARY_URL" || tr
 if [ "$code" != 200 ]; then
   exit 0 # not the primary: the primary takes the backups
 fi
+# The timeline the primary writes and the last segment its archiver pushed.
+read -r timeline archived < <(psql -X -A -t -q -F ' '{{range .PsqlArgs}} {{sh .}}{{end}} -c "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int, coalesce(last_archived_wal, '') FROM pg_stat_archiver") || true
+
+# verify RECORD VERIFY PUT: the archive's verification after a timeline switch, when one is due
+# (backup-decide.py verify-due). RECORD prints the last record, VERIFY runs the tool into a file, PUT
+# stores a record read from stdin; the verdict is backup-decide.py's.
+verify() {
+  local due out verdict
+  due=$({ $1 2>/dev/null || true; } | "${DECIDE[@]}" verify-due "$timeline" "$archived" "$DATA_DIR/pg_wal/archive_status") || return 1
+  case $due in
+  verify*) log "verifying the archive: ${due#* }" ;;
+  wait*) log "the archive's verification waits: ${due#* }" && return 0 ;;
+  *) return 0 ;;
+  esac
+  out=$(mktemp)
+  $2 "$out" || true
+  verdict=$(listing | "${DECIDE[@]}" verdict {{if .WALG}}walg{{else}}pgbackrest{{end}} "$timeline" "$out")
+  rm -f "$out"
+  log "verification of timeline $timeline: $verdict"
+  printf '%s\n' "$verdict" | $3
+}
 config=$(curl -sSf --max-time 10 "$CONFIG_URL")
 policy=$(printf '%s' "$config" | "${DECIDE[@]}" policy{{range .BackupDefaults}} {{sh .}}{{end}})
 IFS=$'\t' read -r schedule full_every window min_full <<<"$policy"
@@ -33,6 +56,11 @@ set -a
 . "$ENV_FILE"
 set +a
 listing() { "$WALG" backup-list --detail --json; }
+record() { "$WALG" st cat {{sh .VerifyPath}}; }
+# wal-g logs on stderr (the journal); the JSON verdict is its stdout.
+run_verify() { "$WALG" wal-verify integrity timeline --json >"$1"; }
+put_record() { "$WALG" st put --no-encrypt --no-compress -f --read-stdin {{sh .VerifyPath}}; }
+verify record run_verify put_record || log "the archive's verification failed to run"
 decision=$(listing | "${DECIDE[@]}" next walg "$schedule" "$full_every")
 read -r action why <<<"$decision"
 if [ "$action" = none ]; then
@@ -50,6 +78,10 @@ log "retention: keep $keep full backups (recovery window $window days, at least 
 "$WALG" delete retain FULL "$keep" --confirm
 {{- else}}
 listing() { "${PGBACKREST[@]}" --log-level-console=warn --output=json info; }
+record() { "${PGBACKREST[@]}" --log-level-console=off repo-get {{sh .VerifyPath}}; }
+run_verify() { "${PGBACKREST[@]}" --log-level-console=detail verify >"$1" 2>&1; }
+put_record() { "${PGBACKREST[@]}" --log-level-console=warn repo-put {{sh .VerifyPath}}; }
+verify record run_verify put_record || log "the archive's verification failed to run"
 decision=$(listing | "${DECIDE[@]}" next pgbackrest "$schedule" "$full_every")
 read -r action why <<<"$decision"
 if [ "$action" = none ]; then
