@@ -713,26 +713,6 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 		t.Fatalf("after the failover: %+v, %v; want no hole and the newest segment at or past %s", h, err, last)
 	}
 	t.Logf("after the failover the archive holds %d segments up to %s, with no hole", h.Segments, h.LastArchived)
-	// The backup scheduler verifies the archive with pgBackRest once the new primary archived what the
-	// switch left, and records the verdict in the archive, where the refresh reads it.
-	acctest.WaitFor(t, 90*time.Second, "the archive's verification after the switch to timeline 2", func() (bool, string) {
-		st, err := m.Observe(ctx, s)
-		if err != nil {
-			return false, err.Error()
-		}
-		if h, err = m.ArchiveHealth(ctx, s, st); err != nil || h == nil {
-			return false, fmt.Sprint(err)
-		}
-		return h.Verification != nil && h.Verification.Timeline >= 2, fmt.Sprintf("verification %+v", h.Verification)
-	})
-	if v := h.Verification; !v.OK {
-		t.Fatalf("the archive's verification after the failover failed: %+v", v)
-	}
-	for _, w := range h.Warnings {
-		t.Errorf("after the verification: %s: %s", w.Summary, w.Detail)
-	}
-	t.Logf("pgbackrest verify after the failover (timeline %d, %s): %s", h.Verification.Timeline, h.Verification.VerifiedAt.Format(time.RFC3339), h.Verification.Detail)
-
 	// A point-in-time restore from the archive alone to the moment before the failover holds every
 	// acknowledged commit. A commit on the new timeline, archived, lies after the target: recovery crosses
 	// the timeline switch and stops before it.
@@ -757,6 +737,27 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 		}
 		return h.LastArchived >= after, "newest " + h.LastArchived
 	})
+	// The backup scheduler verifies the archive with pgBackRest once the new primary archived what the
+	// switch left and a complete segment of its own (the one just switched), and records the verdict in
+	// the archive, where the refresh reads it.
+	acctest.WaitFor(t, 90*time.Second, "the archive's verification after the switch to timeline 2", func() (bool, string) {
+		st, err := m.Observe(ctx, s)
+		if err != nil {
+			return false, err.Error()
+		}
+		if h, err = m.ArchiveHealth(ctx, s, st); err != nil || h == nil {
+			return false, fmt.Sprint(err)
+		}
+		return h.Verification != nil && h.Verification.Timeline >= 2, fmt.Sprintf("verification %+v", h.Verification)
+	})
+	if v := h.Verification; !v.OK {
+		t.Fatalf("the archive's verification after the failover failed: %+v", v)
+	}
+	for _, w := range h.Warnings {
+		t.Errorf("after the verification: %s: %s", w.Summary, w.Detail)
+	}
+	t.Logf("pgbackrest verify after the failover (timeline %d, %s): %s", h.Verification.Timeline, h.Verification.VerifiedAt.Format(time.RFC3339), h.Verification.Detail)
+
 	pb := acctest.NewPgBackRest(t, map[string]string{"repo1-type": "posix", "repo1-path": repo}, nil)
 	restored := acctest.PrepareRestore(t)
 	pb.Restore(t, target, restored.Node.DataDir)
