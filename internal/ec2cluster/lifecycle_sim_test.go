@@ -135,24 +135,11 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 		t.Logf("archive_status after the failover: %d segments up to %s, none missing, %d backups", as.ArchivedSegments, as.LastArchivedWAL, as.BackupCount)
 	}
 	// The new primary's backup timer verifies the archive (pgbackrest verify) once it has archived what the
-	// switch left, and records the verdict in the bucket, where the refresh reads it. A complete segment
-	// of the new timeline must be archived first (a hole would lie before it): switch now rather than
-	// wait for archive_timeout.
+	// switch left, and records the verdict in the bucket, where the refresh reads it (checked after the
+	// roll, which gives it the time it needs). A complete segment of the new timeline must be archived
+	// first (a hole would lie before it): switch now rather than wait for archive_timeout.
 	e.psql(st3.ConnectionURI, passwords[0], "SELECT pg_switch_wal()")
 	verifyStart := time.Now()
-	acctest.WaitFor(t, 4*time.Minute, "the archive's verification after the failover", func() (bool, string) {
-		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
-		as := e.state().ArchiveStatus
-		if as == nil || as.VerifiedTimeline == nil {
-			return false, "no verification recorded"
-		}
-		return *as.VerifiedTimeline >= 2, fmt.Sprintf("verified timeline %d", *as.VerifiedTimeline)
-	})
-	if as := e.state().ArchiveStatus; as.VerificationOK == nil || !*as.VerificationOK || as.VerificationText == nil {
-		t.Errorf("archive_status after the verification: %+v; want it passed", as)
-	} else {
-		t.Logf("pgbackrest verify after the failover (timeline %d, read %.0f s after the apply): %s", *as.VerifiedTimeline, time.Since(verifyStart).Seconds(), *as.VerificationText)
-	}
 	e.emptyPlan("after replacing the primary")
 
 	// instance_type, root_volume_gib and key_name changed: a rolling replacement that names each reason,
@@ -175,6 +162,19 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	t.Logf("rolling replacement of 3 nodes: %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
 	e.checkRoll(mark, st3, st4)
 	e.emptyPlan("after the roll")
+	acctest.WaitFor(t, 4*time.Minute, "the archive's verification after the failover", func() (bool, string) {
+		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+		as := e.state().ArchiveStatus
+		if as == nil || as.VerifiedTimeline == nil {
+			return false, "no verification recorded"
+		}
+		return *as.VerifiedTimeline >= 2, fmt.Sprintf("verified timeline %d", *as.VerifiedTimeline)
+	})
+	if as := e.state().ArchiveStatus; as.VerificationOK == nil || !*as.VerificationOK || as.VerificationText == nil {
+		t.Errorf("archive_status after the verification: %+v; want it passed", as)
+	} else {
+		t.Logf("pgbackrest verify after the failover (timeline %d, read %.0f s after the failover's apply, the roll between): %s", *as.VerifiedTimeline, time.Since(verifyStart).Seconds(), *as.VerificationText)
+	}
 
 	// Parameters change through Patroni's dynamic configuration: a reload, a restart where needed
 	// (standbys first), no instance replaced.
