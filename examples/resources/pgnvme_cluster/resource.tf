@@ -52,10 +52,16 @@ output "connection_uri" {
   value = pgnvme_cluster.demo.connection_uri
 }
 
-# Archive health from the last refresh: warns in every plan when WAL stops reaching the archive.
+# Archive health from the last refresh: warns in every plan when WAL stops reaching the archive, or when
+# the archive has a hole or failed its verification after a failover.
 check "archive" {
   assert {
     condition     = try(pgnvme_cluster.demo.archive_status.archiving_ok, null) != false
     error_message = "WAL is not reaching the archive: see the Archive Behind warning."
+  }
+
+  assert {
+    condition     = try(pgnvme_cluster.demo.archive_status.first_missing_wal, null) == null && try(pgnvme_cluster.demo.archive_status.verification_ok, null) != false
+    error_message = "The archive is not continuous: see the Archive Hole or Archive Not Verified warning."
   }
 }
