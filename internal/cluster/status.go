@@ -147,8 +147,8 @@ type Plan struct {
 
 // Planned is what members will look like after actions run: every member running, roles carried over
 // from known (by name) except where the actions change them; a member with no known role is a standby,
-// or the primary when the cluster is being created and it comes first. promoting is true when a Promote
-// is among the actions.
+// or the primary when the cluster is being created and it comes first (or restored from the archive).
+// promoting is true when a Promote is among the actions.
 func Planned(members []Member, known map[string]string, actions []topology.Action, creating bool) (planned []Member, promoting bool) {
 	roles := map[string]string{}
 	for name, role := range known {
@@ -165,6 +165,8 @@ func Planned(members []Member, known map[string]string, actions []topology.Actio
 			}
 		case topology.Reseed:
 			roles[a.Node] = RoleStandby
+		case topology.Restore: // the primary, made from the archive
+			roles[a.Node] = RolePrimary
 		}
 	}
 	for i, m := range members {

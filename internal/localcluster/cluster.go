@@ -42,6 +42,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
@@ -204,6 +205,23 @@ func Desired(s Spec) topology.Desired {
 	return topology.Desired{Nodes: s.names(), Archived: s.Archive != nil}
 }
 
+// PlanRepairs is topology's plan for s as observed (st): Desired(s), with what the archive holds when the
+// plan rests on it (every member lost: topology.NeedsArchive), read with pgBackRest. Plan and apply both
+// call it, so the plan's text and the apply's actions are one decision.
+func (m *Manager) PlanRepairs(ctx context.Context, s Spec, st []Status) ([]topology.Action, error) {
+	desired, observed := Desired(s), Observed(st)
+	if topology.NeedsArchive(desired, observed) {
+		h, err := m.ArchiveHealth(ctx, s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the archive of %s, which holds its data, could not be read to restore from it: %w", topology.ErrDataLost, s.Name, err)
+		}
+		if h != nil {
+			desired.Archive = cluster.ArchiveEnd(*h)
+		}
+	}
+	return topology.Plan(desired, observed)
+}
+
 func (s Spec) names() []string {
 	out := make([]string, len(s.Members))
 	for i, m := range s.Members {
@@ -249,6 +267,12 @@ func within(path, dir string) bool {
 // its data directory.
 func pgBackRestDir(mb Member) string {
 	return filepath.Join(filepath.Dir(filepath.Clean(mb.DataDir)), mb.Name+".pgbackrest")
+}
+
+// restoreMarker is the file beside mb's data directory that says a `pgbackrest restore` into it has not
+// finished (see restoreData).
+func restoreMarker(mb Member) string {
+	return filepath.Join(pgBackRestDir(mb), "restore-unfinished")
 }
 
 // hasPgBackRest reports whether s archives with pgBackRest.

@@ -299,10 +299,7 @@ func (m *Manager) createStandby(ctx context.Context, s Spec, major int, mb, sour
 	}
 	if fromArchive {
 		tflog.Info(ctx, "creating standby from the archive (pgbackrest restore --type=standby)", map[string]any{"node": mb.Name, "primary": source.Name})
-		if err := m.engine.PrepareDataDir(n); err != nil {
-			return err
-		}
-		if _, err := m.runPgBackRest(ctx, s, mb, "--type=standby", "restore"); err != nil {
+		if err := m.restoreData(ctx, s, mb, "--type=standby"); err != nil {
 			return fmt.Errorf("creating standby %s from the archive: %w", mb.Name, err)
 		}
 		if err := m.engine.SetParameters(n, r.Parameters); err != nil {

@@ -3,6 +3,8 @@ package localcluster
 import (
 	"context"
 	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
 // SetAfterRestart makes ApplySettings call f after each member it restarted
@@ -20,3 +22,6 @@ var WatcherScript = watcherScript
 func StopBackupScheduler(ctx context.Context, m *Manager, s Spec) error {
 	return m.stopDetached(ctx, backupScheduler, s, false)
 }
+
+// SpecOf is the adapter's Spec of a cluster.Spec whose members are prior.
+func SpecOf(s cluster.Spec, prior []cluster.Member) (Spec, error) { return specOf(s, prior) }

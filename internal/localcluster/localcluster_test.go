@@ -110,7 +110,7 @@ func planAndReconcile(t *testing.T, m *localcluster.Manager, s localcluster.Spec
 	if err != nil {
 		t.Fatal(err)
 	}
-	actions, err := topology.Plan(localcluster.Desired(s), localcluster.Observed(st))
+	actions, err := m.PlanRepairs(ctxT(t), s, st)
 	if err != nil {
 		t.Fatalf("Plan: %v (observed %+v)", err, st)
 	}
@@ -593,8 +593,8 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 		t.Errorf("n1: %d pgbackrest restores logged, want 1 (reseeded from the archive)", n)
 	}
 
-	// Every member lost: the history is in the archive only, and the plan refuses to create an empty cluster
-	// over it; the archive is left as it was.
+	// Every member lost: the history is in the archive only, and the plan restores the first member from
+	// it (TestEveryMemberLostIsRestored applies that); planning leaves the archive as it was.
 	archived := listTree(t, repo)
 	for _, mb := range s.Members {
 		lose(t, m, mb)
@@ -603,8 +603,8 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if actions, err := topology.Plan(localcluster.Desired(s), localcluster.Observed(st)); !errors.Is(err, topology.ErrDataLost) {
-		t.Fatalf("every member lost with an archive: plan %v, %v; want ErrDataLost", actions, err)
+	if actions, err := m.PlanRepairs(ctx, s, st); err != nil || len(actions) != 3 || actions[0].Kind != topology.Restore || actions[0].Node != "n1" {
+		t.Fatalf("every member lost with an archive: plan %v, %v; want n1 restored from the archive, then n2 and n3 created", actions, err)
 	}
 	if after := listTree(t, repo); !slices.Equal(after, archived) {
 		t.Errorf("the archive changed: %d entries before, %d after", len(archived), len(after))

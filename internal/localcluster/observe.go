@@ -95,8 +95,18 @@ func (m *Manager) observe(ctx context.Context, mb Member) (Status, error) {
 		st.Role = topology.RoleStandby
 		if !p.InRecovery {
 			st.Role = topology.RolePrimary
+		} else if restoring(mb) {
+			// A primary being restored from the archive: promoting it now would end its replay
+			// short of the archive's end, and it becomes the primary by itself when it is done.
+			st.Role = ""
+			return st, fmt.Errorf("%s is being restored from the archive (archive recovery, replayed up to %s): it takes writes when it reaches the archive's end; wait for that and plan again", mb.Name, p.ReplayLSN)
 		}
 		st.FlushLSN, st.ReplayLSN, st.Timeline = p.FlushLSN, p.ReplayLSN, p.Timeline
+		return st, nil
+	}
+	if _, err := os.Stat(restoreMarker(mb)); err == nil {
+		// An unfinished pgbackrest restore: an incomplete copy, which the next restore destroys first.
+		st.State = StateMissing
 		return st, nil
 	}
 	if _, err := os.Stat(filepath.Join(mb.DataDir, "PG_VERSION")); err != nil {
@@ -135,6 +145,14 @@ func (m *Manager) observe(ctx context.Context, mb Member) (Status, error) {
 		st.ReplayLSN = cd.MinRecoveryLSN
 	}
 	return st, nil
+}
+
+// restoring reports whether mb's data directory is in archive recovery to become a primary: it has
+// recovery.signal and no standby.signal.
+func restoring(mb Member) bool {
+	_, recovery := os.Stat(filepath.Join(mb.DataDir, "recovery.signal"))
+	_, standby := os.Stat(filepath.Join(mb.DataDir, "standby.signal"))
+	return recovery == nil && errors.Is(standby, fs.ErrNotExist)
 }
 
 // isEmptyOrAbsent reports whether dir is absent or an empty directory.

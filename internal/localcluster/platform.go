@@ -158,7 +158,6 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 		return cluster.Plan{}, err
 	}
 	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls), BackupSchedulerRunning: BackupsWanted(ls)}}
-	desired := Desired(ls)
 	var actions []topology.Action
 	known := map[string]string{}
 	if len(prior) == 0 {
@@ -167,7 +166,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			if err != nil {
 				return out, fmt.Errorf("reading the unfinished cluster %s: %w", s.Name, err)
 			}
-			if actions, err = topology.Plan(desired, Observed(st)); err != nil {
+			if actions, err = m.PlanRepairs(ctx, ls, st); err != nil {
 				return out, unrepairable(err)
 			}
 			out.Actions = "resume the unfinished create of " + s.Name + " (found its manifest):\n" + topology.Summary(actions)
@@ -199,7 +198,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 		if err != nil {
 			return out, fmt.Errorf("reading the cluster %s: %w", s.Name, err)
 		}
-		if actions, err = topology.Plan(desired, Observed(st)); err != nil {
+		if actions, err = m.PlanRepairs(ctx, ls, st); err != nil {
 			return out, unrepairable(err)
 		}
 		if len(actions) > 0 {
@@ -260,9 +259,10 @@ func unrepairable(err error) error {
 	if errors.Is(err, topology.ErrDataLost) {
 		return &cluster.FieldError{Path: []string{"nodes"}, Summary: "Cluster Data Lost",
 			Detail: "Every node of the cluster is lost with its data directory, and the cluster archives its WAL: its history is in the archive only. " +
-				"pgnvme does not create an empty cluster over it (its archiving would then fail or write a second history beside the first). " +
-				"Nothing was changed. pgnvme does not restore a cluster from its archive yet: restore it by hand with pgBackRest into a new cluster, " +
-				"or, to give up that history, remove archive from the configuration (a new, empty cluster without archiving) or point it at a new repository.\n\n" + err.Error()}
+				"pgnvme restores such a cluster from its archive's newest base backup, and does not create an empty cluster over that history " +
+				"(its archiving would then fail or write a second history beside the first). Nothing was changed. When the archive cannot be read, " +
+				"make it readable and plan again. When it holds no base backup, its WAL alone cannot rebuild the database: to give up that history, " +
+				"remove archive from the configuration (a new, empty cluster without archiving) or point it at a new repository or stanza.\n\n" + err.Error()}
 	}
 	return &cluster.FieldError{Path: []string{"nodes"}, Summary: "Cluster Cannot Be Repaired Automatically",
 		Detail: "pgnvme will not choose for you where choosing could lose acknowledged commits. Resolve what follows by hand " +
@@ -325,7 +325,7 @@ func (p *Platform) reconcile(ctx context.Context, m *Manager, ls Spec) error {
 	if err != nil {
 		return err
 	}
-	actions, err := topology.Plan(Desired(ls), Observed(st))
+	actions, err := m.PlanRepairs(ctx, ls, st)
 	if err != nil {
 		return unrepairable(err)
 	}

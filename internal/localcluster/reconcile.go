@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -27,6 +28,8 @@ import (
 //     pg_basebackup) and started.
 //   - Start: for a standby (Source set) repointed to Source first; started.
 //   - Create: a new primary (Source empty) or a standby copied like Reseed.
+//   - Restore: the primary made from the archive, every member being lost
+//     (restorePrimary).
 //   - Remove: the member stopped and its data destroyed; a member s no
 //     longer lists is found in the manifest (see Observe).
 //
@@ -118,10 +121,14 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 				return err
 			}
 			n.Role = role
+			restored := role == localnode.RolePrimary && restoring(mb) // a restore's replay, stopped half-way
 			if err := m.start(ctx, s, mb, n); err != nil {
 				return err
 			}
-			if role == localnode.RolePrimary {
+			switch {
+			case restored:
+				return m.waitRestored(ctx, mb)
+			case role == localnode.RolePrimary:
 				return m.waitPrimary(ctx, mb)
 			}
 			return nil
@@ -141,6 +148,8 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 			return err
 		}
 		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
+	case topology.Restore:
+		return m.restorePrimary(ctx, s, major, mb)
 	case topology.Remove:
 		if err := m.engine.Destroy(ctx, n); err != nil {
 			return err
@@ -189,6 +198,79 @@ func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Membe
 		return m.archiveBootstrap(ctx, s, mb)
 	}
 	return nil
+}
+
+// restorePrimary makes mb the primary from the archive, every member being lost: `pgbackrest restore` of
+// the newest backup (an unfinished restore's leftovers destroyed first, see restoreData), then archive
+// recovery to the end of the archive, which PostgreSQL ends by starting the next timeline; it then
+// archives to the same stanza (the same system, its own history) and, with BackupOnCreate, takes a full
+// backup on the new timeline, so that the next restore replays no more than it must.
+func (m *Manager) restorePrimary(ctx context.Context, s Spec, major int, mb Member) error {
+	if !s.hasPgBackRest() {
+		return fmt.Errorf("node %s cannot be restored: the cluster has no pgBackRest archive", mb.Name)
+	}
+	root, err := DataDirRoot(s)
+	if err != nil {
+		return err
+	}
+	if err := m.engine.MkdirAllOwned(root, 0o755); err != nil {
+		return fmt.Errorf("creating the data directory root %s: %w", root, err)
+	}
+	async := ""
+	r, err := m.render(s, major, mb, localnode.RolePrimary, mb, &async)
+	if err != nil {
+		return err
+	}
+	if err := m.writePgBackRest(mb, r); err != nil {
+		return err
+	}
+	if err := m.prepareMember(ctx, s, mb); err != nil {
+		return err
+	}
+	n := Node(mb, localnode.RolePrimary)
+	tflog.Info(ctx, "restoring the primary from the archive (pgbackrest restore, then archive recovery to its end)", map[string]any{"node": mb.Name, "stanza": s.stanza()})
+	if err := m.restoreData(ctx, s, mb, "--type=default"); err != nil {
+		return fmt.Errorf("restoring %s from the archive: %w", mb.Name, err)
+	}
+	if err := m.engine.SetParameters(n, r.Parameters); err != nil {
+		return err
+	}
+	if err := m.start(ctx, s, mb, n); err != nil {
+		return err
+	}
+	if err := m.waitRestored(ctx, mb); err != nil {
+		return err
+	}
+	if !s.Archive.BackupOnCreate {
+		return nil
+	}
+	tflog.Info(ctx, "taking a full pgBackRest backup of the restored primary", map[string]any{"stanza": s.stanza(), "node": mb.Name})
+	_, err = m.runPgBackRest(ctx, s, mb, "--type=full", "backup")
+	return err
+}
+
+// restoreData fills mb's data directory with `pgbackrest restore` and args. A marker beside the data
+// directory (restoreMarker) says a restore is under way until it finished: Observe reads a data directory
+// with the marker as missing (its copy is incomplete), and the next restore destroys it first.
+func (m *Manager) restoreData(ctx context.Context, s Spec, mb Member, args ...string) error {
+	n := Node(mb, localnode.RoleStandby)
+	marker := restoreMarker(mb)
+	if _, err := os.Stat(marker); err == nil {
+		tflog.Info(ctx, "destroying an unfinished restore's data directory", map[string]any{"node": mb.Name})
+		if err := m.engine.Destroy(ctx, n); err != nil {
+			return err
+		}
+	}
+	if err := m.engine.PrepareDataDir(n); err != nil {
+		return err
+	}
+	if err := m.engine.WriteFileOwned(marker, []byte("pgbackrest restore "+strings.Join(args, " ")+"\n"), 0o640); err != nil {
+		return err
+	}
+	if _, err := m.runPgBackRest(ctx, s, mb, append(args, "restore")...); err != nil {
+		return err
+	}
+	return os.Remove(marker)
 }
 
 // handOverWAL hands the complete WAL segments standby mb received to its own archiver before it is

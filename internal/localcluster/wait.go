@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
@@ -134,4 +136,38 @@ func (m *Manager) waitPrimary(ctx context.Context, mb Member) error {
 		}
 		return true, nil
 	})
+}
+
+// waitRestored waits until mb, restored from the archive, has replayed it and takes writes: for as long as
+// its replay position advances, each stretch without progress bounded by the stream timeout (replaying a
+// large archive takes as long as it takes; a recovery that is stuck fails). A member that exits (a
+// restore_command or replay error) fails with the end of its server log.
+func (m *Manager) waitRestored(ctx context.Context, mb Member) error {
+	replayed, node := "", Node(mb, localnode.RoleStandby)
+	for {
+		progressed := false
+		err := wait.Until(ctx, mb.Name+" to replay the archive and take writes", m.streamTimeout, pollInterval, m.waitClock(), func(ctx context.Context) (bool, error) {
+			if _, running, err := m.engine.Running(node); err != nil {
+				return false, err
+			} else if !running {
+				return false, fmt.Errorf("its server stopped during archive recovery; last lines of %s:\n%s", node.LogFile(), m.engine.LogTail(node, 20))
+			}
+			p, err := m.position(ctx, mb)
+			switch {
+			case err != nil:
+				return false, wait.NotYet(err)
+			case !p.InRecovery:
+				return true, nil
+			case p.ReplayLSN != replayed && replayed != "":
+				replayed, progressed = p.ReplayLSN, true
+				return true, nil
+			}
+			replayed = p.ReplayLSN
+			return false, wait.NotYet(fmt.Errorf("in archive recovery, replayed up to %q", replayed))
+		})
+		if err != nil || !progressed {
+			return err
+		}
+		tflog.Debug(ctx, "replaying the archive", map[string]any{"node": mb.Name, "replayed": replayed})
+	}
 }

@@ -2,6 +2,7 @@ package topology_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -26,15 +27,30 @@ func ExamplePlan() {
 }
 
 // Every node is gone with its data, and the cluster archives its WAL: its
-// history is only in the archive, so Plan refuses rather than create an
-// empty cluster beside it.
+// history is only in the archive, so the first node is restored from it and
+// the others are copied from the restored primary. Without a base backup in
+// the archive, Plan refuses rather than create an empty cluster beside it.
 func ExamplePlan_everyNodeLost() {
-	_, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true}, []topology.Observed{
+	lost := []topology.Observed{
 		{Name: "n1", State: topology.Missing, Role: topology.RolePrimary},
 		{Name: "n2", State: topology.Missing, Role: topology.RoleStandby},
 		{Name: "n3", State: topology.Missing, Role: topology.RoleStandby},
-	})
+	}
+	desired := topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true}
+	fmt.Println(topology.NeedsArchive(desired, lost))
+	desired.Archive = &topology.ArchiveEnd{
+		Backup: "20261202-101500F", BackupAt: time.Date(2026, 12, 2, 10, 16, 2, 0, time.UTC),
+		LastWAL: "000000010000000000000009", LastWALAt: time.Date(2026, 12, 2, 11, 42, 7, 0, time.UTC),
+	}
+	actions, _ := topology.Plan(desired, lost)
+	fmt.Println(topology.Summary(actions))
+	desired.Archive = &topology.ArchiveEnd{LastWAL: "000000010000000000000009"}
+	_, err := topology.Plan(desired, lost)
 	fmt.Println(err)
 	// Output:
-	// every member is lost: n1, n2 and n3; no node holds the cluster's data, which is only in its archive now. Creating the cluster again would start a new, empty database beside that history, so nothing is changed: restore the cluster from its archive
+	// true
+	// 1. restore n1 from the archive as the primary: every node (n1, n2 and n3) is lost, and the cluster's data is in its archive: n1 is restored from the archive's newest base backup 20261202-101500F (finished 2026-12-02 10:16:02 UTC) and the WAL archived after it, to the end of the archive, last segment 000000010000000000000009 archived at 2026-12-02 11:42:07 UTC; commits after that are lost. It becomes the primary on the next timeline and continues the same archive
+	// 2. create n2 from n1: n2 is created as a standby copied from the restored primary n1
+	// 3. create n3 from n1: n3 is created as a standby copied from the restored primary n1
+	// every member is lost: n1, n2 and n3; no node holds the cluster's data, which is only in its archive now, and the archive holds no base backup to restore from (its WAL alone cannot rebuild a database). Creating the cluster again would start a new, empty database beside that history, so nothing is changed
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // NodeState is what the reconciler saw of a node's process and data.
@@ -71,6 +72,38 @@ type Desired struct {
 	// Archived is true when the cluster archives its WAL: its history then outlives its nodes, and a
 	// cluster whose every node is lost must be restored from the archive, never created again empty.
 	Archived bool
+	// Archive is what the archive holds, which the plan of an archived cluster whose every node is lost
+	// rests on (NeedsArchive): the adapter reads it then. nil when not read.
+	Archive *ArchiveEnd
+}
+
+// ArchiveEnd is what a cluster's archive holds for a restore to the end of it.
+type ArchiveEnd struct {
+	// Backup is the label of the newest base backup ("" when the archive holds none) and BackupAt when
+	// it finished.
+	Backup   string
+	BackupAt time.Time
+	// LastWAL is the newest complete WAL segment in the archive ("" when none) and LastWALAt when it
+	// arrived there.
+	LastWAL   string
+	LastWALAt time.Time
+	// Hole is the first segment missing between the backup and LastWAL ("" when none): replay stops
+	// before it.
+	Hole string
+}
+
+// NeedsArchive reports whether the plan for desired and observed rests on what the archive holds
+// (Desired.Archive): the cluster archives and every observed node is lost.
+func NeedsArchive(desired Desired, observed []Observed) bool {
+	if !desired.Archived || len(observed) == 0 {
+		return false
+	}
+	for _, o := range observed {
+		if o.State != Missing {
+			return false
+		}
+	}
+	return true
 }
 
 // ActionKind is what an Action does to its node.
@@ -94,6 +127,10 @@ const (
 	Create ActionKind = "create"
 	// Remove stops the node and deletes its data.
 	Remove ActionKind = "remove"
+	// Restore makes the node the primary from the archive, every node being lost: the newest base backup,
+	// then every archived WAL segment after it (archive recovery to the end of the archive), then the
+	// end of recovery, which starts the next timeline.
+	Restore ActionKind = "restore"
 )
 
 // Action is one step of a plan.
@@ -121,6 +158,8 @@ func (a Action) String() string {
 		return fmt.Sprintf("create %s as the primary", a.Node)
 	case a.Kind == Create:
 		return fmt.Sprintf("create %s from %s", a.Node, a.Source)
+	case a.Kind == Restore:
+		return fmt.Sprintf("restore %s from the archive as the primary", a.Node)
 	default:
 		return fmt.Sprintf("%s %s", a.Kind, a.Node)
 	}
@@ -213,9 +252,13 @@ var (
 // Every observed node lost (no data directory anywhere): no node holds the
 // cluster's data. With an archive (Desired.Archived) its history is there
 // only, and a cluster created again (initdb) would be a new, empty database
-// beside it, so Plan refuses (ErrDataLost) and names the archive. Without one
-// nothing is left to lose: the cluster is created again as a new one, like a
-// cluster never created.
+// beside it: never. When the archive holds a base backup (Desired.Archive,
+// read because NeedsArchive said so), Nodes[0] is restored from it to the end
+// of the archive as the primary (Restore: it continues the same archive on
+// the next timeline), and each other node is created from it; without a
+// backup, or when the archive was not read, Plan refuses (ErrDataLost) and
+// says why. Without an archive nothing is left to lose: the cluster is
+// created again as a new one, like a cluster never created.
 func Plan(desired Desired, observed []Observed) ([]Action, error) {
 	p, err := newPlanner(desired, observed)
 	if err != nil {

@@ -32,6 +32,7 @@ func (n *node) hasData() bool { return n.State == Running || n.State == Stopped 
 type planner struct {
 	desired  []string
 	archived bool
+	archive  *ArchiveEnd
 	want     map[string]bool
 	nodes    []*node // in observed order
 	byName   map[string]*node
@@ -44,6 +45,7 @@ func newPlanner(desired Desired, observed []Observed) (*planner, error) {
 	p := &planner{
 		desired:  desired.Nodes,
 		archived: desired.Archived,
+		archive:  desired.Archive,
 		want:     make(map[string]bool, len(desired.Nodes)),
 		byName:   make(map[string]*node, len(observed)),
 	}
@@ -138,9 +140,7 @@ func (p *planner) plan() ([]Action, error) {
 	}
 	if lost := p.allLost(); lost != nil {
 		if p.archived {
-			return nil, fmt.Errorf("%w: %s; no node holds the cluster's data, which is only in its archive now. "+
-				"Creating the cluster again would start a new, empty database beside that history, so nothing is changed: "+
-				"restore the cluster from its archive", ErrDataLost, joinNames(lost))
+			return p.restore(lost)
 		}
 		return p.createAgain(lost), nil
 	}
@@ -232,6 +232,47 @@ func (p *planner) createAgain(lost []string) []Action {
 	actions[0].Reason = fmt.Sprintf("every node (%s) is lost and no archive holds the cluster's data, so nothing is left to keep: "+
 		"the cluster is created again, %s first in the node list as the primary", joinNames(lost), actions[0].Node)
 	return actions
+}
+
+// restore plans an archived cluster whose every node is lost: Nodes[0] restored from the archive's newest
+// backup to the end of the archive as the primary, the others copied from it. Without a backup (or
+// without a reading of the archive) nothing can be restored, and a cluster created again would be a new,
+// empty database beside the archived history: ErrDataLost.
+func (p *planner) restore(lost []string) ([]Action, error) {
+	refuse := func(why string) error {
+		return fmt.Errorf("%w: %s; no node holds the cluster's data, which is only in its archive now, and %s", ErrDataLost, joinNames(lost), why)
+	}
+	switch {
+	case p.archive == nil:
+		return nil, refuse("the archive could not be read to restore from it, so nothing is changed: make the archive readable from here and plan again")
+	case p.archive.Backup == "":
+		return nil, refuse("the archive holds no base backup to restore from (its WAL alone cannot rebuild a database). " +
+			"Creating the cluster again would start a new, empty database beside that history, so nothing is changed")
+	}
+	a := p.archive
+	end := "to the end of the archive"
+	switch {
+	case a.Hole != "":
+		end = fmt.Sprintf("up to the archive's first missing segment %s (replay cannot pass it; the archive's newest segment is %s)", a.Hole, a.LastWAL)
+	case a.LastWAL != "" && !a.LastWALAt.IsZero():
+		end += fmt.Sprintf(", last segment %s archived at %s", a.LastWAL, a.LastWALAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	case a.LastWAL != "":
+		end += fmt.Sprintf(", last segment %s", a.LastWAL)
+	}
+	backup := a.Backup
+	if !a.BackupAt.IsZero() {
+		backup += " (finished " + a.BackupAt.UTC().Format("2006-01-02 15:04:05 UTC") + ")"
+	}
+	actions := p.create()
+	first := actions[0].Node
+	actions[0] = Action{Kind: Restore, Node: first, Reason: fmt.Sprintf(
+		"every node (%s) is lost, and the cluster's data is in its archive: %s is restored from the archive's newest base backup %s "+
+			"and the WAL archived after it, %s; commits after that are lost. It becomes the primary on the next timeline and "+
+			"continues the same archive", joinNames(lost), first, backup, end)}
+	for i := range actions[1:] {
+		actions[i+1].Reason = fmt.Sprintf("%s is created as a standby copied from the restored primary %s", actions[i+1].Node, first)
+	}
+	return actions, nil
 }
 
 // describeNodes names nodes with their timelines, such as "n1 (timeline 1) and s2 (timeline 2)".

@@ -84,6 +84,19 @@ func TestPlan(t *testing.T) {
 			reasons: []string{"every node (n1, n2 and n3) is lost and no archive holds the cluster's data"},
 		},
 		{
+			name: "every node lost, with a backup in the archive: the first node restored, the others copied from it",
+			desired: topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true,
+				Archive: &topology.ArchiveEnd{Backup: "20261202-101500F", LastWAL: "000000020000000000000009", Hole: "000000020000000000000007"}},
+			observed: []topology.Observed{missing("n1", topology.RoleStandby), missing("n2", topology.RolePrimary), missing("n3", topology.RoleStandby)},
+			want: []step{
+				{topology.Restore, "n1", ""},
+				{topology.Create, "n2", "n1"},
+				{topology.Create, "n3", "n1"},
+			},
+			reasons: []string{"n1 is restored from the archive's newest base backup 20261202-101500F",
+				"copied from the restored primary n1"},
+		},
+		{
 			name:     "all healthy",
 			desired:  three,
 			observed: []topology.Observed{primary("n1", 1, "0/3000148"), streaming("n2", 1, "0/3000148"), streaming("n3", 1, "0/3000060")},
@@ -361,7 +374,15 @@ func TestPlanRefuses(t *testing.T) {
 			desired:  topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true},
 			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), missing("n3", topology.RoleStandby)},
 			is:       topology.ErrDataLost,
-			contains: []string{"n1, n2 and n3", "only in its archive now", "restore the cluster from its archive"},
+			contains: []string{"n1, n2 and n3", "only in its archive now", "the archive could not be read"},
+		},
+		{
+			name: "every node lost, with an archive without a base backup",
+			desired: topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true,
+				Archive: &topology.ArchiveEnd{LastWAL: "000000010000000000000003"}},
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), missing("n3", topology.RoleStandby)},
+			is:       topology.ErrDataLost,
+			contains: []string{"holds no base backup", "new, empty database"},
 		},
 		{
 			name:     "primary lost and no standby running (one standby never made)",
