@@ -49,6 +49,31 @@ func shellWords(ws []string) string {
 // happen on every boot (the instance-store disks, the passwords) runs from
 // systemd units it installs.
 func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
+	return renderEC2(c, n, false)
+}
+
+// RenderEC2Restore is RenderEC2 for the launch of a cluster whose every member is lost and whose archive
+// holds its data (c.Archive, required): Patroni bootstraps the new cluster from the archive's newest base
+// backup to the end of the archive (the bootstrap method pgnvme_restore, see ec2/restore.sh) instead of
+// initdb, and continues the same archive on the next timeline. Its Identity is RenderEC2's: the method
+// matters only when the cluster bootstraps, so a node launched this way is current, not outdated.
+func RenderEC2Restore(c Cluster, n EC2Node) (UserData, error) {
+	if c.Archive == nil {
+		return UserData{}, errors.New("a cluster without an archive has nothing to restore from")
+	}
+	plain, err := renderEC2(c, n, false)
+	if err != nil {
+		return UserData{}, err
+	}
+	u, err := renderEC2(c, n, true)
+	if err != nil {
+		return UserData{}, err
+	}
+	u.Identity = plain.Identity
+	return u, nil
+}
+
+func renderEC2(c Cluster, n EC2Node, restore bool) (UserData, error) {
 	if err := c.Validate(); err != nil {
 		return UserData{}, err
 	}
@@ -58,6 +83,7 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 	}
 
 	view := newEC2View(c, n)
+	view.Restore = restore
 	ec := c
 	if a := c.Archive; a != nil {
 		a2 := *a
@@ -146,6 +172,9 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 	}
 	if c.Archive != nil {
 		errs = append(errs, script(view.Scripts.PrePromote, "pre-promote.sh"))
+	}
+	if view.Restore {
+		errs = append(errs, script(view.Scripts.Restore, "restore.sh"))
 	}
 	if view.WALG {
 		errs = append(errs,

@@ -13,7 +13,7 @@ import (
 
 // ec2Scripts are the scripts' paths on the node.
 type ec2Scripts struct {
-	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, BackupDecide, PostBootstrap, PrePromote string
+	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, BackupDecide, PostBootstrap, PrePromote, Restore string
 }
 
 // ec2View is what the templates see.
@@ -52,6 +52,9 @@ type ec2View struct {
 	BackupOnCreate bool
 	// PostBootstrap reports whether Patroni runs Scripts.PostBootstrap.
 	PostBootstrap bool
+	// Restore reports whether Patroni bootstraps a new cluster from the archive (Scripts.Restore) instead
+	// of initdb: the launch of a formed cluster whose every member is lost (RenderEC2Restore).
+	Restore bool
 
 	Packages []string
 	// CheckCommands are the programs install.sh checks for instead of
@@ -147,6 +150,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 			BackupDecide:  path.Join(ec2ScriptDir, "backup-decide.py"),
 			PostBootstrap: path.Join(ec2ScriptDir, "post-bootstrap.sh"),
 			PrePromote:    path.Join(ec2ScriptDir, "pre-promote.sh"),
+			Restore:       path.Join(ec2ScriptDir, "restore.sh"),
 		},
 		etcdMembersList: members,
 	}

@@ -136,7 +136,11 @@ func TestRenderEC2_shellcheck(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", combo.name, err)
 		}
-		for _, f := range u.Files {
+		restore, err := bootstrap.RenderEC2Restore(combo.cluster, combo.node)
+		if err != nil {
+			t.Fatalf("%s: %v", combo.name, err)
+		}
+		for _, f := range append(u.Files, restore.Files...) {
 			if !f.Script() {
 				continue
 			}

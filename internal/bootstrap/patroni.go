@@ -91,6 +91,16 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View, dynamic yamlMap)
 		{"dcs", dynamic},
 		{"initdb", []any{yamlMap{{"encoding", "UTF8"}}, "data-checksums"}},
 	}
+	if view.Restore {
+		// Every member was lost: the new cluster is the archive's (see restore.sh), recovered with the
+		// node's own restore_command to the end of the archive, on the latest timeline.
+		rc := slices.Clone(recovery)
+		rc = append(rc, yamlItem{"recovery_target_timeline", "latest"})
+		boot = append(yamlMap{
+			{"method", "pgnvme_restore"},
+			{"pgnvme_restore", yamlMap{{"command", view.Scripts.Restore}, {"no_params", true}, {"recovery_conf", rc}}},
+		}, boot...)
+	}
 	if view.PostBootstrap {
 		// The stanza and the first backup (see post-bootstrap.sh).
 		boot = append(boot, yamlItem{"post_bootstrap", view.Scripts.PostBootstrap})

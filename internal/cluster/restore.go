@@ -12,8 +12,7 @@ import (
 // and when it finished, the newest segment and when it arrived, and the first segment missing.
 func ArchiveEnd(h archive.Health) *topology.ArchiveEnd {
 	end := &topology.ArchiveEnd{LastWAL: h.LastArchived, LastWALAt: h.LastArchivedAt, Hole: h.Hole}
-	if n := len(h.Backups); n > 0 {
-		b := h.Backups[n-1]
+	if b, err := archive.RestoreBackup(h, time.Time{}); err == nil { // the end of the archive: its newest backup
 		end.Backup = b.Label
 		if b.Stop > 0 {
 			end.BackupAt = time.Unix(b.Stop, 0).UTC()

@@ -275,9 +275,11 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 		}
 		return se.status(ctx, o, prior.Members, &t), err
 	}
-	// What no step can change (every member lost, no election possible) stops the apply before it
-	// makes or changes anything.
-	if _, _, err := topology.Next(se.engineMembers(o, engineInput{known: prior.MemberNames()})); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
+	// What no step can change (every member lost without a backup to restore, no election possible) stops
+	// the apply before it makes or changes anything.
+	in := engineInput{known: prior.MemberNames()}
+	se.readArchiveEnd(ctx, o, &in)
+	if _, _, err := topology.Next(se.engineMembers(o, in)); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
 		return result(stop(ctx, err))
 	}
 	groups, profile, addrs, err := se.ensure(ctx, t, &o)
@@ -298,7 +300,8 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	if err != nil {
 		return result(err)
 	}
-	if err := se.converge(ctx, t, prior.MemberNames(), machines{profile: profile, userData: userData, launches: launches}); err != nil {
+	restore := func() (map[string][]byte, error) { return se.renderRestore(t, addrs) }
+	if err := se.converge(ctx, t, in, machines{profile: profile, userData: userData, launches: launches, restore: restore}); err != nil {
 		return result(err)
 	}
 	return result(nil)

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
@@ -27,6 +30,26 @@ type engineInput struct {
 	// lenientConfig turns a dynamic configuration that cannot be read into a configure step (for the
 	// plan, which says so) instead of an error (for the apply, which cannot go on without it).
 	lenientConfig bool
+	// archive is what the archive holds when the decision rests on it (see readArchiveEnd), else nil.
+	archive *topology.ArchiveEnd
+}
+
+// readArchiveEnd reads what the cluster's archive holds into in when the engine's decision rests on it
+// (topology.Cluster.NeedsArchive: a formed cluster whose every member is lost): the newest base backup and
+// the newest segment, from the bucket (archiveHealth). An archive that cannot be read is logged and left
+// unread; the engine then refuses to restore and says so.
+func (se *session) readArchiveEnd(ctx context.Context, o observation, in *engineInput) {
+	if se.s.Archive == nil || !se.engineMembers(o, *in).NeedsArchive() {
+		return
+	}
+	h, err := se.archiveHealth(ctx, o)
+	if err != nil || h == nil {
+		tflog.Warn(ctx, "every member is lost, and the archive could not be read to restore from it", map[string]any{"error": fmt.Sprint(err)})
+		return
+	}
+	in.archive = cluster.ArchiveEnd(*h)
+	tflog.Info(ctx, "every member is lost: read the archive to restore from it", map[string]any{
+		"backup": in.archive.Backup, "last_wal": in.archive.LastWAL, "hole": in.archive.Hole})
 }
 
 // trustedView reports whether Patroni's view can be believed (observe distrusts a stale one), and why not.
@@ -72,7 +95,7 @@ func (se *session) engine(ctx context.Context, o observation, in engineInput) to
 // engineMembers are the members from the observation alone (no further call): enough for the outcomes
 // no step can change (every member lost, no election possible), which Next decides before anything else.
 func (se *session) engineMembers(o observation, in engineInput) topology.Cluster {
-	c := topology.Cluster{SyncNumber: se.s.Synchronous.Number, MaxLagBytes: se.maxLag(), Formed: len(in.known) > 0}
+	c := topology.Cluster{SyncNumber: se.s.Synchronous.Number, MaxLagBytes: se.maxLag(), Formed: len(in.known) > 0, Archive: in.archive}
 	c.ViewKnown, c.ViewError = o.trustedView()
 	etcd := bootstrap.DefaultEtcdMembers(len(se.s.Nodes))
 	member := func(node string, wanted bool, i int) topology.Member {

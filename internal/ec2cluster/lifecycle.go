@@ -91,15 +91,17 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		return cluster.Plan{}, err
 	}
 	var steps []topology.Step
-	plan.Actions, steps = plannedSteps(se.engine(ctx, o, engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true}))
+	in := engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true}
+	se.readArchiveEnd(ctx, o, &in)
+	plan.Actions, steps = plannedSteps(se.engine(ctx, o, in))
 	for _, st := range steps {
 		switch st.Kind {
 		case topology.StepAdd, topology.StepRemove:
 			plan.Membership, plan.Replaces = true, true
-		case topology.StepForm, topology.StepReplace, topology.StepRoll:
+		case topology.StepForm, topology.StepRestore, topology.StepReplace, topology.StepRoll:
 			plan.Replaces = true
 		}
-		if st.Kind == topology.StepSwitchover || st.Kind == topology.StepAwaitLeader || st.Kind == topology.StepForm {
+		if st.Kind == topology.StepSwitchover || st.Kind == topology.StepAwaitLeader || st.Kind == topology.StepForm || st.Kind == topology.StepRestore {
 			plan.Promoting = true
 		}
 	}

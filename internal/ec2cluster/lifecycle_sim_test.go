@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,6 +194,15 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	// elect it, and neither does the provider (it cannot prove the survivor holds every acknowledged commit).
 	// The plan says the apply stops, the apply stops, nothing is launched.
 	final := e.state()
+	// Rows the archive holds before the losses (their segment switched out and archived), for the restore.
+	e.psql(final.ConnectionURI, passwords[0], "CREATE TABLE restore_check AS SELECT g FROM generate_series(1, 2000) g")
+	archivedSeg := e.psql(final.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
+	timelineBefore := e.psql(final.ConnectionURI, passwords[0], "SELECT timeline_id FROM pg_control_checkpoint()")
+	acctest.WaitFor(t, 2*time.Minute, "segment "+archivedSeg+" in the archive", func() (bool, string) {
+		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+		as := e.state().ArchiveStatus
+		return as != nil && as.LastArchivedWAL >= archivedSeg, fmt.Sprintf("%+v", as)
+	})
 	mark = time.Now()
 	var survivor string
 	for _, n := range final.Nodes {
@@ -207,31 +217,59 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	if !strings.Contains(plan, "no leader can be elected") || !strings.Contains(out, "No Leader Can Be Elected") {
 		t.Errorf("the primary and a standby lost: the plan should say no leader can be elected and the apply should refuse:\n%s\n%s", plan, out)
 	}
-
-	// Every node lost: the data is only in the archive. The plan says the apply stops, and the apply stops
-	// before it launches or changes anything (no initdb over the archive's history).
-	e.terminate(final.AWS.InstanceIDs[survivor])
-	e.waitEvent("terminated", survivor)
-	plan, out, _ = e.planIsApply("every node lost", []string{"stop"}, true)
-	if !strings.Contains(plan, "every member is lost") || !strings.Contains(out, "Every Node Lost") {
-		t.Errorf("every node lost: the plan should say the apply stops and the apply should refuse:\n%s\n%s", plan, out)
-	}
 	for _, ev := range e.bridge.Events() {
 		if ev.Time.After(mark) && ev.Kind == "booted" {
-			t.Errorf("every node lost: the apply launched %s", ev.Node)
+			t.Errorf("the primary and a standby lost: the apply launched %s", ev.Node)
 		}
 	}
 
-	// deletion_protection refuses destroy; cleared (the apply records it, and stops as before), destroy
-	// leaves nothing the resource created.
+	// Every node lost (two terminated, the survivor stopped: its instance store is wiped as well, and the
+	// stopped instance holds its network interface): the data is only in the archive. The plan says the
+	// apply restores the cluster from it, and the apply does: every node launched at once, the one that
+	// takes etcd's initialize key restored from the newest base backup to the end of the archive, the
+	// others copied from it. The rows archived before the losses are there, and the restored cluster
+	// archives on the next timeline.
+	if _, err := e.ec2.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{final.AWS.InstanceIDs[survivor]}}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitEvent("stopped", survivor)
+	var names []string
+	for _, n := range final.Nodes {
+		names = append(names, n.Name)
+	}
+	slices.Sort(names)
+	plan, _, secs = e.planIsApply("every node lost", []string{"restore the cluster from its archive onto " + strings.Join(names, ", ")}, false)
+	for _, want := range []string{"every member is lost", "restored from the archive's newest base backup", "to the end of the archive, last segment", "commits after that are lost"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("every node lost: the plan does not say %q:\n%s", want, plan)
+		}
+	}
+	t.Logf("every node lost, the plan:\n%s", plan)
+	restored := e.state()
+	e.waitSettled(restored)
+	if got := e.psql(restored.ConnectionURI, passwords[0], "SELECT count(*) FROM restore_check"); got != "2000" {
+		t.Errorf("the restored cluster holds %s of the 2000 rows archived before the loss", got)
+	}
+	timelineAfter := e.psql(restored.ConnectionURI, passwords[0], "SELECT timeline_id FROM pg_control_checkpoint()")
+	if tb, ta := atoi(t, timelineBefore), atoi(t, timelineAfter); ta <= tb {
+		t.Errorf("the restored cluster is on timeline %d, the lost one was on %d: want a later one", ta, tb)
+	}
+	nextSeg := e.psql(restored.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
+	acctest.WaitFor(t, 2*time.Minute, "the restored cluster's segment "+nextSeg+" in the archive", func() (bool, string) {
+		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+		as := e.state().ArchiveStatus
+		return as != nil && as.LastArchivedWAL >= nextSeg && as.FirstMissingWAL == nil, fmt.Sprintf("%+v", as)
+	})
+	t.Logf("every node lost: the apply restored the cluster from its archive in %.0f s (timeline %s -> %s); the 2000 archived rows are there, and it archives %s", secs, timelineBefore, timelineAfter, nextSeg)
+	e.emptyPlan("after the restore")
+
+	// deletion_protection refuses destroy; cleared, destroy leaves nothing the resource created.
 	out, err := e.terraform("destroy", "-auto-approve", "-no-color", "-input=false")
 	if err == nil || !strings.Contains(out, "Deletion Protection Is On") {
 		t.Fatalf("destroy with deletion_protection: want it refused, got err %v:\n%s", err, out)
 	}
 	e.config("sim", "m6id.xlarge", false)
-	if out, err := e.terraform("apply", "-auto-approve", "-no-color", "-input=false"); err == nil || !strings.Contains(out, "Every Node Lost") {
-		t.Errorf("clearing deletion_protection of a lost cluster: want the apply to record it and stop, got err %v:\n%s", err, out)
-	}
+	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
 	_, secs = e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
 	t.Logf("destroy: %.0f s", secs)
 	e.checkNothingLeft(ctx, st4)
@@ -517,4 +555,13 @@ func (e *simEnv) checkNothingLeft(ctx context.Context, st clusterState) {
 	if st.AWS.InstanceProfile != "" && e.profileExists(ctx, st.AWS.InstanceProfile) {
 		e.t.Errorf("destroy left the instance profile %s", st.AWS.InstanceProfile)
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
 }

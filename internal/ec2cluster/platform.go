@@ -292,7 +292,19 @@ func standInAddrs(s cluster.Spec) map[string]string {
 // render renders every node's user-data (gzip) and what its machine is launched with. A user-data over
 // EC2's limit is an error at the parameters, which make most of it.
 func (se *session) render(t target, addrs map[string]string) (map[string][]byte, map[string]awsspec.Launch, error) {
-	ud, err := awsspec.Render(se.s, se.region, addrs, t.allowed, t.facts())
+	return se.renderWith(awsspec.Render, t, addrs)
+}
+
+// renderRestore is each node's user-data for the launch of a cluster restored from its archive (every
+// member lost): awsspec.RenderRestore.
+func (se *session) renderRestore(t target, addrs map[string]string) (map[string][]byte, error) {
+	data, _, err := se.renderWith(awsspec.RenderRestore, t, addrs)
+	return data, err
+}
+
+func (se *session) renderWith(render func(cluster.Spec, string, map[string]string, []string, awsspec.Facts) (map[string]bootstrap.UserData, error),
+	t target, addrs map[string]string) (map[string][]byte, map[string]awsspec.Launch, error) {
+	ud, err := render(se.s, se.region, addrs, t.allowed, t.facts())
 	if sizeErr := (*bootstrap.UserDataSizeError)(nil); errors.As(err, &sizeErr) {
 		return nil, nil, cluster.Errorf([]string{"parameters"}, "User-Data Too Large", "%s", sizeErr.Error())
 	}

@@ -19,14 +19,17 @@ type machines struct {
 	profile  string
 	userData map[string][]byte
 	launches map[string]awsspec.Launch
+	// restore renders each node's user-data for a restore from the archive (every member lost), only
+	// when the apply restores.
+	restore func() (map[string][]byte, error)
 }
 
 // converge drives the cluster to the spec one step at a time: it observes, maps the observation to the
 // engine's cluster, executes the one step topology.Next gives, and observes again, until done. The plan
 // lists topology.Steps of the same mapping, so what it says is what this does. Each step is logged as
 // "apply step" with the step's words, the same as the plan's.
-func (se *session) converge(ctx context.Context, t target, known []string, m machines) error {
-	in := engineInput{known: known, launches: m.launches, t: &t}
+func (se *session) converge(ctx context.Context, t target, in engineInput, m machines) error {
+	in.launches, in.t = m.launches, &t
 	var patched time.Time // when the dynamic configuration last changed
 	settled := true       // a Patroni loop has passed since
 	for i := 0; ; i++ {
@@ -64,6 +67,8 @@ func (se *session) converge(ctx context.Context, t target, known []string, m mac
 			patched, settled = se.p.clock.Now(), false
 		case topology.StepForm:
 			in.known = se.s.NodeNames() // formed: from now on a member without a machine has lost data
+		case topology.StepRestore:
+			in.archive = nil // restored: the members hold the data again
 		}
 		tflog.Info(ctx, "apply step done", map[string]any{"apply_step": step.String(), "seconds": se.p.clock.Now().Sub(start).Seconds()})
 	}
@@ -93,6 +98,24 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 			}
 		}
 		return se.waitWhole(ctx, "the cluster to have a leader and every standby streaming in the quorum")
+	case topology.StepRestore:
+		// Every member at once, as when the cluster formed, each with the bootstrap from the archive: the
+		// member that takes the new etcd cluster's initialize key restores, the others copy it.
+		data, err := m.restore()
+		if err != nil {
+			return fmt.Errorf("rendering the user-data of the restore: %w", err)
+		}
+		rm := m
+		rm.userData = data
+		for _, node := range step.Nodes {
+			if err := se.terminateLost(ctx, o, node); err != nil {
+				return err
+			}
+			if _, err := se.launch(ctx, t, node, o.enis[node], rm, replacedID(o, node)); err != nil {
+				return err
+			}
+		}
+		return se.waitWhole(ctx, "the cluster restored from its archive to have a leader and every standby streaming in the quorum")
 	case topology.StepAwaitLeader, topology.StepAwaitHandover, topology.StepAwaitMembers:
 		return se.await(ctx, step, in)
 	case topology.StepConfigure:
@@ -193,9 +216,10 @@ func refusal(err error) error {
 	switch {
 	case errors.Is(err, topology.ErrDataLost):
 		return cluster.Errorf(nil, "Every Node Lost",
-			"%v. The provider never starts a new, empty database over an archive that holds the cluster's history, so it launched nothing. "+
-				"The cluster's data can come back only from its archive (its base backups and WAL): restore it into a new cluster whose archive is another prefix. "+
-				"To give up the data instead, destroy this cluster (deletion_protection = false) and create it again with an empty archive prefix.", err)
+			"%v. The provider restores such a cluster from its archive's newest base backup, and never starts a new, empty database over an "+
+				"archive that holds the cluster's history, so it launched nothing. When the archive could not be read, make it readable from where "+
+				"Terraform runs (the provider's S3 access to the archive bucket) and apply again. When it holds no base backup, its WAL alone cannot "+
+				"rebuild the database: to give up the data, destroy this cluster (deletion_protection = false) and create it again with an empty archive prefix.", err)
 	case errors.Is(err, topology.ErrNoElection):
 		return cluster.Errorf(nil, "No Leader Can Be Elected",
 			"%v. Launching new members cannot help: they would join a DCS without a majority. Patroni does not promote a survivor it cannot prove holds "+

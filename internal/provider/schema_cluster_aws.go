@@ -36,7 +36,7 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 			"alone, and a change of `instance_type`, the AMI, `root_volume_gib`, `key_name` or anything else in the nodes' user-data " +
 			"replaces the nodes one at a time, standbys first, then a switchover, then the old primary (`parameters`, `synchronous` and " +
 			"the `patroni` timings change through Patroni's dynamic configuration instead, without replacing any instance). When every " +
-			"node is lost, the apply stops rather than start an empty database over the archive. Passwords are generated at creation and live " +
+			"node is lost, the apply restores the cluster from the archive's newest base backup to the end of the archive (never an empty database over it; without a backup it stops). Passwords are generated at creation and live " +
 			"only in SSM SecureStrings under `ssm_parameter_path` (never in state or user-data). The provider reaches Patroni's " +
 			"REST API (port 8008) at each node's `api_address`: run Terraform where it can.",
 		Attributes: map[string]schema.Attribute{

@@ -239,17 +239,41 @@ func (p *planner) createAgain(lost []string) []Action {
 // without a reading of the archive) nothing can be restored, and a cluster created again would be a new,
 // empty database beside the archived history: ErrDataLost.
 func (p *planner) restore(lost []string) ([]Action, error) {
+	if err := restorable(p.archive, joinNames(lost), "no node holds the cluster's data"); err != nil {
+		return nil, err
+	}
+	actions := p.create()
+	first := actions[0].Node
+	actions[0] = Action{Kind: Restore, Node: first, Reason: fmt.Sprintf(
+		"every node (%s) is lost, and the cluster's data is in its archive: %s is restored %s. It becomes the primary on the next timeline and "+
+			"continues the same archive", joinNames(lost), first, restoreExtent(p.archive))}
+	for i := range actions[1:] {
+		actions[i+1].Reason = fmt.Sprintf("%s is created as a standby copied from the restored primary %s", actions[i+1].Node, first)
+	}
+	return actions, nil
+}
+
+// restorable is nil when a restores the data of a cluster whose every member (lost: their names and how
+// they were lost) is gone: it was read and holds a base backup. Otherwise ErrDataLost, saying why nothing
+// can be restored; gone says what the loss means ("no node holds the cluster's data").
+func restorable(a *ArchiveEnd, lost, gone string) error {
 	refuse := func(why string) error {
-		return fmt.Errorf("%w: %s; no node holds the cluster's data, which is only in its archive now, and %s", ErrDataLost, joinNames(lost), why)
+		return fmt.Errorf("%w: %s; %s, which is only in its archive now, and %s", ErrDataLost, lost, gone, why)
 	}
 	switch {
-	case p.archive == nil:
-		return nil, refuse("the archive could not be read to restore from it, so nothing is changed: make the archive readable from here and plan again")
-	case p.archive.Backup == "":
-		return nil, refuse("the archive holds no base backup to restore from (its WAL alone cannot rebuild a database). " +
+	case a == nil:
+		return refuse("the archive could not be read to restore from it, so nothing is changed: make the archive readable from here and plan again")
+	case a.Backup == "":
+		return refuse("the archive holds no base backup to restore from (its WAL alone cannot rebuild a database). " +
 			"Creating the cluster again would start a new, empty database beside that history, so nothing is changed")
 	}
-	a := p.archive
+	return nil
+}
+
+// restoreExtent says what a restore to the end of archive a starts from and reaches, and what it loses:
+// "from the archive's newest base backup B (finished T) and the WAL archived after it, to the end of the
+// archive, last segment S archived at T; commits after that are lost".
+func restoreExtent(a *ArchiveEnd) string {
 	end := "to the end of the archive"
 	switch {
 	case a.Hole != "":
@@ -263,16 +287,7 @@ func (p *planner) restore(lost []string) ([]Action, error) {
 	if !a.BackupAt.IsZero() {
 		backup += " (finished " + a.BackupAt.UTC().Format("2006-01-02 15:04:05 UTC") + ")"
 	}
-	actions := p.create()
-	first := actions[0].Node
-	actions[0] = Action{Kind: Restore, Node: first, Reason: fmt.Sprintf(
-		"every node (%s) is lost, and the cluster's data is in its archive: %s is restored from the archive's newest base backup %s "+
-			"and the WAL archived after it, %s; commits after that are lost. It becomes the primary on the next timeline and "+
-			"continues the same archive", joinNames(lost), first, backup, end)}
-	for i := range actions[1:] {
-		actions[i+1].Reason = fmt.Sprintf("%s is created as a standby copied from the restored primary %s", actions[i+1].Node, first)
-	}
-	return actions, nil
+	return fmt.Sprintf("from the archive's newest base backup %s and the WAL archived after it, %s; commits after that are lost", backup, end)
 }
 
 // describeNodes names nodes with their timelines, such as "n1 (timeline 1) and s2 (timeline 2)".

@@ -80,12 +80,22 @@ type Cluster struct {
 	// ConfigLater are the changes left for after the members are added or removed (the full quorum);
 	// nil when none.
 	ConfigLater []string
+	// Archive is what the cluster's archive holds, which the apply of a formed cluster whose every member
+	// is lost rests on (NeedsArchive): the adapter reads it then. nil when not read (or no archive).
+	Archive *ArchiveEnd
+}
+
+// NeedsArchive reports whether Next's decision for c rests on what the archive holds (Cluster.Archive):
+// the cluster had formed and no member has a live machine.
+func (c Cluster) NeedsArchive() bool {
+	return c.Formed && !slices.ContainsFunc(c.Members, func(m Member) bool { return m.Machine == MachineLive })
 }
 
 // Outcomes that no step can reach: the adapter reports them as they are.
 var (
 	// ErrDataLost: the cluster had formed and no member's machine is left, so no member holds its data;
-	// what it held is only in its archive. Starting a new, empty database would write over that history.
+	// what it held is only in its archive, and the archive holds no base backup to restore (or could not
+	// be read). Starting a new, empty database would write over that history.
 	ErrDataLost = errors.New("every member is lost")
 	// ErrNoElection: the leader is gone and the members left are too few for the DCS to have a majority,
 	// so Patroni cannot elect a leader and no member can be proven to hold every acknowledged commit.
@@ -97,8 +107,10 @@ var (
 // The rules, in order:
 //
 //   - No member has a live machine: a cluster that never formed is formed from every wanted member at
-//     once (etcd and Patroni need them all to start); one that had formed has lost its data (ErrDataLost),
-//     which no launch brings back.
+//     once (etcd and Patroni need them all to start). One that had formed has lost its data: it is
+//     restored from the archive's newest base backup to the end of the archive (StepRestore: every
+//     member launched at once, as when it formed, with Patroni's bootstrap from the archive), or, when
+//     the archive holds no backup or was not read, no launch brings it back (ErrDataLost).
 //   - No leader: a cluster that never formed launches its members without a machine at once, or waits for
 //     the ones it has to elect a leader. One that had formed waits for Patroni's failover when the live
 //     members hold the DCS's majority; otherwise no election can happen (ErrNoElection), and launching
@@ -120,13 +132,20 @@ func Next(c Cluster) (s Step, done bool, err error) {
 	case len(live) == 0 && !c.Formed:
 		return c.form(), false, nil
 	case len(live) == 0:
-		var lost []string
+		var lost, nodes []string
 		for _, m := range c.Members {
 			if m.Wanted {
 				lost = append(lost, fmt.Sprintf("%s (%s)", m.Name, orDefault(m.Why, "it has no machine")))
+				nodes = append(nodes, m.Name)
 			}
 		}
-		return Step{}, false, fmt.Errorf("%w: %s; its data went with its machines and is only in its archive now", ErrDataLost, strings.Join(lost, ", "))
+		if err := restorable(c.Archive, strings.Join(lost, ", "), "its data went with its machines"); err != nil {
+			return Step{}, false, err
+		}
+		return Step{Kind: StepRestore, Nodes: nodes, Reason: fmt.Sprintf(
+			"every member is lost (%s), and the cluster's data is in its archive: every member is launched at once, and the one that "+
+				"forms the new etcd cluster first is restored %s. It leads on the next timeline and continues the same archive; "+
+				"the others are copied from it", strings.Join(lost, ", "), restoreExtent(c.Archive))}, false, nil
 	case !hasLeader && !c.Formed:
 		if missing := c.filter(func(m Member) bool { return m.Wanted && m.Machine != MachineLive }); len(missing) > 0 {
 			return c.form(), false, nil

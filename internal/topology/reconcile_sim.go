@@ -53,7 +53,7 @@ func (c *Cluster) simulate(s Step) {
 		*m = Member{Name: m.Name, Wanted: m.Wanted, Etcd: m.Etcd, Machine: MachineLive, Role: RoleStandby, Running: true, Streaming: true, InQuorum: true}
 	}
 	switch s.Kind {
-	case StepForm:
+	case StepForm, StepRestore:
 		for _, n := range s.Nodes {
 			set(n, fresh)
 		}

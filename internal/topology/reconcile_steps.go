@@ -13,6 +13,11 @@ const (
 	// of them (a new cluster, or one whose create stopped before it formed), and waits until it has a
 	// leader and every standby streams.
 	StepForm StepKind = "form"
+	// StepRestore launches the machines of Nodes at once, as StepForm does, for a formed cluster whose
+	// every member is lost: the member that takes Patroni's initialize key restores the archive's newest
+	// base backup and replays the archive to its end, then leads on the next timeline; the others are
+	// copied from it. It waits until the cluster has a leader and every standby streams.
+	StepRestore StepKind = "restore"
 	// StepAwaitLeader waits until Patroni elects a leader among the live members (a failover under way).
 	StepAwaitLeader StepKind = "await-leader"
 	// StepAwaitHandover waits until a standby can take over from the leader Node, which is being removed.
@@ -39,7 +44,7 @@ const (
 // Step is one step of an apply.
 type Step struct {
 	Kind StepKind
-	// Node is the member the step changes; for StepForm, Nodes are the members launched.
+	// Node is the member the step changes; for StepForm and StepRestore, Nodes are the members launched.
 	Node  string
 	Nodes []string
 	// Target is the member that leads after a switchover.
@@ -54,6 +59,8 @@ func (s Step) String() string {
 	switch s.Kind {
 	case StepForm:
 		return "form the cluster from " + strings.Join(s.Nodes, ", ")
+	case StepRestore:
+		return "restore the cluster from its archive onto " + strings.Join(s.Nodes, ", ")
 	case StepAwaitLeader:
 		return "wait for a leader"
 	case StepAwaitHandover:

@@ -83,7 +83,17 @@ func TestSteps_cases(t *testing.T) {
 			return c
 		}(), []string{"replace n1"}, nil},
 		{"the primary lost, failover under way", noLeaderYet, []string{"wait for a leader", "replace n1"}, nil},
-		{"every member lost", lose(whole("n1", "n2", "n3"), "n1", "n2", "n3"), nil, topology.ErrDataLost},
+		{"every member lost, the archive not read", lose(whole("n1", "n2", "n3"), "n1", "n2", "n3"), nil, topology.ErrDataLost},
+		{"every member lost, no base backup in the archive", func() topology.Cluster {
+			c := lose(whole("n1", "n2", "n3"), "n1", "n2", "n3")
+			c.Archive = &topology.ArchiveEnd{LastWAL: "000000010000000000000004"}
+			return c
+		}(), nil, topology.ErrDataLost},
+		{"every member lost, restored from the archive", func() topology.Cluster {
+			c := lose(whole("n1", "n2", "n3"), "n1", "n2", "n3")
+			c.Archive = &topology.ArchiveEnd{Backup: "base_000000010000000000000002", LastWAL: "000000010000000000000004"}
+			return c
+		}(), []string{"restore the cluster from its archive onto n1, n2, n3"}, nil},
 		{"the primary and a standby lost", lose(whole("n1", "n2", "n3"), "n1", "n2"), nil, topology.ErrNoElection},
 		{"a new cluster", fresh, []string{"form the cluster from n1, n2, n3"}, nil},
 		{"an interrupted create", interrupted, []string{"form the cluster from n2, n3"}, nil},

@@ -72,11 +72,22 @@ func Bootstrap(s cluster.Spec, region string, addrs map[string]string, allowed [
 // Render renders every node's user-data (bootstrap.RenderEC2), by node name. The error names each node
 // bootstrap refused and why.
 func Render(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts) (map[string]bootstrap.UserData, error) {
+	return render(bootstrap.RenderEC2, s, region, addrs, allowed, facts)
+}
+
+// RenderRestore is Render for the launch of a cluster whose every member is lost: each node's user-data
+// bootstraps the cluster from its archive (bootstrap.RenderEC2Restore), with the identity of Render's.
+func RenderRestore(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts) (map[string]bootstrap.UserData, error) {
+	return render(bootstrap.RenderEC2Restore, s, region, addrs, allowed, facts)
+}
+
+func render(renderEC2 func(bootstrap.Cluster, bootstrap.EC2Node) (bootstrap.UserData, error), s cluster.Spec, region string,
+	addrs map[string]string, allowed []string, facts Facts) (map[string]bootstrap.UserData, error) {
 	c, nodes := Bootstrap(s, region, addrs, allowed, facts)
 	out := make(map[string]bootstrap.UserData, len(nodes))
 	var errs []error
 	for _, n := range nodes {
-		u, err := bootstrap.RenderEC2(c, n)
+		u, err := renderEC2(c, n)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rendering the user-data of node %s: %w", n.Name, err))
 			continue

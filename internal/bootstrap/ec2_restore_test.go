@@ -1,0 +1,126 @@
+package bootstrap_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+)
+
+// TestRenderEC2Restore: the launch of a lost cluster bootstraps it from the archive with the bootstrap
+// method pgnvme_restore (the node's own restore_command, the latest timeline) and is otherwise the node's
+// usual user-data: its Identity is RenderEC2's, so the restored nodes are current (no roll after a restore),
+// it fits EC2's limit, and the usual rendering has neither the method nor the script.
+func TestRenderEC2Restore(t *testing.T) {
+	for _, combo := range ec2Matrix() {
+		plain, err := bootstrap.RenderEC2(combo.cluster, combo.node)
+		if err != nil {
+			t.Fatalf("%s: %v", combo.name, err)
+		}
+		u, err := bootstrap.RenderEC2Restore(combo.cluster, combo.node)
+		if err != nil {
+			t.Fatalf("%s: %v", combo.name, err)
+		}
+		if u.Identity != plain.Identity {
+			t.Errorf("%s: the restore's identity differs from the node's usual one: the restored nodes would be rolled", combo.name)
+		}
+		if n := len(u.Gzip()); n > bootstrap.MaxUserDataBytes {
+			t.Errorf("%s: gzipped restore user-data is %d bytes (limit %d)", combo.name, n, bootstrap.MaxUserDataBytes)
+		}
+		restoreCommand := `restore_command: "/usr/bin/pgbackrest --config=/etc/pgbackrest/pgbackrest.conf --stanza=demo archive-get %f \"%p\""`
+		if strings.Contains(combo.name, "walg") {
+			restoreCommand = `restore_command: "/usr/local/lib/pgnvme/walg-restore.sh %f %p"`
+		}
+		want := "  method: \"pgnvme_restore\"\n  pgnvme_restore:\n    command: \"/usr/local/lib/pgnvme/restore.sh\"\n    no_params: true\n" +
+			"    recovery_conf:\n      " + restoreCommand + "\n      recovery_target_timeline: \"latest\"\n"
+		if !strings.Contains(u.PatroniYAML, want) {
+			t.Errorf("%s: Patroni's bootstrap section is not the restore's; want\n%s\nin\n%s", combo.name, want, u.PatroniYAML)
+		}
+		if _, ok := u.File("/usr/local/lib/pgnvme/restore.sh"); !ok {
+			t.Errorf("%s: restore.sh is not written", combo.name)
+		}
+		if _, ok := plain.File("/usr/local/lib/pgnvme/restore.sh"); ok || strings.Contains(plain.PatroniYAML, "pgnvme_restore") {
+			t.Errorf("%s: the usual user-data has the restore's bootstrap method", combo.name)
+		}
+	}
+	c := ec2Cluster(pgbackrest, 16)
+	c.Archive = nil
+	if _, err := bootstrap.RenderEC2Restore(c, ec2Host(c, "pg-a", 1, bootstrap.ArchX86_64)); err == nil {
+		t.Error("a cluster without an archive rendered a restore")
+	}
+}
+
+// TestEC2RestoreScript runs the rendered bootstrap script of both archivers with a stand-in for the
+// archiver: into an empty data directory it fetches the newest backup (pgBackRest: restore --type=none, so
+// Patroni writes the recovery settings; WAL-G: backup-fetch LATEST) and leaves the directory 0700; an
+// archiver's failure fails the bootstrap; a data directory that is not empty is refused without running it.
+func TestEC2RestoreScript(t *testing.T) {
+	for _, archiver := range []string{pgbackrest, walg} {
+		c := ec2Cluster(archiver, 16)
+		n := ec2Host(c, "pg-a", 1, bootstrap.ArchX86_64)
+		u, err := bootstrap.RenderEC2Restore(c, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, ok := u.File("/usr/local/lib/pgnvme/restore.sh")
+		if !ok {
+			t.Fatal("restore.sh is not rendered")
+		}
+		wantRun := "pgbackrest --config=/etc/pgbackrest/pgbackrest.conf --stanza=demo --log-level-console=info --type=none restore"
+		if archiver == walg {
+			wantRun = "wal-g backup-fetch DATA LATEST prefix=s3://b/p"
+		}
+		for _, tc := range []struct {
+			name     string
+			status   int
+			leftover bool
+			want     int
+			ran      bool
+		}{
+			{"restored", 0, false, 0, true},
+			{"the archiver fails", 3, false, 3, true},
+			{"a data directory not empty", 0, true, 1, false},
+		} {
+			dir := scriptDir(t, "restore.sh", "", map[string]string{
+				"pgbackrest": `echo "pgbackrest $*" >>"$LOG"; exit $STATUS` + "\n",
+				"wal-g":      `echo "wal-g $1 ${2/$DATA/DATA} $3 prefix=$WALG_S3_PREFIX" >>"$LOG"; exit $STATUS` + "\n",
+			})
+			data, envPath := filepath.Join(dir, "data"), filepath.Join(dir, "walg.env")
+			if tc.leftover {
+				if err := os.MkdirAll(data, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(data, "PG_VERSION"), []byte("16\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(envPath, []byte("WALG_S3_PREFIX=s3://b/p\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := strings.NewReplacer("ENV_FILE=/etc/wal-g/walg.env\n", "ENV_FILE="+envPath+"\n",
+				"WALG=/usr/local/bin/wal-g\n", "WALG="+filepath.Join(dir, "bin", "wal-g")+"\n",
+				"PGBACKREST=(/usr/bin/pgbackrest ", "PGBACKREST=("+filepath.Join(dir, "bin", "pgbackrest")+" ",
+				"DATA_DIR=/var/lib/pgnvme/data\n", "DATA_DIR="+data+"\n").Replace(f.Content)
+			if err := os.WriteFile(filepath.Join(dir, "restore.sh"), []byte(s), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(filepath.Join(dir, "restore.sh"))
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log"), "STATUS=" + strconv.Itoa(tc.status), "DATA=" + data}
+			out, _ := cmd.CombinedOutput()
+			if got := cmd.ProcessState.ExitCode(); got != tc.want {
+				t.Errorf("%s, %s: exit %d, want %d\n%s", archiver, tc.name, got, tc.want, out)
+			}
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			if got := strings.TrimSpace(string(log)); (got == wantRun) != tc.ran || (!tc.ran && got != "") {
+				t.Errorf("%s, %s: the archiver ran as %q; want %q (run: %v)", archiver, tc.name, got, wantRun, tc.ran)
+			}
+			if st, err := os.Stat(data); tc.want == 0 && (err != nil || st.Mode().Perm() != 0o700) {
+				t.Errorf("%s, %s: the data directory is %v (%v), want mode 0700", archiver, tc.name, st, err)
+			}
+		}
+	}
+}
