@@ -521,16 +521,16 @@ func TestApplySettings(t *testing.T) {
 // at create) and returns the repository's path.
 func withArchive(t *testing.T, m *localcluster.Manager, s *localcluster.Spec) string {
 	t.Helper()
-	repo, err := os.MkdirTemp("", "pgnvme-lc-repo-")
+	parent, err := os.MkdirTemp("", "pgnvme-lc-repo-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(repo) })
+	t.Cleanup(func() { _ = os.RemoveAll(parent) })
 	// The repository belongs to the server user, made the way the product makes its directories.
-	if err := os.Chmod(repo, 0o755); err != nil {
+	if err := os.Chmod(parent, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	repo = filepath.Join(repo, "repo")
+	repo := filepath.Join(parent, "repo")
 	if err := m.Engine().MkdirAllOwned(repo, 0o750); err != nil {
 		t.Fatal(err)
 	}

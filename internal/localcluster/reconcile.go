@@ -166,25 +166,8 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 // createPrimary initialises and starts mb as a new primary (asynchronous
 // until settle applies the quorum), with the archive's stanza and backup.
 func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Member) error {
-	// A cluster created again after every member was lost may have lost its data directory root too.
-	root, err := DataDirRoot(s)
+	r, err := m.preparePrimary(ctx, s, major, mb)
 	if err != nil {
-		return err
-	}
-	if err := m.engine.MkdirAllOwned(root, 0o755); err != nil {
-		return fmt.Errorf("creating the data directory root %s: %w", root, err)
-	}
-	async := ""
-	r, err := m.render(s, major, mb, localnode.RolePrimary, mb, &async)
-	if err != nil {
-		return err
-	}
-	if s.hasPgBackRest() {
-		if err := m.writePgBackRest(mb, r); err != nil {
-			return err
-		}
-	}
-	if err := m.prepareMember(ctx, s, mb); err != nil {
 		return err
 	}
 	n := Node(mb, localnode.RolePrimary)
@@ -200,6 +183,30 @@ func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Membe
 	return nil
 }
 
+// preparePrimary makes what a new primary mb needs before its data directory is filled: the data directory
+// root (a cluster whose every member was lost may have lost it too), its pgBackRest configuration and its
+// limits; and returns its rendering as the primary (asynchronous until settle applies the quorum).
+func (m *Manager) preparePrimary(ctx context.Context, s Spec, major int, mb Member) (bootstrap.Rendered, error) {
+	root, err := DataDirRoot(s)
+	if err != nil {
+		return bootstrap.Rendered{}, err
+	}
+	if err := m.engine.MkdirAllOwned(root, 0o755); err != nil {
+		return bootstrap.Rendered{}, fmt.Errorf("creating the data directory root %s: %w", root, err)
+	}
+	async := ""
+	r, err := m.render(s, major, mb, localnode.RolePrimary, mb, &async)
+	if err != nil {
+		return bootstrap.Rendered{}, err
+	}
+	if s.hasPgBackRest() {
+		if err := m.writePgBackRest(mb, r); err != nil {
+			return bootstrap.Rendered{}, err
+		}
+	}
+	return r, m.prepareMember(ctx, s, mb)
+}
+
 // restorePrimary makes mb the primary from the archive, every member being lost: `pgbackrest restore` of
 // the newest backup (an unfinished restore's leftovers destroyed first, see restoreData), then archive
 // recovery to the end of the archive, which PostgreSQL ends by starting the next timeline; it then
@@ -209,22 +216,8 @@ func (m *Manager) restorePrimary(ctx context.Context, s Spec, major int, mb Memb
 	if !s.hasPgBackRest() {
 		return fmt.Errorf("node %s cannot be restored: the cluster has no pgBackRest archive", mb.Name)
 	}
-	root, err := DataDirRoot(s)
+	r, err := m.preparePrimary(ctx, s, major, mb)
 	if err != nil {
-		return err
-	}
-	if err := m.engine.MkdirAllOwned(root, 0o755); err != nil {
-		return fmt.Errorf("creating the data directory root %s: %w", root, err)
-	}
-	async := ""
-	r, err := m.render(s, major, mb, localnode.RolePrimary, mb, &async)
-	if err != nil {
-		return err
-	}
-	if err := m.writePgBackRest(mb, r); err != nil {
-		return err
-	}
-	if err := m.prepareMember(ctx, s, mb); err != nil {
 		return err
 	}
 	n := Node(mb, localnode.RolePrimary)

@@ -95,7 +95,7 @@ func TestPlatform_planIsApply(t *testing.T) {
 		{"a node added", func() {}, spec(4), []string{"reseed"}},
 		{"a node removed", func() {}, spec(3), []string{"remove"}},
 		// No archive: nothing is left to keep, and the cluster is created again (with one, see
-		// TestArchiveSeedsStandbys: refused).
+		// TestEveryMemberLostIsRestored: restored from it).
 		{"every node lost", func() { loseNode(0); loseNode(1); loseNode(2) }, spec(3), []string{"create", "create", "create"}},
 	} {
 		tc.before()
