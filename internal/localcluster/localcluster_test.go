@@ -726,17 +726,7 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 	if err := pc.QueryRow(ctx, "SELECT pg_walfile_name(pg_current_wal_lsn() - 1)").Scan(&after); err != nil {
 		t.Fatal(err)
 	}
-	acctest.WaitFor(t, 60*time.Second, "the new timeline's commit to be archived", func() (bool, string) {
-		st, err := m.Observe(ctx, s)
-		if err != nil {
-			return false, err.Error()
-		}
-		h, err := m.ArchiveHealth(ctx, s, st)
-		if err != nil || h == nil {
-			return false, fmt.Sprint(err)
-		}
-		return h.LastArchived >= after, "newest " + h.LastArchived
-	})
+	waitArchiveHolds(t, ctx, m, s, after) // the new timeline's commit
 	// The backup scheduler verifies the archive with pgBackRest once the new primary archived what the
 	// switch left and a complete segment of its own (the one just switched), and records the verdict in
 	// the archive, where the refresh reads it.

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
@@ -128,17 +129,9 @@ func TestEveryMemberLostIsRestored(t *testing.T) {
 		if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&seg); err != nil {
 			t.Fatal(err)
 		}
-		acctest.WaitFor(t, time.Minute, "the restored primary's segment "+seg+" in the archive", func() (bool, string) {
-			now, err := m.Observe(ctx, ls)
-			if err != nil {
-				return false, err.Error()
-			}
-			h, err := m.ArchiveHealth(ctx, ls, now)
-			if err != nil || h == nil {
-				return false, fmt.Sprint(err)
-			}
-			return h.LastArchived >= seg && h.Hole == "", fmt.Sprintf("newest %s, hole %q", h.LastArchived, h.Hole)
-		})
+		if h := waitArchiveHolds(t, ctx, m, ls, seg); h.Hole != "" {
+			t.Errorf("round %d: after the restore the archive misses %s", round, h.Hole)
+		}
 		t.Logf("round %d: the restored primary (timeline %d) archives to the same archive: %s is there", round, tl, seg)
 	}
 }
@@ -182,17 +175,25 @@ func waitArchived(t *testing.T, ctx context.Context, m *localcluster.Manager, ls
 	if err := connect(t, ctx, localcluster.Member{Name: "primary", Port: port}).QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&seg); err != nil {
 		t.Fatal(err)
 	}
+	waitArchiveHolds(t, ctx, m, ls, seg)
+}
+
+// waitArchiveHolds waits until the archive's newest segment (ArchiveHealth, as a refresh reads it) is seg
+// or later, and returns that reading.
+func waitArchiveHolds(t *testing.T, ctx context.Context, m *localcluster.Manager, ls localcluster.Spec, seg string) *archive.Health {
+	t.Helper()
+	var h *archive.Health
 	acctest.WaitFor(t, time.Minute, "segment "+seg+" in the archive", func() (bool, string) {
 		st, err := m.Observe(ctx, ls)
 		if err != nil {
 			return false, err.Error()
 		}
-		h, err := m.ArchiveHealth(ctx, ls, st)
-		if err != nil || h == nil {
+		if h, err = m.ArchiveHealth(ctx, ls, st); err != nil || h == nil {
 			return false, fmt.Sprint(err)
 		}
 		return h.LastArchived >= seg, "newest " + h.LastArchived
 	})
+	return h
 }
 
 // checkRestored checks the restored primary's table acked against the writer's record: every commit
