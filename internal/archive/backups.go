@@ -35,12 +35,15 @@ func PgBackRestBackups(data []byte) ([]Backup, error) {
 			RepoSize  int64  `json:"backup-info-repo-size-delta"`
 			WALStart  string `json:"backup-archive-start"`
 			WALStop   string `json:"backup-archive-stop"`
+			LSNStart  string `json:"backup-lsn-start"`
+			LSNStop   string `json:"backup-lsn-stop"`
 			BackupErr bool   `json:"backup-error"`
 		}
 		if err := json.Unmarshal([]byte(value), &b); err != nil {
 			return nil, fmt.Errorf("reading backup %s of backup.info: %w", label, err)
 		}
-		out = append(out, Backup{Label: label, Type: b.Type, Start: b.Start, Stop: b.Stop, Size: b.Size, RepoSize: b.RepoSize, WALStart: b.WALStart, WALStop: b.WALStop})
+		out = append(out, Backup{Label: label, Type: b.Type, Start: b.Start, Stop: b.Stop, Size: b.Size, RepoSize: b.RepoSize, WALStart: b.WALStart, WALStop: b.WALStop,
+			LSNStart: b.LSNStart, LSNStop: b.LSNStop})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err

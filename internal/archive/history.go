@@ -250,6 +250,9 @@ type Backup struct {
 	Size, RepoSize int64
 	// WALStart and WALStop are the first and last segments the backup needs.
 	WALStart, WALStop string
+	// LSNStart and LSNStop are the WAL positions where the backup began and where it is consistent ("" when
+	// the archive does not record them).
+	LSNStart, LSNStop string
 }
 
 // History is what the stanza holds of clusters' past, as History: its identities and, as evidence, its
@@ -293,6 +296,10 @@ func ParsePgBackRestInfo(data []byte) (PgBackRestInfo, error) {
 				Start string `json:"start"`
 				Stop  string `json:"stop"`
 			} `json:"archive"`
+			LSN struct {
+				Start string `json:"start"`
+				Stop  string `json:"stop"`
+			} `json:"lsn"`
 			Info struct {
 				Size       int64 `json:"size"`
 				Repository struct {
@@ -323,7 +330,7 @@ func ParsePgBackRestInfo(data []byte) (PgBackRestInfo, error) {
 	}
 	for _, b := range r.Backup {
 		out.Backups = append(out.Backups, Backup{Label: b.Label, Type: b.Type, Start: b.Timestamp.Start, Stop: b.Timestamp.Stop,
-			Size: b.Info.Size, RepoSize: b.Info.Repository.Delta, WALStart: b.Archive.Start, WALStop: b.Archive.Stop})
+			Size: b.Info.Size, RepoSize: b.Info.Repository.Delta, WALStart: b.Archive.Start, WALStop: b.Archive.Stop, LSNStart: b.LSN.Start, LSNStop: b.LSN.Stop})
 	}
 	return out, nil
 }

@@ -16,10 +16,11 @@ func TestRestoreBackup(t *testing.T) {
 	}
 	h := Health{
 		Backups: []Backup{
-			{Label: "full-1", Stop: at("2026-12-01T00:10:00Z").Unix()},
-			{Label: "incr-2", Stop: at("2026-12-01T12:10:00Z").Unix()},
-			{Label: "full-3", Stop: at("2026-12-02T00:10:00Z").Unix()},
+			{Label: "full-1", Stop: at("2026-12-01T00:10:00Z").Unix(), LSNStop: "0/2000100"},
+			{Label: "incr-2", Stop: at("2026-12-01T12:10:00Z").Unix(), LSNStop: "0/5000100"},
+			{Label: "full-3", Stop: at("2026-12-02T00:10:00Z").Unix(), LSNStop: "1/2000100"},
 		},
+		LastArchived:    "000000020000000100000004",
 		RecoverableFrom: at("2026-12-01T00:10:00Z"),
 		RecoverableTo:   at("2026-12-02T09:00:00Z"),
 	}
@@ -38,7 +39,7 @@ func TestRestoreBackup(t *testing.T) {
 		if tc.target != "" {
 			target = at(tc.target)
 		}
-		b, err := RestoreBackup(h, target)
+		b, err := RestoreBackup(h, Target{Time: target}, "")
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("target %q: %v, %v; want an error containing %q", tc.target, b, err, tc.err)
@@ -46,7 +47,61 @@ func TestRestoreBackup(t *testing.T) {
 			t.Errorf("target %q: %v, %v; want %s", tc.target, b.Label, err, tc.want)
 		}
 	}
-	if _, err := RestoreBackup(Health{}, time.Time{}); err == nil || !strings.Contains(err.Error(), "no base backup") {
+	if _, err := RestoreBackup(Health{}, Target{}, ""); err == nil || !strings.Contains(err.Error(), "no base backup") {
 		t.Errorf("an archive without a backup: %v", err)
+	}
+}
+
+func TestRestoreBackup_lsnAndNamed(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	h := Health{
+		Backups: []Backup{
+			{Label: "full-1", Stop: at("2026-12-01T00:10:00Z").Unix(), LSNStop: "0/2000100"},
+			{Label: "incr-2", Stop: at("2026-12-01T12:10:00Z").Unix(), LSNStop: "0/5000100"},
+			{Label: "full-3", Stop: at("2026-12-02T00:10:00Z").Unix(), LSNStop: "1/2000100"},
+		},
+		LastArchived:    "000000020000000100000004", // ends at 1/5000000
+		RecoverableFrom: at("2026-12-01T00:10:00Z"),
+		RecoverableTo:   at("2026-12-02T09:00:00Z"),
+	}
+	for _, tc := range []struct {
+		name   string
+		target Target
+		label  string
+		want   string
+		err    string
+	}{
+		{"lsn at a backup's end", Target{LSN: "0/5000100"}, "", "incr-2", ""},
+		{"lsn between backups", Target{LSN: "0/FFFFFFFF"}, "latest", "incr-2", ""},
+		{"lsn at the archive's end", Target{LSN: "1/5000000"}, "", "full-3", ""},
+		{"lsn past the archive", Target{LSN: "1/5000001"}, "", "", "after the end of the newest WAL segment in the archive (000000020000000100000004, ending at 1/5000000)"},
+		{"lsn before every backup", Target{LSN: "0/2000000"}, "", "", "before the oldest base backup ends (full-1 at LSN 0/2000100)"},
+		{"malformed lsn", Target{LSN: "0x12"}, "", "", "malformed LSN"},
+		{"named backup before an lsn", Target{LSN: "0/FFFFFFFF"}, "full-1", "full-1", ""},
+		{"named backup after an lsn", Target{LSN: "0/3000000"}, "incr-2", "", "backup incr-2 ends at LSN 0/5000100, after the target 0/3000000"},
+		{"named backup after a time", Target{Time: at("2026-12-01T12:00:00Z")}, "full-3", "", "backup full-3 finished at 2026-12-02T00:10:00Z, after the target"},
+		{"named backup before a time", Target{Time: at("2026-12-01T12:00:00Z")}, "full-1", "full-1", ""},
+		{"unknown backup", Target{}, "full-9", "", `the archive holds no backup "full-9"; it holds full-1, incr-2, full-3`},
+		{"restore point from the newest", Target{Name: "before-migration"}, "", "full-3", ""},
+		{"restore point from a named backup", Target{Name: "before-migration"}, "incr-2", "incr-2", ""},
+		{"immediate", Target{Immediate: true}, "full-1", "full-1", ""},
+	} {
+		b, err := RestoreBackup(h, tc.target, tc.label)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, %v; want an error containing %q", tc.name, b.Label, err, tc.err)
+		case tc.err == "" && (err != nil || b.Label != tc.want):
+			t.Errorf("%s: %v, %v; want %s", tc.name, b.Label, err, tc.want)
+		}
+	}
+	h.Hole = "000000020000000100000002"
+	if _, err := RestoreBackup(h, Target{Time: at("2026-12-03T00:00:00Z")}, ""); err == nil || !strings.Contains(err.Error(), "no further than segment 000000020000000100000002") {
+		t.Errorf("the window of an archive with a hole: %v", err)
 	}
 }

@@ -128,7 +128,7 @@ func (c Cluster) Problems() []Problem {
 	out = append(out, c.validateSynchronous()...)
 	add(c.validateParameters(), "parameters")
 	if c.Archive != nil {
-		out = append(out, c.Archive.validate()...)
+		out = append(out, c.Archive.ProblemsAt([]string{"archive"})...)
 		params := defaultParameters()
 		for k, v := range c.Parameters {
 			params[strings.ToLower(k)] = v
@@ -255,9 +255,12 @@ func (c Cluster) validateParameters() []error {
 	return errs
 }
 
-func (a *Archive) validate() []Problem {
+// ProblemsAt reports every problem with a's archiver settings and stanza, each at its attribute under root
+// (the block that gives them: archive, or restore.archive for the archive a cluster is restored from).
+func (a *Archive) ProblemsAt(root []string) []Problem {
 	var errs []Problem
-	at := []string{"archive"}
+	under := func(name string) []string { return append(slices.Clip(root), name) }
+	at := root
 	bad := func(format string, args ...any) {
 		errs = append(errs, Problem{Path: at, Err: fmt.Errorf(format, args...)})
 	}
@@ -269,7 +272,7 @@ func (a *Archive) validate() []Problem {
 		bad("The archive has both pgBackRest options and a WAL-G environment; give exactly one of them.")
 		return errs
 	}
-	at = []string{"archive", "pgbackrest_options"}
+	at = under("pgbackrest_options")
 	for _, k := range slices.Sorted(maps.Keys(a.PgBackRestOptions)) {
 		v := a.PgBackRestOptions[k]
 		switch {
@@ -286,9 +289,10 @@ func (a *Archive) validate() []Problem {
 		}
 	}
 	if len(a.PgBackRestOptions) > 0 && a.Stanza != "" && !stanzaPattern.MatchString(a.Stanza) {
+		at = under("stanza")
 		bad("The pgBackRest stanza %q is not valid; use 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit.", a.Stanza)
 	}
-	at = []string{"archive", "walg_env"}
+	at = under("walg_env")
 	if len(a.WALGEnv) > 0 {
 		hasPrefix := false
 		for _, k := range slices.Sorted(maps.Keys(a.WALGEnv)) {

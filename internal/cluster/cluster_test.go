@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
@@ -106,6 +108,42 @@ func TestValidate(t *testing.T) {
 			in.Parameters = map[string]string{"shared_buffers": "65536"} // 512 MiB of 8 kB pages
 			in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{MemoryMiB: 520}
 		}, "local.limits.memory_mib", "at least 576"},
+		{"restore to a time", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Stanza: "orders", Target: cluster.RestoreTargetInput{Time: "2026-12-02T10:30:00Z"}}
+		}, "", ""},
+		{"restore without an archive", func(in *cluster.Input) { in.Restore = &cluster.RestoreInput{} }, "restore.archive", "neither pgBackRest options nor a WAL-G environment"},
+		{"restore with wal-g on local", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://b/p"}}
+		}, "restore.archive.walg_env", "restores with pgBackRest"},
+		{"restore with a node's option", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"pg1-path": "/x"}}
+		}, "restore.archive.pgbackrest_options", "belongs to one node"},
+		{"restore with a bad stanza", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Stanza: "a b"}
+		}, "restore.archive.stanza", "not valid"},
+		{"restore to two targets", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Target: cluster.RestoreTargetInput{LSN: "0/3000000", Immediate: true}}
+		}, "restore.target", "sets lsn and immediate"},
+		{"restore to a time without a zone", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Target: cluster.RestoreTargetInput{Time: "2026-12-02 10:30:00"}}
+		}, "restore.target.time", "not an RFC 3339 time"},
+		{"restore to a malformed lsn", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Target: cluster.RestoreTargetInput{LSN: "3000000"}}
+		}, "restore.target.lsn", "malformed LSN"},
+		{"restore to a quoted restore point", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Target: cluster.RestoreTargetInput{Name: "it's"}}
+		}, "restore.target.name", "not a restore point name"},
+		{"restore a badly named backup", func(in *cluster.Input) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Backup: "../x y"}
+		}, "restore.backup", "neither \"latest\" nor a backup's name"},
+		{"restore from the cluster's own archive", func(in *cluster.Input) {
+			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}}
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/r", "repo1-retention-full": "2"}, Stanza: "demo"}
+		}, "restore.archive", "archive to it as well"},
+		{"restore from another stanza of the same repository", func(in *cluster.Input) {
+			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}}
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/r"}, Stanza: "orders"}
+		}, "", ""},
 		{"memory fits tuned shared_buffers", func(in *cluster.Input) {
 			in.Parameters = map[string]string{"shared_buffers": "128MB"}
 			in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{MemoryMiB: 192}
@@ -191,5 +229,68 @@ func TestConnectionURIAndGone(t *testing.T) {
 	}
 	if !(cluster.Status{Members: []cluster.Member{{State: cluster.StateMissing}}}).Gone() {
 		t.Error("every member missing is gone")
+	}
+}
+
+// TestPlanRestore: the restore block's plan from what the source archive holds: the backup chosen for the
+// target and the plan's words; refusals at the attribute they are about.
+func TestPlanRestore(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	h := &archive.Health{
+		Backups: []archive.Backup{
+			{Label: "20261201-001000F", Stop: at("2026-12-01T00:10:00Z").Unix(), LSNStop: "0/2000100"},
+			{Label: "20261202-001000F", Stop: at("2026-12-02T00:10:00Z").Unix(), LSNStop: "0/9000100"},
+		},
+		LastArchived: "00000001000000000000000C", RecoverableFrom: at("2026-12-01T00:10:00Z"), RecoverableTo: at("2026-12-02T09:00:00Z"),
+	}
+	spec := func(tgt cluster.RestoreTargetInput, backup string) cluster.Spec {
+		return cluster.FromInput(cluster.Input{Name: "clone", Blocks: localBlock(localspec.Block{DataDir: "/d"}),
+			Restore: &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Stanza: "orders", Target: tgt, Backup: backup}})
+	}
+	p, err := cluster.PlanRestore(spec(cluster.RestoreTargetInput{Time: "2026-12-01T12:00:00Z"}, ""), h, nil)
+	if err != nil || p.Backup.Label != "20261201-001000F" {
+		t.Fatalf("a time target between the backups: %+v, %v", p.Backup, err)
+	}
+	want := "restore node-1 from pgBackRest stanza orders in /src: base backup 20261201-001000F (finished 2026-12-01T00:10:00Z), " +
+		"then its WAL replayed to 2026-12-01T12:00:00Z, where it becomes the primary of a new timeline; then node-2, node-3 copied from it"
+	if got := p.Summary("node-1", []string{"node-2", "node-3"}); got != want {
+		t.Errorf("Summary =\n%s\nwant\n%s", got, want)
+	}
+	if p, err = cluster.PlanRestore(spec(cluster.RestoreTargetInput{}, ""), h, nil); err != nil || p.Backup.Label != "20261202-001000F" ||
+		!strings.Contains(p.Summary("node-1", nil), "replayed to the end of the archive, where it becomes the primary of a new timeline (the archive's newest segment arrived at 2026-12-02T09:00:00Z)") {
+		t.Errorf("the end of the archive: %+v, %v: %s", p.Backup, err, p.Summary("node-1", nil))
+	}
+	for _, tc := range []struct {
+		name    string
+		s       cluster.Spec
+		h       *archive.Health
+		readErr error
+		path    string
+		detail  string
+	}{
+		{"unreadable", spec(cluster.RestoreTargetInput{}, ""), nil, errPlain, "restore.archive", "could not"},
+		{"no backup", spec(cluster.RestoreTargetInput{}, ""), &archive.Health{}, nil, "restore.archive", "holds no base backup"},
+		{"future", spec(cluster.RestoreTargetInput{Time: "2026-12-03T00:00:00Z"}, ""), h, nil, "restore.target.time", "after the newest WAL segment"},
+		{"lsn past the end", spec(cluster.RestoreTargetInput{LSN: "1/0"}, ""), h, nil, "restore.target.lsn", "after the end of the newest WAL segment"},
+		{"missing backup", spec(cluster.RestoreTargetInput{}, "20990101-000000F"), h, nil, "restore.backup", "holds no backup"},
+		{"restore point", spec(cluster.RestoreTargetInput{Name: "x"}, ""), h, nil, "", ""},
+	} {
+		_, err := cluster.PlanRestore(tc.s, tc.h, tc.readErr)
+		if tc.path == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		fields, _ := cluster.FieldErrors(err)
+		if len(fields) != 1 || strings.Join(fields[0].Path, ".") != tc.path || !strings.Contains(fields[0].Detail, tc.detail) {
+			t.Errorf("%s: %v; want an error at %s containing %q", tc.name, err, tc.path, tc.detail)
+		}
 	}
 }

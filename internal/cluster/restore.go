@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
@@ -12,11 +14,79 @@ import (
 // and when it finished, the newest segment and when it arrived, and the first segment missing.
 func ArchiveEnd(h archive.Health) *topology.ArchiveEnd {
 	end := &topology.ArchiveEnd{LastWAL: h.LastArchived, LastWALAt: h.LastArchivedAt, Hole: h.Hole}
-	if b, err := archive.RestoreBackup(h, time.Time{}); err == nil { // the end of the archive: its newest backup
+	if b, err := archive.RestoreBackup(h, archive.Target{}, ""); err == nil { // the end of the archive: its newest backup
 		end.Backup = b.Label
 		if b.Stop > 0 {
 			end.BackupAt = time.Unix(b.Stop, 0).UTC()
 		}
 	}
 	return end
+}
+
+// RestorePlan is how a cluster with a restore block is created: from which archive, which base backup,
+// to which target. Plan and apply both make it with PlanRestore from what the archive holds then; the
+// plan's text (Summary) and the apply's commands come from it.
+type RestorePlan struct {
+	// From is the archive restored from.
+	From archive.Location
+	// Backup is the base backup the restore starts from.
+	Backup archive.Backup
+	// Target is where recovery stops.
+	Target archive.Target
+	// To is when the archive's newest segment arrived, for the plan's words.
+	To time.Time
+}
+
+// PlanRestore is the restore of s (which has a restore block) from its source archive, whose health the
+// platform read as h (readErr when it could not): the backup archive.RestoreBackup chooses for the target.
+// An unreadable archive, one without a backup, a target outside its recoverable window and a backup that is
+// not there or ends after the target are refused at the restore block's attribute they are about.
+func PlanRestore(s Spec, h *archive.Health, readErr error) (RestorePlan, error) {
+	r := s.Restore
+	from, _ := s.RestoreLocation()
+	if readErr != nil || h == nil {
+		if readErr == nil {
+			readErr = fmt.Errorf("the platform cannot read %s", from)
+		}
+		return RestorePlan{}, Errorf([]string{"restore", "archive"}, "Restore Archive Not Readable",
+			"The cluster is restored from %s, and pgnvme reads it before the apply to choose the base backup and check the target. It could not: "+
+				"make it readable with the provider's credentials (S3: s3:ListBucket and s3:GetObject), or fix restore.archive. Nothing was created.\n\n%v", from, readErr)
+	}
+	target, err := r.Target()
+	if err != nil {
+		return RestorePlan{}, Errorf([]string{"restore", "target", "time"}, "Invalid Restore Target", "%s.", capitalize(err.Error()))
+	}
+	b, err := archive.RestoreBackup(*h, target, r.Backup)
+	if err != nil {
+		at := []string{"restore", "target"}
+		switch {
+		case len(h.Backups) == 0:
+			at = []string{"restore", "archive"}
+		case r.Backup != "" && r.Backup != archive.LatestBackup:
+			at = []string{"restore", "backup"}
+		case target.LSN != "":
+			at = append(at, "lsn")
+		case !target.Time.IsZero():
+			at = append(at, "time")
+		}
+		return RestorePlan{}, Errorf(at, "Restore Target Not In The Archive", "The cluster cannot be restored from %s: %v. Nothing was created.", from, err)
+	}
+	return RestorePlan{From: from, Backup: b, Target: target, To: h.RecoverableTo}, nil
+}
+
+// Summary is the plan's words for p, creating first (restored) and then the others (copied from it).
+func (p RestorePlan) Summary(first string, others []string) string {
+	at := ""
+	if p.Backup.Stop > 0 {
+		at = " (finished " + time.Unix(p.Backup.Stop, 0).UTC().Format(time.RFC3339) + ")"
+	}
+	out := fmt.Sprintf("restore %s from %s: base backup %s%s, then its WAL replayed to %s, where it becomes the primary of a new timeline",
+		first, p.From, p.Backup.Label, at, p.Target)
+	if p.Target.End() {
+		out += " (the archive's newest segment arrived at " + p.To.UTC().Format(time.RFC3339) + ")"
+	}
+	if len(others) > 0 {
+		out += "; then " + strings.Join(others, ", ") + " copied from it"
+	}
+	return out
 }

@@ -78,6 +78,8 @@ type Spec struct {
 	Parameters  map[string]string
 	// Archive is continuous archiving; nil means none.
 	Archive *bootstrap.Archive
+	// Restore is where the cluster is restored from when it is created; nil means initdb.
+	Restore *Restore `json:",omitempty"`
 	// Block is the platform's block; nil when the configuration gave none or more than one (an error).
 	Block Block
 	// Given is the configuration as given, before defaults (FromInput keeps it): what an import writes back,
@@ -128,6 +130,8 @@ type Input struct {
 	Archive     *ArchiveInput
 	// Backup is the backup block, nil when not given (the archive then runs backup.Default()).
 	Backup *BackupInput
+	// Restore is the restore block, nil when not given.
+	Restore *RestoreInput `json:",omitempty"`
 	// Blocks are the platform blocks given (localspec.Block, *awsspec.Input); a valid configuration gives
 	// exactly one. A platform keeps its own in what it stores (the JSON of Input leaves them out).
 	Blocks []BlockInput `json:"-"`
@@ -227,6 +231,7 @@ func FromInput(in Input) Spec {
 		DataDurability: bootstrap.Durability(orDefault(in.Synchronous.DataDurability, string(bootstrap.DurabilityRequired))),
 		Commit:         orDefault(in.Synchronous.Commit, bootstrap.CommitOn),
 	}
+	s.Restore = restoreOf(in.Restore)
 	if a := in.Archive; a != nil {
 		s.Archive = &bootstrap.Archive{
 			PgBackRestOptions: maps.Clone(a.PgBackRestOptions),

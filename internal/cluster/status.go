@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
@@ -58,6 +59,9 @@ type Status struct {
 	Archive *archive.Health
 	// Platform is what only the platform reports (*localspec.Status, *awsspec.Status); nil for none.
 	Platform PlatformStatus
+	// Restored is what the restore that created the cluster did (a cluster with a restore block); nil when
+	// the platform does not know (no restore, or not finished yet).
+	Restored *RestoreResult
 	// Leftovers is true when objects the platform made for the cluster still exist although no member
 	// does (the aws platform's network interfaces, security group, parameters): the cluster stays in state
 	// so that an apply can rebuild it or a destroy remove them.
@@ -197,4 +201,30 @@ func ConnectionURI(members []Member, user, database string) (uri string, primary
 	}
 	p := found[0]
 	return fmt.Sprintf("postgresql://%s@%s/%s", user, net.JoinHostPort(p.Host, strconv.Itoa(p.Port)), database), p, true
+}
+
+// RestoreResult is what a cluster's restore from an archive did: where from, which base backup, and how
+// far its recovery went.
+type RestoreResult struct {
+	// From is the archive restored from (archive.Location's words).
+	From string `json:"from"`
+	// Backup is the base backup's name, BackupFinishedAt when it finished, BackupBytes the database's size
+	// in it (what the restore wrote before replaying WAL).
+	Backup           string    `json:"backup"`
+	BackupFinishedAt time.Time `json:"backup_finished_at"`
+	BackupBytes      int64     `json:"backup_bytes"`
+	// Target is the target as the plan said it (archive.Target's words).
+	Target string `json:"target"`
+	// ReachedLSN is the last WAL record replayed (pg_last_wal_replay_lsn), ReachedTime the commit time of the
+	// last transaction replayed (pg_last_xact_replay_timestamp; zero when none was), and Timeline the new
+	// timeline the restored primary writes.
+	ReachedLSN  string    `json:"reached_lsn"`
+	ReachedTime time.Time `json:"reached_time"`
+	Timeline    int       `json:"timeline"`
+	// WALReplayedBytes is the WAL replayed after the backup's start (ReachedLSN minus its start position).
+	WALReplayedBytes int64 `json:"wal_replayed_bytes"`
+	// Seconds is how long the restore took, from the first byte fetched to the end of recovery;
+	// FinishedAt when it ended.
+	Seconds    float64   `json:"seconds"`
+	FinishedAt time.Time `json:"finished_at"`
 }

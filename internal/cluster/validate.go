@@ -101,6 +101,7 @@ func Validate(s Spec) []*FieldError {
 		add([]string{"backup"}, "Backup Without Archive", "Base backups are written to the archive, and this cluster has none: "+
 			"add an archive block (for example with pgnvme_archive_bucket's settings), or remove the backup block.")
 	}
+	out = append(out, validateRestore(s)...)
 	// The platform's block, in the context of the neutral spec.
 	var block []*FieldError
 	if s.Block != nil {

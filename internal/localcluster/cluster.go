@@ -79,6 +79,10 @@ type Spec struct {
 	// none. With a device per member, every member's data directory is
 	// ROOT/NAME/data.
 	Limits *localspec.Limits `json:"limits,omitempty"`
+	// Restore is where the first member is restored from at create (the restore block); nil means initdb.
+	// Not in the manifest: it acts at create only, and the configuration gives it again for a create that
+	// starts over.
+	Restore *RestoreFrom `json:"-"`
 }
 
 // Node states as Status.State holds them.

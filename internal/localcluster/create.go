@@ -214,35 +214,17 @@ func (m *Manager) Create(ctx context.Context, s Spec) (created []string, err err
 	}()
 
 	primary := s.Members[0]
-	async := "" // no standby streams yet: quorum applies once they do
-	r, err := m.render(s, major, primary, localnode.RolePrimary, primary, &async)
-	if err != nil {
-		return nil, err
+	if s.Restore != nil {
+		err = m.restoreClone(ctx, s, major, primary)
+	} else {
+		tflog.Info(ctx, "creating the primary", map[string]any{"node": primary.Name, "port": primary.Port, "data_dir": primary.DataDir})
+		err = m.createPrimary(ctx, s, major, primary)
 	}
-	if err := m.prepareMember(ctx, s, primary); err != nil {
-		return nil, err
-	}
-	if s.hasPgBackRest() {
-		if err := m.writePgBackRest(primary, r); err != nil {
-			return nil, err
-		}
-	}
-	pn := Node(primary, localnode.RolePrimary)
-	tflog.Info(ctx, "creating the primary", map[string]any{"node": primary.Name, "port": primary.Port, "data_dir": primary.DataDir})
-	err = m.engine.InitPrimary(ctx, pn, r.Parameters)
 	if hasData(primary) {
 		created = append(created, primary.Name)
 	}
 	if err != nil {
 		return created, err
-	}
-	if err := m.start(ctx, s, primary, pn); err != nil {
-		return created, err
-	}
-	if s.hasPgBackRest() {
-		if err := m.archiveBootstrap(ctx, s, primary); err != nil {
-			return created, err
-		}
 	}
 
 	standbys := s.Members[1:]

@@ -37,8 +37,10 @@ func (m *Manager) Destroy(ctx context.Context, s Spec) error {
 		}
 	}
 	if root, err := DataDirRoot(s); err == nil {
-		if err := os.Remove(ManifestPath(root)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+		for _, f := range []string{ManifestPath(root), restoredPath(root)} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
 		removeIfEmpty(root)
 	}

@@ -25,3 +25,13 @@ func StopBackupScheduler(ctx context.Context, m *Manager, s Spec) error {
 
 // SpecOf is the adapter's Spec of a cluster.Spec whose members are prior.
 func SpecOf(s cluster.Spec, prior []cluster.Member) (Spec, error) { return specOf(s, prior) }
+
+// TakeBackup takes a full pgBackRest backup on s's running primary.
+func TakeBackup(ctx context.Context, m *Manager, s Spec) error {
+	primary, err := m.runningPrimary(ctx, s)
+	if err != nil {
+		return err
+	}
+	_, err = m.runPgBackRest(ctx, s, primary, "--type=full", "backup")
+	return err
+}

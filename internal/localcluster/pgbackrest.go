@@ -23,13 +23,18 @@ import (
 // writePgBackRest creates mb's pgBackRest directory (log, lock, spool) and
 // writes its pgbackrest.conf, all owned by the server's user.
 func (m *Manager) writePgBackRest(mb Member, r bootstrap.Rendered) error {
+	return m.writePgBackRestFile(mb, filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"), r)
+}
+
+// writePgBackRestFile is writePgBackRest with the configuration at path (in mb's pgBackRest directory).
+func (m *Manager) writePgBackRestFile(mb Member, path string, r bootstrap.Rendered) error {
 	dir := pgBackRestDir(mb)
 	for _, sub := range []string{"log", "lock", "spool"} {
 		if err := m.engine.MkdirAllOwned(filepath.Join(dir, sub), 0o750); err != nil {
 			return fmt.Errorf("creating the pgBackRest directories of %s: %w", mb.Name, err)
 		}
 	}
-	if err := m.engine.WriteFileOwned(filepath.Join(dir, "pgbackrest.conf"), []byte(r.PgBackRestConf), 0o640); err != nil {
+	if err := m.engine.WriteFileOwned(path, []byte(r.PgBackRestConf), 0o640); err != nil {
 		return fmt.Errorf("writing the pgBackRest configuration of %s: %w", mb.Name, err)
 	}
 	return nil
@@ -38,11 +43,16 @@ func (m *Manager) writePgBackRest(mb Member, r bootstrap.Rendered) error {
 // runPgBackRest runs pgbackrest with mb's configuration and the stanza, as
 // the server's user, and returns its standard output.
 func (m *Manager) runPgBackRest(ctx context.Context, s Spec, mb Member, args ...string) (string, error) {
+	return m.runPgBackRestWith(ctx, filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"), s.stanza(), mb, args...)
+}
+
+// runPgBackRestWith is runPgBackRest with the configuration conf and stanza.
+func (m *Manager) runPgBackRestWith(ctx context.Context, conf, stanza string, mb Member, args ...string) (string, error) {
 	if m.pgbackrest == "" {
 		return "", fmt.Errorf("pgBackRest is not installed: install the pgbackrest package (apt-get install pgbackrest)")
 	}
 	dir := pgBackRestDir(mb)
-	full := append([]string{"--config=" + filepath.Join(dir, "pgbackrest.conf"), "--stanza=" + s.stanza()}, args...)
+	full := append([]string{"--config=" + conf, "--stanza=" + stanza}, args...)
 	out, err := m.engine.RunAsServerUser(ctx, dir, m.pgbackrest, full...)
 	if err != nil {
 		return out, fmt.Errorf("pgbackrest %v for %s: %w", args, mb.Name, err)
@@ -107,8 +117,17 @@ func (m *Manager) ArchiveHistory(ctx context.Context, s Spec) (archive.History, 
 // file and when it was written) and its running primary (the segment it writes), and judges them
 // (archive.Assess). nil without pgBackRest or for a location pgnvme cannot name.
 func (m *Manager) ArchiveHealth(ctx context.Context, s Spec, st []Status) (*archive.Health, error) {
+	if !s.hasPgBackRest() {
+		return nil, nil
+	}
 	r := archive.Reading{Tool: archive.ToolPgBackRest, ArchiveTimeout: bootstrap.ArchiveTimeout(s.Parameters), BackupEvery: s.Archive.BackupPolicy().Interval(time.Now())}
-	ok, err := m.withArchive(ctx, s, func(loc archive.Location, run pgbackrestRun) error {
+	return m.readHealth(ctx, s.Archive.PgBackRestOptions, s.stanza(), r, st)
+}
+
+// readHealth is ArchiveHealth of the pgBackRest archive opts and stanza, judged with r's settings; the
+// running primary among st, if any, writes to it.
+func (m *Manager) readHealth(ctx context.Context, opts map[string]string, stanza string, r archive.Reading, st []Status) (*archive.Health, error) {
+	ok, err := m.withLocation(ctx, opts, stanza, func(loc archive.Location, run pgbackrestRun) error {
 		out, err := run("--output=json", "info")
 		if err != nil {
 			return err
@@ -186,7 +205,12 @@ func (m *Manager) withArchive(ctx context.Context, s Spec, f func(archive.Locati
 	if !s.hasPgBackRest() {
 		return false, nil
 	}
-	loc, ok := archive.LocationOf(s.Archive.PgBackRestOptions, nil, s.stanza())
+	return m.withLocation(ctx, s.Archive.PgBackRestOptions, s.stanza(), f)
+}
+
+// withLocation is withArchive for the pgBackRest archive of options opts and stanza.
+func (m *Manager) withLocation(ctx context.Context, opts map[string]string, stanza string, f func(archive.Location, pgbackrestRun) error) (ok bool, err error) {
+	loc, ok := archive.LocationOf(opts, nil, stanza)
 	if !ok {
 		return false, nil
 	}
@@ -202,7 +226,7 @@ func (m *Manager) withArchive(ctx context.Context, s Spec, f func(archive.Locati
 	if err := os.Chown(dir, uid, gid); err != nil && !errors.Is(err, os.ErrPermission) {
 		return true, err
 	}
-	global := maps.Clone(s.Archive.PgBackRestOptions)
+	global := maps.Clone(opts)
 	global["log-level-file"] = "off"
 	global["lock-path"] = dir
 	var conf strings.Builder
@@ -215,7 +239,7 @@ func (m *Manager) withArchive(ctx context.Context, s Spec, f func(archive.Locati
 		return true, err
 	}
 	run := func(args ...string) (string, error) {
-		full := append([]string{"--config=" + path, "--stanza=" + s.stanza(), "--log-level-console=error"}, args...)
+		full := append([]string{"--config=" + path, "--stanza=" + stanza, "--log-level-console=error"}, args...)
 		out, err := m.engine.RunAsServerUser(ctx, dir, m.pgbackrest, full...)
 		if err != nil {
 			return "", fmt.Errorf("reading the archive (%s) with pgbackrest %s: %w", loc, strings.Join(args, " "), err)

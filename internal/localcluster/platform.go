@@ -67,7 +67,8 @@ func specOf(s cluster.Spec, prior []cluster.Member) (Spec, error) {
 	if b == nil {
 		return Spec{}, errors.New("the cluster has no local block: this is a bug in the provider, please report it")
 	}
-	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: b.RunAsUser, Limits: b.Limits}
+	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: b.RunAsUser, Limits: b.Limits,
+		Restore: restoreFromOf(s)}
 	for _, m := range localspec.Assign(s, prior) {
 		out.Members = append(out.Members, Member{Name: m.Name, Zone: m.Zone, Port: m.Port, DataDir: m.DataDir})
 	}
@@ -161,7 +162,11 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 	var actions []topology.Action
 	known := map[string]string{}
 	if len(prior) == 0 {
-		if resumable(ls) {
+		restart, err := m.restoreStartsOver(ctx, ls)
+		if err != nil {
+			return out, err
+		}
+		if resumable(ls) && !restart {
 			st, err := m.Observe(ctx, ls)
 			if err != nil {
 				return out, fmt.Errorf("reading the unfinished cluster %s: %w", s.Name, err)
@@ -173,24 +178,36 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			for _, x := range st {
 				known[x.Name] = x.Role
 			}
-		} else if old, ok := replaced(ls); ok {
+		} else if old, ok := replaced(ls); ok || restart {
 			// Terraform plans a replacement as a create while the old cluster still runs: its ports and
-			// manifest are in the way now, but not after the apply destroyed it first.
+			// manifest are in the way now, but not after the apply destroyed it first. An unfinished restore
+			// is destroyed the same way before it starts again.
+			if restart {
+				old = ls
+			}
 			if err := m.preflight(ctx, ls, &old); err != nil {
 				return out, &cluster.FieldError{Path: []string{"local"}, Summary: "Cannot Create Cluster Here",
 					Detail: "Nothing was changed. Fix what follows, or choose another local.data_dir or local.port_base.\n\n" + err.Error()}
 			}
 			out.Actions = fmt.Sprintf("replace the cluster %s: destroy every node (data included) and create it again", s.Name)
-			if why := localspec.ReplacementReason(old.Limits, ls.Limits); why != "" {
+			if restart {
+				out.Actions = fmt.Sprintf("start the unfinished restore of %s again (found its manifest; no node holds a restored copy yet): remove what it left", s.Name)
+			} else if why := localspec.ReplacementReason(old.Limits, ls.Limits); why != "" {
 				out.Actions += " (" + why + ")"
 			}
 		} else if err := m.Preflight(ctx, ls); err != nil {
 			return out, &cluster.FieldError{Path: []string{"local"}, Summary: "Cannot Create Cluster Here",
 				Detail: "Nothing was created. Fix what follows, or choose another local.data_dir or local.port_base.\n\n" + err.Error()}
 		}
-		if !resumable(ls) {
+		if !resumable(ls) || restart {
 			if err := startArchiving(ctx, m, ls); err != nil {
 				return out, err
+			}
+			if err := m.planRestore(ctx, s, &ls); err != nil {
+				return out, err
+			}
+			if ls.Restore != nil {
+				out.Actions = strings.TrimPrefix(out.Actions+"; then ", "; then ") + ls.Restore.Plan.Summary(ls.Members[0].Name, ls.names()[1:])
 			}
 		}
 	} else {
@@ -297,7 +314,16 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 	if err != nil {
 		return cluster.Status{}, err
 	}
-	if resumable(ls) {
+	restart, err := m.restoreStartsOver(ctx, ls)
+	if err != nil {
+		return cluster.Status{}, err
+	}
+	if restart {
+		tflog.Info(ctx, "removing what an unfinished restore left before starting it again", map[string]any{"name": s.Name})
+		if err := m.Destroy(ctx, ls); err != nil {
+			return cluster.Status{}, err
+		}
+	} else if resumable(ls) {
 		tflog.Info(ctx, "resuming the unfinished create of a local cluster", map[string]any{"name": s.Name})
 		if err := p.reconcile(ctx, m, ls); err != nil {
 			return p.status(ctx, m, ls, true), fmt.Errorf("resuming the unfinished create of %s: %w", s.Name, err)
@@ -305,6 +331,9 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 		return p.status(ctx, m, ls, true), nil
 	}
 	if err := startArchiving(ctx, m, ls); err != nil {
+		return cluster.Status{}, err
+	}
+	if err := m.planRestore(ctx, s, &ls); err != nil {
 		return cluster.Status{}, err
 	}
 	tflog.Info(ctx, "creating local cluster", map[string]any{"name": s.Name, "nodes": len(ls.Members)})
@@ -317,6 +346,27 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 			"or replaces them: %w", strings.Join(created, ", "), err)
 	}
 	return p.status(ctx, m, ls, true), nil
+}
+
+// restoreStartsOver reports whether ls, a cluster with a restore block, is an unfinished create (see
+// resumable) in which no member holds data yet: its restore was interrupted before the primary was promoted
+// (an apply that failed there removes what it restored itself; one that was killed cannot). The create then
+// starts over, after removing what was left, instead of being resumed: there is nothing to resume from, and
+// topology would otherwise create an empty cluster.
+func (m *Manager) restoreStartsOver(ctx context.Context, ls Spec) (bool, error) {
+	if ls.Restore == nil || !resumable(ls) {
+		return false, nil
+	}
+	st, err := m.Observe(ctx, ls)
+	if err != nil {
+		return false, fmt.Errorf("reading the unfinished cluster %s: %w", ls.Name, err)
+	}
+	for _, x := range st {
+		if x.State != StateMissing {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // reconcile runs topology's repair plan for ls as it is now.
@@ -373,6 +423,9 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 		out.Warnings = append(out.Warnings, "Whether the backup scheduler runs could not be checked: "+err.Error())
 	}
 	out.Platform = &localspec.Status{DurabilityWatcherRunning: running, BackupSchedulerRunning: scheduling}
+	if out.Restored, err = readRestored(ls); err != nil {
+		out.Warnings = append(out.Warnings, "What the restore that created the cluster did could not be read: "+err.Error())
+	}
 	return out
 }
 

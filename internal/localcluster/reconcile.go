@@ -184,8 +184,9 @@ func (m *Manager) createPrimary(ctx context.Context, s Spec, major int, mb Membe
 }
 
 // preparePrimary makes what a new primary mb needs before its data directory is filled: the data directory
-// root (a cluster whose every member was lost may have lost it too), its pgBackRest configuration and its
-// limits; and returns its rendering as the primary (asynchronous until settle applies the quorum).
+// root (a cluster whose every member was lost may have lost it too), its limits (and its own device, which
+// holds the pgBackRest directory) and its pgBackRest directory and configuration; and returns its rendering
+// as the primary (asynchronous until settle applies the quorum).
 func (m *Manager) preparePrimary(ctx context.Context, s Spec, major int, mb Member) (bootstrap.Rendered, error) {
 	root, err := DataDirRoot(s)
 	if err != nil {
@@ -199,12 +200,15 @@ func (m *Manager) preparePrimary(ctx context.Context, s Spec, major int, mb Memb
 	if err != nil {
 		return bootstrap.Rendered{}, err
 	}
+	if err := m.prepareMember(ctx, s, mb); err != nil {
+		return bootstrap.Rendered{}, err
+	}
 	if s.hasPgBackRest() {
 		if err := m.writePgBackRest(mb, r); err != nil {
 			return bootstrap.Rendered{}, err
 		}
 	}
-	return r, m.prepareMember(ctx, s, mb)
+	return r, nil
 }
 
 // restorePrimary makes mb the primary from the archive, every member being lost: `pgbackrest restore` of
@@ -246,6 +250,11 @@ func (m *Manager) restorePrimary(ctx context.Context, s Spec, major int, mb Memb
 // directory (restoreMarker) says a restore is under way until it finished: Observe reads a data directory
 // with the marker as missing (its copy is incomplete), and the next restore destroys it first.
 func (m *Manager) restoreData(ctx context.Context, s Spec, mb Member, args ...string) error {
+	return m.restoreDataWith(ctx, filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"), s.stanza(), mb, args...)
+}
+
+// restoreDataWith is restoreData from the archive of pgBackRest configuration conf and stanza.
+func (m *Manager) restoreDataWith(ctx context.Context, conf, stanza string, mb Member, args ...string) error {
 	n := Node(mb, localnode.RoleStandby)
 	marker := restoreMarker(mb)
 	if _, err := os.Stat(marker); err == nil {
@@ -260,7 +269,7 @@ func (m *Manager) restoreData(ctx context.Context, s Spec, mb Member, args ...st
 	if err := m.engine.WriteFileOwned(marker, []byte("pgbackrest restore "+strings.Join(args, " ")+"\n"), 0o640); err != nil {
 		return err
 	}
-	if _, err := m.runPgBackRest(ctx, s, mb, append(args, "restore")...); err != nil {
+	if _, err := m.runPgBackRestWith(ctx, conf, stanza, mb, append(args, "restore")...); err != nil {
 		return err
 	}
 	return os.Remove(marker)

@@ -183,11 +183,18 @@ func (e *Engine) ensureLogFile(n Node) error {
 
 // waitAccepting polls pg_isready until n accepts connections over TCP. The
 // error says "it does not accept connections ..." with pg_isready's last
-// answer.
+// answer, or, when the server stopped meanwhile (its data directory has no
+// postmaster.pid: a recovery that failed after pg_ctl saw it start), the end
+// of its log at once.
 func (e *Engine) waitAccepting(ctx context.Context, n Node) error {
 	err := wait.Until(ctx, "pg_isready to succeed", acceptTimeout, acceptPollInterval, e.clock, func(ctx context.Context) (bool, error) {
 		cmd := e.clientCmd(ctx, "pg_isready", "-q", "-h", n.Host, "-p", strconv.Itoa(n.Port), "-U", e.superuser, "-d", "postgres", "-t", "5")
 		if err := cmd.Run(); err != nil {
+			if _, statErr := os.Stat(filepath.Join(n.dataDir(), "PG_VERSION")); statErr == nil {
+				if _, running, rerr := e.Running(n); rerr == nil && !running {
+					return false, fmt.Errorf("its server stopped; last lines of %s:\n%s", n.LogFile(), e.LogTail(n, 20))
+				}
+			}
 			return false, wait.NotYet(fmt.Errorf("pg_isready: %w; 1 = rejecting, 2 = no response", err))
 		}
 		return true, nil

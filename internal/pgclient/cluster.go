@@ -90,3 +90,29 @@ func (c *Conn) SettingContexts(ctx context.Context, names []string) (map[string]
 	}
 	return out, nil
 }
+
+// RecoveryEnd is where a server's last recovery stopped, as it reports it until it restarts: the last WAL
+// record replayed, the commit time of the last transaction replayed, and the timeline it writes now.
+type RecoveryEnd struct {
+	// ReplayLSN is pg_last_wal_replay_lsn() ("" when the server did not recover since it started).
+	ReplayLSN string
+	// ReplayTime is pg_last_xact_replay_timestamp() (zero when no transaction was replayed).
+	ReplayTime time.Time
+	// Timeline is the timeline of the WAL the server writes now.
+	Timeline int
+}
+
+// RecoveryEnd reads where the server's last recovery stopped (see RecoveryEnd), after it ended.
+func (c *Conn) RecoveryEnd(ctx context.Context) (RecoveryEnd, error) {
+	var e RecoveryEnd
+	var at *time.Time
+	err := c.conn.QueryRow(ctx, `SELECT coalesce(pg_last_wal_replay_lsn()::text, ''), pg_last_xact_replay_timestamp(),
+  ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int`).Scan(&e.ReplayLSN, &at, &e.Timeline)
+	if err != nil {
+		return RecoveryEnd{}, c.wrap("reading where recovery stopped", err)
+	}
+	if at != nil {
+		e.ReplayTime = at.UTC()
+	}
+	return e, nil
+}

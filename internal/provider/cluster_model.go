@@ -29,6 +29,7 @@ type clusterModel struct {
 	Parameters              types.Map    `tfsdk:"parameters"`
 	Archive                 types.Object `tfsdk:"archive"`
 	Backup                  types.Object `tfsdk:"backup"`
+	Restore                 types.Object `tfsdk:"restore"`
 	Local                   types.Object `tfsdk:"local"`
 	AWS                     types.Object `tfsdk:"aws"`
 	Nodes                   types.List   `tfsdk:"nodes"`
@@ -38,6 +39,7 @@ type clusterModel struct {
 	SynchronousStandbyNames types.String `tfsdk:"synchronous_standby_names"`
 	SynchronousDegraded     types.Bool   `tfsdk:"synchronous_degraded"`
 	ArchiveStatus           types.Object `tfsdk:"archive_status"`
+	Restored                types.Object `tfsdk:"restored"`
 }
 
 type clusterNodeInput struct {
@@ -138,6 +140,9 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 		return cluster.Spec{}, false
 	}
 	in.Backup = b
+	if in.Restore, ok = restoreSpecInput(ctx, m.Restore, diags); !ok {
+		return cluster.Spec{}, false
+	}
 	local, ok := localInput(ctx, m.Local, diags)
 	if !ok {
 		return cluster.Spec{}, false
@@ -274,6 +279,9 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 	for _, w := range st.Warnings {
 		diags.AddWarning("Cluster Partly Read", w)
 	}
+	if st.Restored != nil || !known(m.Restored) {
+		m.Restored = restoredValue(st.Restored, diags) // else the platform does not know: what state recorded stays
+	}
 	m.ArchiveStatus = archiveStatusValue(st.Archive, diags)
 	if h := st.Archive; h != nil {
 		tflog.Info(ctx, "read the archive", map[string]any{"last_archived_wal": h.LastArchived, "archived_segments": h.Segments,
@@ -299,7 +307,8 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 	m := clusterModel{ID: types.StringValue(s.Name), Name: types.StringValue(s.Name), PostgresMajor: types.Int64Null(), NodeCount: types.Int64Null(),
 		Parameters: types.MapNull(types.StringType), Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: types.ObjectNull(clusterLocalAttrTypes),
 		AWS:                     types.ObjectNull(clusterAWSAttrTypes),
-		SynchronousStandbyNames: types.StringNull(), SynchronousDegraded: types.BoolNull(), ArchiveStatus: types.ObjectNull(clusterArchiveStatusAttrTypes)}
+		SynchronousStandbyNames: types.StringNull(), SynchronousDegraded: types.BoolNull(), ArchiveStatus: types.ObjectNull(clusterArchiveStatusAttrTypes),
+		Restore: types.ObjectNull(clusterRestoreAttrTypes), Restored: types.ObjectNull(clusterRestoredAttrTypes)}
 	nodes := make([]clusterNodeInput, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		nodes = append(nodes, clusterNodeInput{Name: types.StringValue(n.Name), Zone: types.StringValue(n.Zone)})

@@ -132,6 +132,16 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	pr := priorOf(ctx, state, !req.State.Raw.IsNull(), &resp.Diagnostics)
 	prior := pr.Members
+	if !req.State.Raw.IsNull() && !plan.Restore.IsNull() && !plan.Restore.Equal(state.Restore) {
+		resp.Diagnostics.AddAttributeError(path.Root("restore"), "Restore Applies At Create Only",
+			"The restore block says what a new cluster is created from, and this cluster exists: adding or changing the block would do nothing, "+
+				"so it is refused rather than ignored. Remove the block (or put it back as it was). To restore again, create another cluster "+
+				"with the block (a new name or local.data_dir), or replace this one with `terraform apply -replace` (its data is destroyed first).")
+		return
+	}
+	if req.State.Raw.IsNull() && plan.Restore.IsNull() {
+		plan.Restored = types.ObjectNull(clusterRestoredAttrTypes)
+	}
 	if len(prior) > 0 && replaceForLimits(ctx, state, s, &plan, resp) {
 		return
 	}

@@ -44,7 +44,8 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 		Archive: types.ObjectNull(clusterArchiveAttrTypes), Backup: types.ObjectNull(objectAttrTypes(clusterTypes["backup"])), Local: local, AWS: types.ObjectNull(clusterAWSAttrTypes),
 		Nodes:   types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes}),
 		Primary: types.ObjectUnknown(clusterPrimaryAttrTypes), ConnectionURI: types.StringUnknown(), ReadOnlyConnectionURI: types.StringUnknown(),
-		SynchronousStandbyNames: types.StringUnknown(), SynchronousDegraded: types.BoolUnknown(), ArchiveStatus: types.ObjectUnknown(clusterArchiveStatusAttrTypes)}
+		SynchronousStandbyNames: types.StringUnknown(), SynchronousDegraded: types.BoolUnknown(), ArchiveStatus: types.ObjectUnknown(clusterArchiveStatusAttrTypes),
+		Restore: types.ObjectNull(clusterRestoreAttrTypes), Restored: types.ObjectUnknown(clusterRestoredAttrTypes)}
 	plan := tfsdk.Plan{Schema: sch, Raw: null}
 	if d := plan.Set(ctx, &proposed); d.HasError() {
 		t.Fatal(d)

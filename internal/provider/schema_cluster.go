@@ -33,6 +33,8 @@ var (
 	clusterNodeInputAttrTypes   = elemAttrTypes(clusterTypes["node"])
 	clusterSynchronousAttrTypes = objectAttrTypes(clusterTypes["synchronous"])
 	clusterArchiveAttrTypes     = objectAttrTypes(clusterTypes["archive"])
+	clusterRestoreAttrTypes     = objectAttrTypes(clusterTypes["restore"])
+	clusterRestoredAttrTypes    = objectAttrTypes(clusterTypes["restored"])
 	clusterLocalAttrTypes       = objectAttrTypes(clusterTypes["local"])
 	clusterLimitsAttrTypes      = objectAttrTypes(clusterLocalAttrTypes["limits"])
 	clusterPrimaryAttrTypes     = objectAttrTypes(clusterTypes["primary"])
@@ -167,6 +169,7 @@ func clusterSchema() schema.Schema {
 				Computed:            true,
 				MarkdownDescription: "True when fewer named standbys stream than `synchronous.number`: with `preferred` the number was lowered; with `required` commits wait.",
 			},
+			"restored": clusterRestoredSchema(),
 			"archive_status": schema.SingleNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "The archive as the last refresh read it (see [Archive health](#archive-health)); null without `archive`, " +
@@ -277,7 +280,8 @@ func clusterSchema() schema.Schema {
 					},
 				},
 			},
-			"backup": clusterBackupSchema(),
+			"backup":  clusterBackupSchema(),
+			"restore": clusterRestoreSchema(),
 			"local": schema.SingleNestedBlock{
 				MarkdownDescription: "The local platform: the nodes run as PostgreSQL processes on this machine, listening on " +
 					"127.0.0.1. Its inputs, and what only this platform reports. Changing `data_dir`, `port_base` or `run_as_user` replaces the cluster.",

@@ -108,6 +108,11 @@ func (v *awsCheck) cluster() {
 		v.add([]string{"synchronous", "method"}, "Synchronous Method Not Supported On AWS", "On aws the nodes run Patroni's quorum mode, in which a commit waits for any %d of the standbys (ANY), not the first ones in node order; use synchronous method %q (the default).",
 			v.s.Synchronous.Number, quorum.MethodAny)
 	}
+	if v.s.Restore != nil {
+		v.add([]string{"restore"}, "Restore Not Available On AWS Yet", "The aws platform does not create a cluster from another archive yet: "+
+			"remove the restore block, or restore on the local platform. A cluster whose every node is lost needs no restore block: the next apply "+
+			"restores it from its own archive.")
+	}
 	a := v.s.Archive
 	if a == nil {
 		v.add([]string{"archive"}, "Missing Archive", "On aws a cluster needs an archive: the instance store dies with its machine, and the archive is what seeds a replacement node and restores the cluster. "+

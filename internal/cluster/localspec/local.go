@@ -72,8 +72,8 @@ func (b *Block) WithDefaults() cluster.Block {
 	return &out
 }
 
-// Validate checks the data directory, the ports the nodes need, the limits and the archive the local
-// platform runs (pgBackRest).
+// Validate checks the data directory, the ports the nodes need, the limits and the archives the local
+// platform writes and restores (pgBackRest).
 func (b *Block) Validate(s cluster.Spec) []*cluster.FieldError {
 	var out []*cluster.FieldError
 	if !filepath.IsAbs(b.DataDir) {
@@ -97,6 +97,11 @@ func (b *Block) Validate(s cluster.Spec) []*cluster.FieldError {
 				"archive needs pgbackrest_options (the local platform's archiver), e.g. pgnvme_archive_bucket.x.pgbackrest_options plus credentials, "+
 					"or repo1-type = \"posix\" with repo1-path for a local repository. Remove archive to run without one."))
 		}
+	}
+	if r := s.Restore; r != nil && len(r.Archive.WALGEnv) > 0 {
+		out = append(out, cluster.Errorf([]string{"restore", "archive", "walg_env"}, "WAL-G On The Local Platform",
+			"The local platform restores with pgBackRest; an archive written by WAL-G is restored on the EC2 platform. Give restore.archive.pgbackrest_options "+
+				"and the stanza of a pgBackRest archive."))
 	}
 	return out
 }

@@ -1,0 +1,198 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+)
+
+// pgnvme_cluster's restore block and restored attribute: their schema and their conversions to and from
+// cluster.RestoreInput and cluster.RestoreResult.
+
+type restoreInput struct {
+	Backup  types.String `tfsdk:"backup"`
+	Archive types.Object `tfsdk:"archive"`
+	Target  types.Object `tfsdk:"target"`
+}
+
+type restoreArchiveInput struct {
+	PgBackRestOptions types.Map    `tfsdk:"pgbackrest_options"`
+	WALGEnv           types.Map    `tfsdk:"walg_env"`
+	Stanza            types.String `tfsdk:"stanza"`
+}
+
+type restoreTargetInput struct {
+	Time      types.String `tfsdk:"time"`
+	LSN       types.String `tfsdk:"lsn"`
+	Name      types.String `tfsdk:"name"`
+	Immediate types.Bool   `tfsdk:"immediate"`
+}
+
+// clusterRestoreSchema is the restore block.
+func clusterRestoreSchema() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
+		MarkdownDescription: "Create the cluster from another archive instead of an empty database: a point-in-time clone of another " +
+			"cluster, a branch for testing, or disaster recovery from a bucket replicated to another region (see [Restore](#restore)). " +
+			"The first node is restored from the archive's newest base backup that finished before the target, replays its WAL to the " +
+			"target and becomes the primary of a new timeline; the others are copied from it. The cluster then archives to its own " +
+			"`archive`, which must be another location and hold nothing yet. Used at create only: adding or changing the block on an " +
+			"existing cluster is refused (removing it is fine). What the restore did is in `restored`.",
+		Attributes: map[string]schema.Attribute{
+			"backup": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The base backup to start from: `latest` (the default) lets pgnvme choose the newest one that finished " +
+					"before the target; or a backup's name (pgBackRest label such as `20261202-052928F`, WAL-G name such as " +
+					"`base_000000010000000000000002`), which must end before the target.",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"archive": schema.SingleNestedBlock{
+				MarkdownDescription: "The archive restored from, given like `archive` (with the source cluster's settings, or its " +
+					"replica bucket's in another region). The local platform restores pgBackRest archives.",
+				Attributes: map[string]schema.Attribute{
+					"pgbackrest_options": schema.MapAttribute{
+						ElementType: types.StringType, Optional: true,
+						MarkdownDescription: "pgBackRest repository options (`repo1-*`) of the source archive.",
+						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)},
+					},
+					"walg_env": schema.MapAttribute{
+						ElementType: types.StringType, Optional: true,
+						MarkdownDescription: "WAL-G environment of the source archive (its `WALG_S3_PREFIX` and region), for the EC2 platform.",
+						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)},
+					},
+					"stanza": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "With `pgbackrest_options`: the source's pgBackRest stanza, which is the source cluster's `name`. " +
+							"Defaults to this cluster's `name`.",
+					},
+				},
+			},
+			"target": schema.SingleNestedBlock{
+				MarkdownDescription: "Where recovery stops: at most one of `time`, `lsn`, `name` and `immediate`. Without it (or with none " +
+					"set) the restore replays every segment the archive holds. A target the archive cannot reach is refused at plan with " +
+					"the archive's recoverable window, never restored short of it.",
+				Attributes: map[string]schema.Attribute{
+					"time": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "An RFC 3339 time (`2026-12-02T10:30:00Z`): every transaction committed at or before it is " +
+							"kept, none after (`recovery_target_time`).",
+					},
+					"lsn": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "A WAL position such as `0/3000060` (`recovery_target_lsn`, inclusive).",
+					},
+					"name": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "A restore point made with `pg_create_restore_point` (`recovery_target_name`). The archive " +
+							"does not index restore points: the restore starts from the newest backup (or `backup`), which must precede it.",
+					},
+					"immediate": schema.BoolAttribute{
+						Optional:            true,
+						MarkdownDescription: "`true` stops as soon as the base backup is consistent: the database as the backup saw it.",
+					},
+				},
+			},
+		},
+	}
+}
+
+// clusterRestoredSchema is the restored attribute.
+func clusterRestoredSchema() schema.SingleNestedAttribute {
+	str := func(desc string) schema.Attribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	num := func(desc string) schema.Attribute {
+		return schema.Int64Attribute{Computed: true, MarkdownDescription: desc}
+	}
+	return schema.SingleNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "What the restore that created the cluster did (a cluster with `restore`); null for a cluster made " +
+			"empty, and when it is not known.",
+		PlanModifiers: []planmodifier.Object{objectplanmodifier.UseStateForUnknown()},
+		Attributes: map[string]schema.Attribute{
+			"from":               str("The archive restored from."),
+			"backup":             str("The base backup the restore started from."),
+			"backup_finished_at": str("When that backup finished (RFC 3339)."),
+			"backup_bytes":       num("The database's size in that backup: what the restore wrote before replaying WAL."),
+			"target":             str("The target, as the plan said it."),
+			"reached_lsn":        str("The last WAL record replayed (`pg_last_wal_replay_lsn()`)."),
+			"reached_time":       str("The commit time of the last transaction replayed (`pg_last_xact_replay_timestamp()`, RFC 3339); null when none was."),
+			"timeline":           num("The timeline the restored primary started."),
+			"wal_replayed_bytes": num("WAL replayed from the backup's start to `reached_lsn`, in bytes."),
+			"seconds":            schema.Float64Attribute{Computed: true, MarkdownDescription: "How long the restore took, from the first byte fetched to the end of recovery."},
+			"finished_at":        str("When the restore ended (RFC 3339)."),
+		},
+	}
+}
+
+// restoreSpecInput is the restore block m as cluster.RestoreInput (nil when not given); ok is false while
+// any of it is unknown.
+func restoreSpecInput(ctx context.Context, m types.Object, diags *diag.Diagnostics) (*cluster.RestoreInput, bool) {
+	if m.IsUnknown() {
+		return nil, false
+	}
+	if m.IsNull() {
+		return nil, true
+	}
+	var r restoreInput
+	diags.Append(m.As(ctx, &r, basetypes.ObjectAsOptions{})...)
+	if r.Backup.IsUnknown() || r.Archive.IsUnknown() || r.Target.IsUnknown() {
+		return nil, false
+	}
+	in := &cluster.RestoreInput{Backup: r.Backup.ValueString()}
+	if !r.Archive.IsNull() {
+		var a restoreArchiveInput
+		diags.Append(r.Archive.As(ctx, &a, basetypes.ObjectAsOptions{})...)
+		if a.PgBackRestOptions.IsUnknown() || a.WALGEnv.IsUnknown() || a.Stanza.IsUnknown() {
+			return nil, false
+		}
+		if !a.PgBackRestOptions.IsNull() {
+			diags.Append(a.PgBackRestOptions.ElementsAs(ctx, &in.PgBackRestOptions, false)...)
+		}
+		if !a.WALGEnv.IsNull() {
+			diags.Append(a.WALGEnv.ElementsAs(ctx, &in.WALGEnv, false)...)
+		}
+		in.Stanza = a.Stanza.ValueString()
+	}
+	if !r.Target.IsNull() {
+		var t restoreTargetInput
+		diags.Append(r.Target.As(ctx, &t, basetypes.ObjectAsOptions{})...)
+		if t.Time.IsUnknown() || t.LSN.IsUnknown() || t.Name.IsUnknown() || t.Immediate.IsUnknown() {
+			return nil, false
+		}
+		in.Target = cluster.RestoreTargetInput{Time: t.Time.ValueString(), LSN: t.LSN.ValueString(), Name: t.Name.ValueString(), Immediate: t.Immediate.ValueBool()}
+	}
+	return in, true
+}
+
+// restoredValue is restored for res (null for nil).
+func restoredValue(res *cluster.RestoreResult, diags *diag.Diagnostics) types.Object {
+	if res == nil {
+		return types.ObjectNull(clusterRestoredAttrTypes)
+	}
+	at := func(t time.Time) types.String {
+		if t.IsZero() {
+			return types.StringNull()
+		}
+		return types.StringValue(t.UTC().Format(time.RFC3339Nano))
+	}
+	v, d := types.ObjectValue(clusterRestoredAttrTypes, map[string]attr.Value{
+		"from": types.StringValue(res.From), "backup": types.StringValue(res.Backup), "backup_finished_at": at(res.BackupFinishedAt),
+		"backup_bytes": types.Int64Value(res.BackupBytes), "target": types.StringValue(res.Target), "reached_lsn": types.StringValue(res.ReachedLSN),
+		"reached_time": at(res.ReachedTime), "timeline": types.Int64Value(int64(res.Timeline)), "wal_replayed_bytes": types.Int64Value(res.WALReplayedBytes),
+		"seconds": types.Float64Value(res.Seconds), "finished_at": at(res.FinishedAt),
+	})
+	diags.Append(d...)
+	return v
+}
