@@ -91,7 +91,7 @@ func (m *Manager) preflight(ctx context.Context, s Spec, replacing *Spec) error 
 				errs = append(errs, err)
 			}
 		}
-		if s.hasPgBackRest() {
+		if s.hasPgBackRest() && (replacing == nil || !isOldDataDir(*replacing, mb)) {
 			if err := emptyOrAbsent(pgBackRestDir(mb)); err != nil {
 				errs = append(errs, fmt.Errorf("node %s: pgBackRest directory: %w", mb.Name, err))
 			}

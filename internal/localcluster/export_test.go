@@ -35,3 +35,29 @@ func TakeBackup(ctx context.Context, m *Manager, s Spec) error {
 	_, err = m.runPgBackRest(ctx, s, primary, "--type=full", "backup")
 	return err
 }
+
+// LeaveUnfinishedRestore leaves what an apply killed during the restore of s's first member leaves: the
+// manifest, the member's pgBackRest directory with the restore marker, and part of its data directory.
+func LeaveUnfinishedRestore(m *Manager, s Spec) error {
+	root, err := DataDirRoot(s)
+	if err != nil {
+		return err
+	}
+	if err := m.engine.MkdirAllOwned(root, 0o755); err != nil {
+		return err
+	}
+	if err := writeManifest(s); err != nil {
+		return err
+	}
+	mb := s.Members[0]
+	if err := m.engine.MkdirAllOwned(pgBackRestDir(mb), 0o750); err != nil {
+		return err
+	}
+	if err := m.engine.WriteFileOwned(restoreMarker(mb), []byte("pgbackrest restore\n"), 0o640); err != nil {
+		return err
+	}
+	if err := m.engine.MkdirAllOwned(mb.DataDir, 0o700); err != nil {
+		return err
+	}
+	return m.engine.WriteFileOwned(mb.DataDir+"/PG_VERSION", []byte("15\n"), 0o600)
+}
