@@ -35,7 +35,7 @@ func run() error {
 	runs := flag.Int("runs", 5, "repetitions per measurement (the median is reported)")
 	decideRuns := flag.Int("decide-runs", 5, "paired repetitions of the figures that decide something (tuned vs defaults, NVMe-like vs gp3-like); at least 3")
 	seconds := flag.Int("decide-seconds", 30, "length of each pgbench run behind those figures")
-	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage,ablation); empty runs all but ablation, which runs only when named")
+	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage,restore,ablation); empty runs all but ablation, which runs only when named")
 	ablationPairs := flag.Int("ablation-pairs", 3, "ablation: paired runs per parameter; at least 1")
 	ablationSeconds := flag.Int("ablation-seconds", 12, "ablation: length of each pgbench run")
 	ablationParams := flag.String("ablation-params", "", "ablation: comma-separated tuned parameters to measure, \"full\" for the whole set; empty measures each and the whole set")
@@ -103,6 +103,11 @@ func run() error {
 			return fmt.Errorf("storage under limits: %w", err)
 		}
 	}
+	if want("restore") {
+		if report.Restore, err = benchRestore(env, *runs); err != nil {
+			return fmt.Errorf("restore drill: %w", err)
+		}
+	}
 	if want("ablation") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		report.Ablation, err = benchAblation(ctx, *ablationPairs, *ablationSeconds, *ablationParams)
@@ -142,6 +147,7 @@ type Report struct {
 	Cluster       *ClusterBench  `json:"cluster,omitempty"`
 	Storage       *StorageBench  `json:"storage,omitempty"`
 	Ablation      *AblationBench `json:"ablation,omitempty"`
+	Restore       *RestoreBench  `json:"restore,omitempty"`
 }
 
 // started is when the command started, for the progress lines.
@@ -196,6 +202,9 @@ func (r *Report) print(w *os.File) {
 	}
 	if st := r.Storage; st != nil {
 		st.print(w, line)
+	}
+	if rb := r.Restore; rb != nil {
+		rb.print(w)
 	}
 	if a := r.Ablation; a != nil {
 		a.print(w)

@@ -6,15 +6,20 @@ import (
 	"time"
 )
 
-func TestRestoreBackup(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+// rfc3339 is s as a time.
+func rfc3339(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	h := Health{
+	return v
+}
+
+// threeBackups is an archive with three backups (by time and by LSN) whose newest segment ends at 1/5000000.
+func threeBackups(t *testing.T) Health {
+	at := func(s string) time.Time { return rfc3339(t, s) }
+	return Health{
 		Backups: []Backup{
 			{Label: "full-1", Stop: at("2026-12-01T00:10:00Z").Unix(), LSNStop: "0/2000100"},
 			{Label: "incr-2", Stop: at("2026-12-01T12:10:00Z").Unix(), LSNStop: "0/5000100"},
@@ -24,6 +29,11 @@ func TestRestoreBackup(t *testing.T) {
 		RecoverableFrom: at("2026-12-01T00:10:00Z"),
 		RecoverableTo:   at("2026-12-02T09:00:00Z"),
 	}
+}
+
+func TestRestoreBackup(t *testing.T) {
+	at := func(s string) time.Time { return rfc3339(t, s) }
+	h := threeBackups(t)
 	for _, tc := range []struct {
 		target, want, err string
 	}{
@@ -53,23 +63,8 @@ func TestRestoreBackup(t *testing.T) {
 }
 
 func TestRestoreBackup_lsnAndNamed(t *testing.T) {
-	at := func(s string) time.Time {
-		v, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	h := Health{
-		Backups: []Backup{
-			{Label: "full-1", Stop: at("2026-12-01T00:10:00Z").Unix(), LSNStop: "0/2000100"},
-			{Label: "incr-2", Stop: at("2026-12-01T12:10:00Z").Unix(), LSNStop: "0/5000100"},
-			{Label: "full-3", Stop: at("2026-12-02T00:10:00Z").Unix(), LSNStop: "1/2000100"},
-		},
-		LastArchived:    "000000020000000100000004", // ends at 1/5000000
-		RecoverableFrom: at("2026-12-01T00:10:00Z"),
-		RecoverableTo:   at("2026-12-02T09:00:00Z"),
-	}
+	at := func(s string) time.Time { return rfc3339(t, s) }
+	h := threeBackups(t)
 	for _, tc := range []struct {
 		name   string
 		target Target

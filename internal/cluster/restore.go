@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,38 +39,45 @@ type RestorePlan struct {
 }
 
 // PlanRestore is the restore of s (which has a restore block) from its source archive, whose health the
-// platform read as h (readErr when it could not): the backup archive.RestoreBackup chooses for the target.
-// An unreadable archive, one without a backup, a target outside its recoverable window and a backup that is
-// not there or ends after the target are refused at the restore block's attribute they are about.
+// platform read as h (readErr when it could not): PlanRestoreAt for the restore block.
 func PlanRestore(s Spec, h *archive.Health, readErr error) (RestorePlan, error) {
-	r := s.Restore
 	from, _ := s.RestoreLocation()
+	return PlanRestoreAt([]string{"restore"}, *s.Restore, from, h, readErr)
+}
+
+// PlanRestoreAt is the restore r from the archive at from, whose health was read as h (readErr when it
+// could not): the backup archive.RestoreBackup chooses for the target. An unreadable archive, one without a
+// backup, a target outside its recoverable window and a backup that is not there or ends after the target
+// are refused at the attribute they are about, under root (the block that gives r's archive, backup and
+// target).
+func PlanRestoreAt(root []string, r Restore, from archive.Location, h *archive.Health, readErr error) (RestorePlan, error) {
+	at := func(names ...string) []string { return append(slices.Clip(root), names...) }
 	if readErr != nil || h == nil {
 		if readErr == nil {
 			readErr = fmt.Errorf("the platform cannot read %s", from)
 		}
-		return RestorePlan{}, Errorf([]string{"restore", "archive"}, "Restore Archive Not Readable",
-			"The cluster is restored from %s, and pgnvme reads it before the apply to choose the base backup and check the target. It could not: "+
-				"make it readable with the provider's credentials (S3: s3:ListBucket and s3:GetObject), or fix restore.archive. Nothing was created.\n\n%v", from, readErr)
+		return RestorePlan{}, Errorf(at("archive"), "Restore Archive Not Readable",
+			"The restore reads %s before it starts, to choose the base backup and check the target, and it could not: "+
+				"make it readable with the provider's credentials (S3: s3:ListBucket and s3:GetObject), or fix the archive's settings. Nothing was created.\n\n%v", from, readErr)
 	}
 	target, err := r.Target()
 	if err != nil {
-		return RestorePlan{}, Errorf([]string{"restore", "target", "time"}, "Invalid Restore Target", "%s.", capitalize(err.Error()))
+		return RestorePlan{}, Errorf(at("target", "time"), "Invalid Restore Target", "%s.", capitalize(err.Error()))
 	}
 	b, err := archive.RestoreBackup(*h, target, r.Backup)
 	if err != nil {
-		at := []string{"restore", "target"}
+		path := at("target")
 		switch {
 		case len(h.Backups) == 0:
-			at = []string{"restore", "archive"}
+			path = at("archive")
 		case r.Backup != "" && r.Backup != archive.LatestBackup:
-			at = []string{"restore", "backup"}
+			path = at("backup")
 		case target.LSN != "":
-			at = append(at, "lsn")
+			path = append(path, "lsn")
 		case !target.Time.IsZero():
-			at = append(at, "time")
+			path = append(path, "time")
 		}
-		return RestorePlan{}, Errorf(at, "Restore Target Not In The Archive", "The cluster cannot be restored from %s: %v. Nothing was created.", from, err)
+		return RestorePlan{}, Errorf(path, "Restore Target Not In The Archive", "Nothing can be restored from %s that way: %v. Nothing was created.", from, err)
 	}
 	return RestorePlan{From: from, Backup: b, Target: target, To: h.RecoverableTo}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +61,7 @@ func (r Restore) Target() (archive.Target, error) {
 	if r.TargetTime != "" {
 		v, err := time.Parse(time.RFC3339, r.TargetTime)
 		if err != nil {
-			return t, fmt.Errorf("restore.target.time %q is not an RFC 3339 time such as 2026-12-02T10:30:00Z", r.TargetTime)
+			return t, fmt.Errorf("target.time %q is not an RFC 3339 time such as 2026-12-02T10:30:00Z", r.TargetTime)
 		}
 		t.Time = v
 	}
@@ -89,19 +90,39 @@ var restorePointName = regexp.MustCompile(`^[A-Za-z0-9 _.:+@/-]{1,63}$`)
 // WAL-G backup name (base_000000010000000000000002).
 var backupName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-// validateRestore reports the restore block's problems: its archive's settings, the target (one kind,
-// well formed), the backup's name, and an archive that is the cluster's own (a restore must archive
-// elsewhere than it reads, or its new history would be written over the one it restores).
+// validateRestore reports the restore block's problems (RestoreProblems), and an archive that is the
+// cluster's own (a restore must archive elsewhere than it reads, or its new history would be written over
+// the one it restores).
 func validateRestore(s Spec) []*FieldError {
 	r := s.Restore
 	if r == nil {
 		return nil
 	}
-	var out []*FieldError
+	out := RestoreProblems([]string{"restore"}, *r)
 	add := func(path []string, summary, format string, args ...any) {
 		out = append(out, Errorf(path, summary, format, args...))
 	}
-	for _, p := range r.Archive.ProblemsAt([]string{"restore", "archive"}) {
+	if from, ok := s.RestoreLocation(); ok {
+		if own, ok := s.ArchiveLocation(); ok && sameLocation(from, own) {
+			add([]string{"restore", "archive"}, "Restore From The Cluster's Own Archive",
+				"The cluster would be restored from %s and archive to it as well: its new history would be written beside the one it restores "+
+					"from, and the restored cluster's backups and retention would act on the source's. Archive elsewhere (another prefix, "+
+					"bucket or stanza), or restore from another archive. A cluster whose every node is lost needs no restore block: the next "+
+					"apply restores it from its own archive.", from)
+		}
+	}
+	return out
+}
+
+// RestoreProblems reports the problems of r, given by the block at root: its archive's settings, the target
+// (one kind, well formed) and the backup's name.
+func RestoreProblems(root []string, r Restore) []*FieldError {
+	var out []*FieldError
+	at := func(names ...string) []string { return append(slices.Clip(root), names...) }
+	add := func(path []string, summary, format string, args ...any) {
+		out = append(out, Errorf(path, summary, format, args...))
+	}
+	for _, p := range r.Archive.ProblemsAt(at("archive")) {
 		add(p.Path, "Invalid Restore Archive", "%s", p.Err.Error())
 	}
 	var kinds []string
@@ -114,33 +135,24 @@ func validateRestore(s Spec) []*FieldError {
 		}
 	}
 	if len(kinds) > 1 {
-		add([]string{"restore", "target"}, "Conflicting Restore Targets", "restore.target sets %s: give one of time, lsn, name and immediate "+
+		add(at("target"), "Conflicting Restore Targets", "The target sets %s: give one of time, lsn, name and immediate "+
 			"(or none, to restore to the end of the archive).", strings.Join(kinds, " and "))
 	}
 	if _, err := r.Target(); err != nil {
-		add([]string{"restore", "target", "time"}, "Invalid Restore Target", "%s.", capitalize(err.Error()))
+		add(at("target", "time"), "Invalid Restore Target", "%s.", capitalize(err.Error()))
 	}
 	if r.TargetLSN != "" {
 		if _, err := topology.ParseLSN(r.TargetLSN); err != nil {
-			add([]string{"restore", "target", "lsn"}, "Invalid Restore Target", "restore.target.lsn: %s.", err.Error())
+			add(at("target", "lsn"), "Invalid Restore Target", "target.lsn: %s.", err.Error())
 		}
 	}
 	if r.TargetName != "" && !restorePointName.MatchString(r.TargetName) {
-		add([]string{"restore", "target", "name"}, "Invalid Restore Target", "restore.target.name %q is not a restore point name pgnvme passes on: "+
+		add(at("target", "name"), "Invalid Restore Target", "target.name %q is not a restore point name pgnvme passes on: "+
 			"use 1 to 63 letters, digits, spaces and _ . : + @ / - (the name given to pg_create_restore_point).", r.TargetName)
 	}
 	if r.Backup != "" && !backupName.MatchString(r.Backup) {
-		add([]string{"restore", "backup"}, "Invalid Restore Backup", "restore.backup %q is neither %q nor a backup's name "+
+		add(at("backup"), "Invalid Restore Backup", "backup %q is neither %q nor a backup's name "+
 			"(a pgBackRest label such as 20261202-052928F, or a WAL-G name such as base_000000010000000000000002).", r.Backup, archive.LatestBackup)
-	}
-	if from, ok := s.RestoreLocation(); ok {
-		if own, ok := s.ArchiveLocation(); ok && sameLocation(from, own) {
-			add([]string{"restore", "archive"}, "Restore From The Cluster's Own Archive",
-				"The cluster would be restored from %s and archive to it as well: its new history would be written beside the one it restores "+
-					"from, and the restored cluster's backups and retention would act on the source's. Archive elsewhere (another prefix, "+
-					"bucket or stanza), or restore from another archive. A cluster whose every node is lost needs no restore block: the next "+
-					"apply restores it from its own archive.", from)
-		}
 	}
 	return out
 }

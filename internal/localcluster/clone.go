@@ -16,7 +16,6 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
 // RestoreFrom is the archive a new cluster's primary is restored from (the restore block) and, once
@@ -175,18 +174,7 @@ func (m *Manager) endRestore(ctx context.Context, mb Member, p cluster.RestorePl
 	if err := conn.ReloadConf(ctx); err != nil {
 		return cluster.RestoreResult{}, err
 	}
-	now := time.Now()
-	res := cluster.RestoreResult{From: p.From.String(), Backup: p.Backup.Label, BackupBytes: p.Backup.Size, Target: p.Target.String(),
-		ReachedLSN: end.ReplayLSN, ReachedTime: end.ReplayTime, Timeline: end.Timeline,
-		Seconds: now.Sub(start).Round(time.Millisecond).Seconds(), FinishedAt: now.UTC().Truncate(time.Second)}
-	if p.Backup.Stop > 0 {
-		res.BackupFinishedAt = time.Unix(p.Backup.Stop, 0).UTC()
-	}
-	if from, err1 := topology.ParseLSN(p.Backup.LSNStart); err1 == nil {
-		if to, err2 := topology.ParseLSN(end.ReplayLSN); err2 == nil && to > from {
-			res.WALReplayedBytes = int64(to - from)
-		}
-	}
+	res := restoreResult(p, end, start, time.Now())
 	return res, nil
 }
 

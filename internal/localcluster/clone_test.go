@@ -29,22 +29,7 @@ import (
 // by the next one, which says so and restores again.
 func TestRestoreBlockClonesToATime(t *testing.T) {
 	t.Parallel()
-	root, err := os.MkdirTemp("", "pgnvme-clone-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	m, err := localcluster.NewManager("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := filepath.Join(root, "repo")
-	if err := m.Engine().MkdirAllOwned(repo, 0o750); err != nil {
-		t.Fatal(err)
-	}
+	root, m, repo := scratchRepo(t, "pgnvme-clone-")
 	posix := map[string]string{"repo1-type": "posix", "repo1-path": repo}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

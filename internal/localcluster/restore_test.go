@@ -30,22 +30,7 @@ import (
 // archives on the next timeline, and a second loss is restored the same way from the same archive.
 func TestEveryMemberLostIsRestored(t *testing.T) {
 	t.Parallel()
-	root, err := os.MkdirTemp("", "pgnvme-restore-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	m, err := localcluster.NewManager("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := filepath.Join(root, "repo")
-	if err := m.Engine().MkdirAllOwned(repo, 0o750); err != nil {
-		t.Fatal(err)
-	}
+	root, m, repo := scratchRepo(t, "pgnvme-restore-")
 	base := acctest.FreePortBase(t, 3)
 	s := cluster.FromInput(cluster.Input{Name: "tf-acc-restore", NodeCount: new(3),
 		Parameters: map[string]string{"archive_timeout": "2s"},
@@ -134,6 +119,28 @@ func TestEveryMemberLostIsRestored(t *testing.T) {
 		}
 		t.Logf("round %d: the restored primary (timeline %d) archives to the same archive: %s is there", round, tl, seg)
 	}
+}
+
+// scratchRepo is a temporary directory the server's user can reach (removed after the test), a Manager,
+// and a pgBackRest repository directory in it owned by that user.
+func scratchRepo(t *testing.T, prefix string) (root string, m *localcluster.Manager, repo string) {
+	t.Helper()
+	root, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	if m, err = localcluster.NewManager(""); err != nil {
+		t.Fatal(err)
+	}
+	repo = filepath.Join(root, "repo")
+	if err := m.Engine().MkdirAllOwned(repo, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return root, m, repo
 }
 
 // wantFormed reads the cluster through the platform: node-1..3 running, one primary, the two others

@@ -2,6 +2,7 @@ package pgclient
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,4 +116,17 @@ func (c *Conn) RecoveryEnd(ctx context.Context) (RecoveryEnd, error) {
 		e.ReplayTime = at.UTC()
 	}
 	return e, nil
+}
+
+// CheckTrue runs query, which must return one row of one boolean column, and returns that value; any
+// other answer is an error.
+func (c *Conn) CheckTrue(ctx context.Context, query string) (bool, error) {
+	var ok *bool
+	if err := c.conn.QueryRow(ctx, query).Scan(&ok); err != nil {
+		return false, c.wrap("running the check query", err)
+	}
+	if ok == nil {
+		return false, fmt.Errorf("the check query returned NULL, not true or false")
+	}
+	return *ok, nil
 }

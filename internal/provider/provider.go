@@ -213,6 +213,7 @@ func (p *pgnvmeProvider) DataSources(_ context.Context) []func() datasource.Data
 		NewReplicationStatusDataSource,
 		NewPgbenchDataSource,
 		NewNodeBootstrapDataSource,
+		NewRestoreDrillDataSource,
 	}
 }
 

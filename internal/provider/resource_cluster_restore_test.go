@@ -77,7 +77,7 @@ resource "pgnvme_cluster" "source" {
 					})
 				},
 				Config:      clone(restoreBlock("    target {\n      time = \"2099-01-01T00:00:00Z\"\n    }\n")),
-				ExpectError: regexp.MustCompile(`(?s)Restore Target Not In The Archive.*after the\s+newest WAL segment`),
+				ExpectError: regexp.MustCompile(`(?s)Restore Target Not In The Archive.*after\s+the\s+newest\s+WAL\s+segment`),
 			},
 			{
 				Config: clone(restoreBlock("")),

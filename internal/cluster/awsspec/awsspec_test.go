@@ -194,6 +194,9 @@ func TestValidateAWS(t *testing.T) {
 
 		// The cluster on EC2.
 		{"no archive", func(in *awsInput) { in.Archive = nil }, "archive", "needs an archive"},
+		{"restore block", func(in *awsInput) {
+			in.Restore = &cluster.RestoreInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://b/orders"}}
+		}, "restore", "does not create a cluster from another archive yet"},
 		{"archive with both archivers", func(in *awsInput) {
 			in.Archive.PgBackRestOptions = map[string]string{"repo1-path": "/r"}
 		}, "archive", "give exactly one of them"},
