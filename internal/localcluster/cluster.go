@@ -203,10 +203,16 @@ func (s Spec) member(name string) (Member, bool) {
 }
 
 // names are the members' names in priority order.
-// Desired is the cluster s asks for, as topology's planner takes it: the members in priority order, and
-// whether it archives (then a cluster whose every member is lost is not created again).
+// Desired is the cluster s asks for, as topology's planner takes it: the members in priority order,
+// whether it archives (then a cluster whose every member is lost is not created again), and how many
+// standbys flush every acknowledged commit (the synchronous number, when data durability "required" never
+// lowers it; a failover then never promotes a survivor that may lack acknowledged commits).
 func Desired(s Spec) topology.Desired {
-	return topology.Desired{Nodes: s.names(), Archived: s.Archive != nil}
+	d := topology.Desired{Nodes: s.names(), Archived: s.Archive != nil}
+	if s.Synchronous.DataDurability == bootstrap.DurabilityRequired {
+		d.Quorum = s.Synchronous.Number
+	}
+	return d
 }
 
 // PlanRepairs is topology's plan for s as observed (st): Desired(s), with what the archive holds when the

@@ -130,8 +130,11 @@ func TestLimits_memoryAndReadIOPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("dataset %d MiB, memory limit %d MiB: peak use %d MiB, now %d MiB", size>>20, memoryMiB, stats.MaxMemoryBytes>>20, stats.MemoryBytes>>20)
-	if stats.MaxMemoryBytes > memoryMiB<<20 {
-		t.Errorf("the node used %d bytes, over its %d MiB limit", stats.MaxMemoryBytes, memoryMiB)
+	// cgroup v1's high-water mark can stand one page over the limit (seen twice in CI: 167776256 bytes under a
+	// 160 MiB limit): the kernel forces through a few charges it may not refuse. More than a page over is the
+	// limit not holding.
+	if over := stats.MaxMemoryBytes - memoryMiB<<20; over > int64(os.Getpagesize()) {
+		t.Errorf("the node used %d bytes, %d over its %d MiB limit", stats.MaxMemoryBytes, over, memoryMiB)
 	}
 	if stats.MaxMemoryBytes < memoryMiB<<20/2 {
 		t.Errorf("the node peaked at %d MiB: the page cache should have filled the limit", stats.MaxMemoryBytes>>20)

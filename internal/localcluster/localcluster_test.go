@@ -395,6 +395,69 @@ func TestPrimaryLossZeroLoss(t *testing.T) {
 	checkAcked(t, ctx, primary, acked)
 }
 
+// TestPrimaryAndStandbyLostTogether: n3 stops, the writer goes on (n2 alone acknowledges its commits under
+// ANY 1), then n1 and n2 are lost together and n3 is started again, behind. No survivor is proven to hold
+// every acknowledged commit (here n3 provably lacks some), so the plan refuses, naming n3's position and the
+// manual way out, and changes nothing; it promoted n3 and lost them before. After n3 is promoted by hand
+// (the accepted loss), the next plan copies the lost nodes from it.
+func TestPrimaryAndStandbyLostTogether(t *testing.T) {
+	t.Parallel()
+	m, s, _ := newCluster(t, anyOne(bootstrap.DurabilityRequired))
+	create(t, m, s)
+	ctx := ctxT(t)
+	w := startWriter(t, ctx, s.Members[0], 1)
+	w.waitFor(t, 200)
+	n3 := localcluster.Node(s.Members[2], localnode.RoleStandby)
+	if err := m.Engine().Stop(ctx, n3, "fast"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, w.count.Load()+200) // n2 alone acknowledges these
+	lose(t, m, s.Members[0])
+	lose(t, m, s.Members[1])
+	acked := w.finish(t)
+	if err := m.Engine().Start(ctx, n3); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.Observe(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := st[2].ReplayLSN // a restarted standby reports where it started receiving, and what it replayed
+	if pos == "" {
+		pos = st[2].FlushLSN
+	}
+	if st[2].Name != "n3" || pos == "" {
+		t.Fatalf("n3 observed as %+v; want its WAL position", st[2])
+	}
+	actions, err := m.PlanRepairs(ctx, s, st)
+	if !errors.Is(err, topology.ErrQuorumLost) || !strings.Contains(err.Error(), "promote n3 by hand") || !strings.Contains(err.Error(), pos) {
+		t.Fatalf("primary and standby lost together: plan %v, %v; want a refusal naming n3's position %s", actions, err, pos)
+	}
+	t.Logf("refused: %v", err)
+	if after, err := m.Observe(ctx, s); err != nil || after[2].State != localcluster.StateRunning || after[2].Role != topology.RoleStandby {
+		t.Fatalf("n3 after the refusal: %+v, %v; want it untouched, a running standby", after, err)
+	}
+
+	// The accepted loss: n3 promoted by hand; the next apply copies n1 and n2 from it.
+	if err := m.Engine().Promote(ctx, n3); err != nil {
+		t.Fatal(err)
+	}
+	planAndReconcile(t, m, s)
+	primary := wantHealthy(t, m, s, "quorum")
+	rows, err := connect(t, ctx, primary).Query(ctx, "SELECT n FROM acked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(have) >= len(acked) {
+		t.Fatalf("n3 holds %d rows of %d acknowledged: the test meant it to lack those n2 alone acknowledged", len(have), len(acked))
+	}
+	t.Logf("n3 held %d of the %d acknowledged commits: promoting it automatically would have lost %d", len(have), len(acked), len(acked)-len(have))
+}
+
 // TestPrimaryLossWithStoppedStandby loses the primary while n3 is stopped
 // and n2 runs: Observe reads n3's position from its WAL on disk, so the plan
 // can show n3 is behind n2, promote n2 and start n3 following it, with every

@@ -10,7 +10,7 @@ import (
 // The primary n1 was killed and its data directory deleted; both standbys
 // still run, n3 further ahead than n2.
 func ExamplePlan() {
-	actions, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n3"}}, []topology.Observed{
+	actions, err := topology.Plan(topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Quorum: 1}, []topology.Observed{
 		{Name: "n1", State: topology.Missing, Role: topology.RolePrimary},
 		{Name: "n2", State: topology.Running, Role: topology.RoleStandby, FlushLSN: "0/3000060", ReplayLSN: "0/3000060", Timeline: 1},
 		{Name: "n3", State: topology.Running, Role: topology.RoleStandby, FlushLSN: "0/3000148", ReplayLSN: "0/3000060", Timeline: 1},

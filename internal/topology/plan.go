@@ -75,6 +75,11 @@ type Desired struct {
 	// Archive is what the archive holds, which the plan of an archived cluster whose every node is lost
 	// rests on (NeedsArchive): the adapter reads it then. nil when not read.
 	Archive *ArchiveEnd
+	// Quorum is how many standbys flush a commit before it is acknowledged, when that is guaranteed
+	// (synchronous replication whose number is never lowered: data durability "required"); 0 when it is
+	// not. A failover then promotes a survivor only when fewer than Quorum standbys were lost with the
+	// primary: otherwise a commit may be on lost nodes alone.
+	Quorum int
 }
 
 // ArchiveEnd is what a cluster's archive holds for a restore to the end of it.
@@ -192,6 +197,9 @@ var (
 	// ErrNoSurvivor: the primary is lost and no standby is running, so no
 	// node can be shown to hold every acknowledged commit.
 	ErrNoSurvivor = errors.New("no surviving standby")
+	// ErrQuorumLost: the primary and as many standbys as flush every acknowledged commit are lost
+	// together, so no survivor can be shown to hold every acknowledged commit (Desired.Quorum).
+	ErrQuorumLost = errors.New("no survivor is proven to hold every acknowledged commit")
 	// ErrUndecided: something Plan needs to decide safely could not be
 	// observed (a node's state or role, a WAL position, a timeline).
 	ErrUndecided = errors.New("cannot decide safely")

@@ -58,8 +58,56 @@ func (p *planner) failover() ([]Action, error) {
 				ErrUndecided, lost, best.Name, best.posText(), n.Name, stoppedAhead(n), best.Name, n.Name)
 		}
 	}
-	promote := Action{Kind: Promote, Node: best.Name, Reason: promoteReason(best, cands)}
+	if err := p.quorumSurvives(best); err != nil {
+		return nil, err
+	}
+	promote := Action{Kind: Promote, Node: best.Name, Reason: promoteReason(best, cands, p.quorum)}
 	return p.settle(best, modePromoted, []Action{promote})
+}
+
+// quorumSurvives refuses a failover to best when the lost standbys could hold acknowledged commits no
+// survivor has: with Desired.Quorum standbys flushing every acknowledged commit, the furthest survivor is
+// proven to hold them all only while fewer than Quorum standbys were lost with the primary. The lost nodes
+// are the missing ones, one of which was the primary (failover is planned only when no primary runs or can
+// be started).
+func (p *planner) quorumSurvives(best *node) error {
+	if p.quorum == 0 {
+		return nil
+	}
+	var missing []*node
+	for _, n := range p.nodes {
+		if n.State == Missing {
+			missing = append(missing, n)
+		}
+	}
+	lost := len(missing)
+	if lost > 0 {
+		lost-- // one of them is the lost primary, whether its role is known or not
+	}
+	if lost < p.quorum {
+		return nil
+	}
+	var names []string
+	for _, n := range missing {
+		names = append(names, n.Name)
+	}
+	flushed, standbys := "1 standby", "1 standby"
+	if p.quorum > 1 {
+		flushed = fmt.Sprintf("%d standbys", p.quorum)
+	}
+	if lost > 1 {
+		standbys = fmt.Sprintf("%d standbys", lost)
+	}
+	archived := ""
+	if p.archived {
+		archived = " (with what its restore_command fetched from the archive)"
+	}
+	return fmt.Errorf("%w: %s (the primary and %s) are lost together. Every commit was acknowledged once %s had flushed it, so a "+
+		"commit acknowledged by the lost standbys alone may be on no surviving node: the furthest survivor, %s, holds WAL up to %s%s%s. "+
+		"pgnvme promotes a survivor only when it is proven to hold every acknowledged commit, and it cannot be here, so nothing is changed. "+
+		"Bring back a lost node's data directory and start it, then plan again; or, accepting the loss of whatever only the lost nodes "+
+		"held (commits after %s), promote %s by hand (pg_ctl promote) and apply: the lost nodes are then copied from it",
+		ErrQuorumLost, joinNames(names), standbys, flushed, best.Name, best.posText(), timelineText(best), archived, best.posText(), best.Name)
 }
 
 // compareAhead orders two standbys by how far their history goes: the later
@@ -88,7 +136,7 @@ func timelineText(n *node) string {
 }
 
 // promoteReason explains the choice of best among cands.
-func promoteReason(best *node, cands []*node) string {
+func promoteReason(best *node, cands []*node, quorum int) string {
 	var tied, others []string
 	for _, n := range cands {
 		switch {
@@ -109,7 +157,12 @@ func promoteReason(best *node, cands []*node) string {
 	if len(others) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(others, ", "))
 	}
-	b.WriteString("; every commit acknowledged under ANY n is flushed on at least one standby, so promoting the furthest one loses none")
+	if quorum > 0 {
+		b.WriteString("; every commit acknowledged under ANY n is flushed on at least one standby, so promoting the furthest one loses none")
+	} else {
+		b.WriteString("; no synchronous quorum is guaranteed (data durability preferred, or none), so a commit acknowledged while fewer " +
+			"standbys streamed may exist only on the lost primary")
+	}
 	return b.String()
 }
 

@@ -33,6 +33,7 @@ type planner struct {
 	desired  []string
 	archived bool
 	archive  *ArchiveEnd
+	quorum   int
 	want     map[string]bool
 	nodes    []*node // in observed order
 	byName   map[string]*node
@@ -46,6 +47,7 @@ func newPlanner(desired Desired, observed []Observed) (*planner, error) {
 		desired:  desired.Nodes,
 		archived: desired.Archived,
 		archive:  desired.Archive,
+		quorum:   desired.Quorum,
 		want:     make(map[string]bool, len(desired.Nodes)),
 		byName:   make(map[string]*node, len(observed)),
 	}

@@ -125,6 +125,29 @@ func TestPlan(t *testing.T) {
 			reasons:  []string{"catches up from its own WAL"},
 		},
 		{
+			name:    "primary and one standby of four lost under ANY 2: a survivor holds every acknowledged commit",
+			desired: topology.Desired{Nodes: []string{"n1", "n2", "n3", "n4", "n5"}, Quorum: 2},
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby),
+				orphan("n3", 1, "0/3000148"), orphan("n4", 1, "0/3000060"), orphan("n5", 1, "0/3000060")},
+			want: []step{
+				{topology.Promote, "n3", ""},
+				{topology.Repoint, "n4", "n3"},
+				{topology.Repoint, "n5", "n3"},
+				{topology.Reseed, "n1", "n3"},
+				{topology.Reseed, "n2", "n3"},
+			},
+		},
+		{
+			name:     "primary and a standby lost without a guaranteed quorum (preferred): the survivor is promoted",
+			desired:  three,
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), orphan("n3", 1, "0/3000148")},
+			want: []step{
+				{topology.Promote, "n3", ""},
+				{topology.Reseed, "n1", "n3"},
+				{topology.Reseed, "n2", "n3"},
+			},
+		},
+		{
 			name:    "primary killed: promote the furthest standby, repoint the other, reseed the old primary",
 			desired: three,
 			observed: []topology.Observed{
@@ -516,6 +539,28 @@ func TestPlanRefuses(t *testing.T) {
 		{name: "no nodes", desired: nodes(), contains: []string{"at least one node"}},
 		{name: "empty name", desired: nodes("n1", ""), contains: []string{"node 2 of the node list has no name"}},
 		{name: "duplicate name", desired: nodes("n1", "n2", "n1"), contains: []string{"n1 appears twice"}},
+		{
+			name:     "primary and a standby lost together under ANY 1: the survivor is not proven complete",
+			desired:  topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true, Quorum: 1},
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), orphan("n3", 1, "0/3000148")},
+			is:       topology.ErrQuorumLost,
+			contains: []string{"n1 and n2 (the primary and 1 standby) are lost together", "once 1 standby had flushed it", "n3, holds WAL up to flushed LSN 0/3000148 on timeline 1 (with what its restore_command fetched",
+				"promote n3 by hand"},
+		},
+		{
+			name:    "primary and two standbys lost under ANY 2 of four",
+			desired: topology.Desired{Nodes: []string{"n1", "n2", "n3", "n4", "n5"}, Quorum: 2},
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), missing("n3", topology.RoleStandby),
+				orphan("n4", 1, "0/3000148"), orphan("n5", 1, "0/3000060")},
+			is:       topology.ErrQuorumLost,
+			contains: []string{"n1, n2 and n3 (the primary and 2 standbys) are lost together", "once 2 standbys had flushed it"},
+		},
+		{
+			name:     "two nodes lost, neither known as the primary: one of them was",
+			desired:  topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Quorum: 1},
+			observed: []topology.Observed{missing("n1", ""), missing("n2", ""), orphan("n3", 1, "0/3000148")},
+			is:       topology.ErrQuorumLost,
+		},
 		{
 			name:     "observed twice",
 			desired:  three,
