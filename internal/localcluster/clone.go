@@ -127,17 +127,8 @@ func (m *Manager) restoreClone(ctx context.Context, s Spec, major int, mb Member
 	start := time.Now()
 	tflog.Info(ctx, "restoring the primary from another archive", map[string]any{"node": mb.Name, "from": src.Plan.From.String(),
 		"backup": src.Plan.Backup.Label, "target": src.Plan.Target.String()})
-	if err := m.restoreDataWith(ctx, conf, src.Stanza, mb, restoreArgs(src.Plan)...); err != nil {
+	if err := m.recoverFrom(ctx, s, mb, r.Parameters, conf, src.Stanza, restoreArgs(src.Plan)...); err != nil {
 		return fmt.Errorf("restoring %s from %s: %w", mb.Name, src.Plan.From, err)
-	}
-	if err := m.engine.SetParameters(n, r.Parameters); err != nil {
-		return err
-	}
-	if err := m.start(ctx, s, mb, n); err != nil {
-		return err
-	}
-	if err := m.waitRestored(ctx, mb); err != nil {
-		return err
 	}
 	promoted = true
 	res, err := m.endRestore(ctx, mb, src.Plan, start)
@@ -162,7 +153,7 @@ func (m *Manager) endRestore(ctx context.Context, mb Member, p cluster.RestorePl
 		return cluster.RestoreResult{}, err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	end, err := conn.RecoveryEnd(ctx)
+	res, err := recoveryResult(ctx, conn, p, start)
 	if err != nil {
 		return cluster.RestoreResult{}, err
 	}
@@ -174,7 +165,6 @@ func (m *Manager) endRestore(ctx context.Context, mb Member, p cluster.RestorePl
 	if err := conn.ReloadConf(ctx); err != nil {
 		return cluster.RestoreResult{}, err
 	}
-	res := restoreResult(p, end, start, time.Now())
 	return res, nil
 }
 

@@ -110,32 +110,21 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 	}
 	start := time.Now()
 	tflog.Info(ctx, "restore drill: restoring into a scratch node", map[string]any{"from": from.String(), "backup": plan.Backup.Label, "target": plan.Target.String(), "dir": dir})
-	if err := m.restoreData(ctx, s, mb, restoreArgs(plan)...); err != nil {
-		return out, fmt.Errorf("restoring %s from %s: %w", plan.Backup.Label, from, err)
-	}
-	if err := m.engine.SetParameters(n, r.Parameters); err != nil {
-		return out, err
-	}
 	hole := ""
 	if h.Hole != "" {
 		hole = fmt.Sprintf(" (the archive misses WAL segment %s)", h.Hole)
 	}
-	if err := m.engine.Start(ctx, n); err != nil {
-		return out, fmt.Errorf("the restored database did not start%s: %w", hole, err)
-	}
-	if err := m.waitRestored(ctx, mb); err != nil {
-		return out, fmt.Errorf("the restored database did not finish its recovery%s: %w", hole, err)
+	if err := m.recoverFrom(ctx, s, mb, r.Parameters, filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"), stanza, restoreArgs(plan)...); err != nil {
+		return out, fmt.Errorf("restoring %s from %s%s: %w", plan.Backup.Label, from, hole, err)
 	}
 	conn, err := m.connect(ctx, mb)
 	if err != nil {
 		return out, err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	end, err := conn.RecoveryEnd(ctx)
-	if err != nil {
+	if out.Restored, err = recoveryResult(ctx, conn, plan, start); err != nil {
 		return out, err
 	}
-	out.Restored = restoreResult(plan, end, start, time.Now())
 	if d.CheckSQL != "" {
 		ok, err := conn.CheckTrue(ctx, d.CheckSQL)
 		if err != nil {
@@ -144,7 +133,7 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 		out.CheckOK = &ok
 	}
 	_ = conn.Close(ctx)
-	out.Verified, out.Detail = m.verifyArchive(ctx, opts, stanza, *h, plan, end.ReplayLSN)
+	out.Verified, out.Detail = m.verifyArchive(ctx, opts, stanza, *h, plan, out.Restored.ReachedLSN)
 	tflog.Info(ctx, "restore drill done", map[string]any{"seconds": out.Restored.Seconds, "verified": out.Verified, "detail": out.Detail})
 	return out, nil
 }
@@ -180,9 +169,14 @@ func (m *Manager) verifyArchive(ctx context.Context, opts map[string]string, sta
 	return true, fmt.Sprintf("pgbackrest verify: %d backups and their WAL valid; WAL continuous up to %s", len(h.Backups), h.LastArchived)
 }
 
-// restoreResult is what a restore planned as p did, having started at start and ended (recovery over) at
-// now, where end is what the server reports of its recovery.
-func restoreResult(p cluster.RestorePlan, end pgclient.RecoveryEnd, start, now time.Time) cluster.RestoreResult {
+// recoveryResult is what a restore planned as p, started at start, did: where the recovery of the server
+// behind conn stopped (pgclient.RecoveryEnd, read before it restarts), with the plan's backup and target.
+func recoveryResult(ctx context.Context, conn *pgclient.Conn, p cluster.RestorePlan, start time.Time) (cluster.RestoreResult, error) {
+	end, err := conn.RecoveryEnd(ctx)
+	if err != nil {
+		return cluster.RestoreResult{}, err
+	}
+	now := time.Now()
 	res := cluster.RestoreResult{From: p.From.String(), Backup: p.Backup.Label, BackupBytes: p.Backup.Size, Target: p.Target.String(),
 		ReachedLSN: end.ReplayLSN, ReachedTime: end.ReplayTime, Timeline: end.Timeline,
 		Seconds: now.Sub(start).Round(time.Millisecond).Seconds(), FinishedAt: now.UTC().Truncate(time.Second)}
@@ -194,5 +188,5 @@ func restoreResult(p cluster.RestorePlan, end pgclient.RecoveryEnd, start, now t
 			res.WALReplayedBytes = int64(to - from)
 		}
 	}
-	return res
+	return res, nil
 }

@@ -224,19 +224,9 @@ func (m *Manager) restorePrimary(ctx context.Context, s Spec, major int, mb Memb
 	if err != nil {
 		return err
 	}
-	n := Node(mb, localnode.RolePrimary)
 	tflog.Info(ctx, "restoring the primary from the archive (pgbackrest restore, then archive recovery to its end)", map[string]any{"node": mb.Name, "stanza": s.stanza()})
-	if err := m.restoreData(ctx, s, mb, "--type=default"); err != nil {
+	if err := m.recoverFrom(ctx, s, mb, r.Parameters, filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"), s.stanza(), "--type=default"); err != nil {
 		return fmt.Errorf("restoring %s from the archive: %w", mb.Name, err)
-	}
-	if err := m.engine.SetParameters(n, r.Parameters); err != nil {
-		return err
-	}
-	if err := m.start(ctx, s, mb, n); err != nil {
-		return err
-	}
-	if err := m.waitRestored(ctx, mb); err != nil {
-		return err
 	}
 	if !s.Archive.BackupOnCreate {
 		return nil
@@ -244,6 +234,24 @@ func (m *Manager) restorePrimary(ctx context.Context, s Spec, major int, mb Memb
 	tflog.Info(ctx, "taking a full pgBackRest backup of the restored primary", map[string]any{"stanza": s.stanza(), "node": mb.Name})
 	_, err = m.runPgBackRest(ctx, s, mb, "--type=full", "backup")
 	return err
+}
+
+// recoverFrom makes mb a server recovered from an archive: `pgbackrest restore` with args from the archive of
+// configuration conf and stanza (restoreDataWith), mb's parameters, a start (with s's limits), and the wait
+// for the end of its archive recovery (waitRestored). The restore of a lost cluster, of a restore block and
+// a restore drill all go this way.
+func (m *Manager) recoverFrom(ctx context.Context, s Spec, mb Member, params map[string]string, conf, stanza string, args ...string) error {
+	if err := m.restoreDataWith(ctx, conf, stanza, mb, args...); err != nil {
+		return err
+	}
+	n := Node(mb, localnode.RolePrimary)
+	if err := m.engine.SetParameters(n, params); err != nil {
+		return err
+	}
+	if err := m.start(ctx, s, mb, n); err != nil {
+		return err
+	}
+	return m.waitRestored(ctx, mb)
 }
 
 // restoreData fills mb's data directory with `pgbackrest restore` and args. A marker beside the data
