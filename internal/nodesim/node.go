@@ -233,23 +233,31 @@ func (n *Node) Running() bool {
 func (n *Node) destroy(ctx context.Context) error {
 	var errs []error
 	errs = append(errs, n.Kill(ctx))
+	// What is not removed stays listed, so that a destroy called again (after one whose context was
+	// canceled) removes it: the node's own cgroup cannot go before its units' cgroups.
 	n.mu.Lock()
-	disks := n.disks
-	n.disks = nil
-	cgs := n.cgs
-	n.cgs = map[string]*cgroup{}
+	disks, cgs := n.disks, n.cgs
 	n.mu.Unlock()
+	var keptDisks []*disk
 	for _, d := range disks {
-		errs = append(errs, d.detach(ctx))
+		if err := d.detach(ctx); err != nil {
+			errs, keptDisks = append(errs, err), append(keptDisks, d)
+		}
 	}
 	// The veth first, synchronously: a namespace's links go with it only when the kernel gets round to it,
 	// and a node added right after with the same address needs the veth's name.
 	errs = append(errs, n.deleteVeth(ctx))
 	errs = append(errs, delNetns(ctx, n.ns))
-	for _, c := range cgs {
-		errs = append(errs, c.remove(ctx))
+	keptCgs := map[string]*cgroup{}
+	for name, c := range cgs {
+		if err := c.remove(ctx); err != nil {
+			errs, keptCgs[name] = append(errs, err), c
+		}
 	}
-	if n.cg != nil {
+	n.mu.Lock()
+	n.disks, n.cgs = keptDisks, keptCgs
+	n.mu.Unlock()
+	if n.cg != nil && len(keptCgs) == 0 {
 		errs = append(errs, n.cg.remove(ctx))
 	}
 	return errors.Join(errs...)
