@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
 // Archivers, as a Location names them.
@@ -218,6 +221,38 @@ func WALGSentinelSystemID(data []byte) (string, error) {
 		return "", nil
 	}
 	return s.SystemIdentifier.String(), nil
+}
+
+// ReadWALGSentinel fills b from a WAL-G backup sentinel (basebackups_005/<name>_backup_stop_sentinel.json):
+// the database's size and the backup's, its start and end positions (LSN and FinishLSN, which WAL-G writes
+// as numbers) and, when recorded, when it started and finished (else b's times stay, the sentinel's
+// upload time).
+func ReadWALGSentinel(data []byte, b *Backup) error {
+	var s struct {
+		UncompressedSize int64     `json:"UncompressedSize"`
+		CompressedSize   int64     `json:"CompressedSize"`
+		LSN              *uint64   `json:"LSN"`
+		FinishLSN        *uint64   `json:"FinishLSN"`
+		StartTime        time.Time `json:"StartTime"`
+		FinishTime       time.Time `json:"FinishTime"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("reading a WAL-G backup sentinel: %w", err)
+	}
+	b.Size, b.RepoSize = s.UncompressedSize, s.CompressedSize
+	if s.LSN != nil {
+		b.LSNStart = topology.FormatLSN(*s.LSN)
+	}
+	if s.FinishLSN != nil {
+		b.LSNStop = topology.FormatLSN(*s.FinishLSN)
+	}
+	if !s.StartTime.IsZero() {
+		b.Start = s.StartTime.Unix()
+	}
+	if !s.FinishTime.IsZero() {
+		b.Stop = s.FinishTime.Unix()
+	}
+	return nil
 }
 
 // PgBackRestInfo is one stanza as `pgbackrest info --output=json` reports it.

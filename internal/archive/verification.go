@@ -55,6 +55,24 @@ func (l Location) VerificationKey() string {
 	return l.Root + l.VerificationPath()
 }
 
+// RestoredPath is where a cluster restored from another archive records what its restore did (the
+// post-bootstrap script of its first primary), relative to its own archive's root, beside
+// VerificationPath.
+func (l Location) RestoredPath() string {
+	if l.Tool == ToolPgBackRest {
+		return "pgnvme/" + l.Stanza + "/restored.json"
+	}
+	return "pgnvme/restored.json"
+}
+
+// RestoredKey is RestoredPath as an S3 key ("" for a posix repository).
+func (l Location) RestoredKey() string {
+	if l.Bucket == "" {
+		return ""
+	}
+	return l.Root + l.RestoredPath()
+}
+
 // newestTimeline is the highest timeline whose history file the archive's WAL holds, and when that file
 // was written (0 without one: the cluster never switched timelines).
 func newestTimeline(wal []Object) (uint32, time.Time) {

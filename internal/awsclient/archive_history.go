@@ -3,7 +3,6 @@ package awsclient
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -216,35 +215,33 @@ func ReadArchiveBackups(ctx context.Context, api ArchiveReaderAPI, loc archive.L
 	slices.SortFunc(out, func(a, b archive.Backup) int {
 		return cmp.Or(cmp.Compare(a.Stop, b.Stop), strings.Compare(a.Label, b.Label))
 	})
-	last := &out[len(out)-1]
-	data, err := getSmallObject(ctx, api, loc.Bucket, keys[last.Label])
-	if err != nil {
-		return nil, err
+	for i := range out {
+		data, err := getSmallObject(ctx, api, loc.Bucket, keys[out[i].Label])
+		if err != nil {
+			return nil, err
+		}
+		if err := archive.ReadWALGSentinel(data, &out[i]); err != nil {
+			return nil, fmt.Errorf("s3://%s/%s: %w", loc.Bucket, keys[out[i].Label], err)
+		}
 	}
-	var sentinel struct {
-		UncompressedSize int64 `json:"UncompressedSize"`
-		CompressedSize   int64 `json:"CompressedSize"`
-	}
-	if err := json.Unmarshal(data, &sentinel); err != nil {
-		return nil, fmt.Errorf("s3://%s/%s: %w", loc.Bucket, keys[last.Label], err)
-	}
-	last.Size, last.RepoSize = sentinel.UncompressedSize, sentinel.CompressedSize
+	slices.SortFunc(out, func(a, b archive.Backup) int { // by the sentinels' times
+		return cmp.Or(cmp.Compare(a.Stop, b.Stop), strings.Compare(a.Label, b.Label))
+	})
 	return out, nil
+}
+
+// ReadArchiveRestored reads the record a cluster restored from another archive writes into its own archive
+// loc (archive.Location.RestoredKey); nil when there is none (or no bucket).
+func ReadArchiveRestored(ctx context.Context, api ArchiveReaderAPI, loc archive.Location) ([]byte, error) {
+	return readRecord(ctx, api, loc.Bucket, loc.RestoredKey())
 }
 
 // ReadArchiveVerification reads the verification record the primary writes into loc after a timeline
 // switch (archive.Location.VerificationKey); nil when there is none (or no bucket).
 func ReadArchiveVerification(ctx context.Context, api ArchiveReaderAPI, loc archive.Location) (*archive.Verification, error) {
 	key := loc.VerificationKey()
-	if key == "" {
-		return nil, nil
-	}
-	data, err := getSmallObject(ctx, api, loc.Bucket, key)
-	var nsk *types.NoSuchKey
-	if errors.As(err, &nsk) || errCodeEquals(err, errCodeNoSuchBucket) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := readRecord(ctx, api, loc.Bucket, key)
+	if data == nil || err != nil {
 		return nil, err
 	}
 	v, err := archive.ParseVerification(data)
@@ -252,6 +249,23 @@ func ReadArchiveVerification(ctx context.Context, api ArchiveReaderAPI, loc arch
 		return nil, fmt.Errorf("s3://%s/%s: %w", loc.Bucket, key, err)
 	}
 	return v, nil
+}
+
+// readRecord reads one of pgnvme's records beside an archive, at key of bucket; nil when there is none
+// (no key, no such object or bucket).
+func readRecord(ctx context.Context, api ArchiveReaderAPI, bucket, key string) ([]byte, error) {
+	if key == "" {
+		return nil, nil
+	}
+	data, err := getSmallObject(ctx, api, bucket, key)
+	var nsk *types.NoSuchKey
+	if errors.As(err, &nsk) || errCodeEquals(err, errCodeNoSuchBucket) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
+	}
+	return data, nil
 }
 
 // listAll lists every object under prefix (one level with delimiter "/"), page by page; a missing bucket

@@ -49,7 +49,7 @@ func shellWords(ws []string) string {
 // happen on every boot (the instance-store disks, the passwords) runs from
 // systemd units it installs.
 func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
-	return renderEC2(c, n, false)
+	return renderEC2(c, n, false, nil)
 }
 
 // RenderEC2Restore is RenderEC2 for the launch of a cluster whose every member is lost and whose archive
@@ -61,11 +61,18 @@ func RenderEC2Restore(c Cluster, n EC2Node) (UserData, error) {
 	if c.Archive == nil {
 		return UserData{}, errors.New("a cluster without an archive has nothing to restore from")
 	}
-	plain, err := renderEC2(c, n, false)
+	return renderEC2Bootstrap(c, n, nil)
+}
+
+// renderEC2Bootstrap is renderEC2 with the bootstrap from an archive (src's, or c's own for nil), with the
+// Identity of the node's usual user-data: the bootstrap method matters only when the cluster bootstraps,
+// so a node launched this way is current, not outdated.
+func renderEC2Bootstrap(c Cluster, n EC2Node, src *Source) (UserData, error) {
+	plain, err := renderEC2(c, n, false, nil)
 	if err != nil {
 		return UserData{}, err
 	}
-	u, err := renderEC2(c, n, true)
+	u, err := renderEC2(c, n, true, src)
 	if err != nil {
 		return UserData{}, err
 	}
@@ -73,7 +80,35 @@ func RenderEC2Restore(c Cluster, n EC2Node) (UserData, error) {
 	return u, nil
 }
 
-func renderEC2(c Cluster, n EC2Node, restore bool) (UserData, error) {
+// nodeArchive is archive a as node n uses it: WAL-G reaches the server over its socket as the superuser
+// and prefetches outside the data directory, and never writes over an archived segment; pgBackRest reads
+// S3 with the instance role.
+func nodeArchive(a Archive, walg bool, n EC2Node) *Archive {
+	if walg {
+		a.WALGEnv = maps.Clone(a.WALGEnv)
+		// WAL-G reaches the server over its socket as the superuser
+		// (peer authentication), and prefetches WAL outside the data
+		// directory.
+		a.WALGEnv["PGHOST"] = ec2SocketDir
+		a.WALGEnv["PGPORT"] = strconv.Itoa(n.Port)
+		a.WALGEnv["PGUSER"] = n.Patroni.Superuser
+		a.WALGEnv["PGDATABASE"] = "postgres"
+		a.WALGEnv["WALG_PREFETCH_DIR"] = walgPrefetchDir(n)
+		// A push never writes over a segment already archived with other content: WAL-G then fails
+		// the push (the segment stays in pg_wal) instead of destroying history; equal content is a
+		// success, so a segment pushed twice (after a failover) is safe.
+		a.WALGEnv[WALGPreventWALOverwrite] = "true"
+		return &a
+	}
+	a.PgBackRestOptions = maps.Clone(a.PgBackRestOptions)
+	if a.PgBackRestOptions["repo1-type"] == "s3" && a.PgBackRestOptions["repo1-s3-key-type"] == "" {
+		// The instance role, never keys in user-data.
+		a.PgBackRestOptions["repo1-s3-key-type"] = "auto"
+	}
+	return &a
+}
+
+func renderEC2(c Cluster, n EC2Node, restore bool, src *Source) (UserData, error) {
 	if err := c.Validate(); err != nil {
 		return UserData{}, err
 	}
@@ -85,30 +120,8 @@ func renderEC2(c Cluster, n EC2Node, restore bool) (UserData, error) {
 	view := newEC2View(c, n)
 	view.Restore = restore
 	ec := c
-	if a := c.Archive; a != nil {
-		a2 := *a
-		if view.WALG {
-			a2.WALGEnv = maps.Clone(a.WALGEnv)
-			// WAL-G reaches the server over its socket as the superuser
-			// (peer authentication), and prefetches WAL outside the data
-			// directory.
-			a2.WALGEnv["PGHOST"] = ec2SocketDir
-			a2.WALGEnv["PGPORT"] = strconv.Itoa(n.Port)
-			a2.WALGEnv["PGUSER"] = n.Patroni.Superuser
-			a2.WALGEnv["PGDATABASE"] = "postgres"
-			a2.WALGEnv["WALG_PREFETCH_DIR"] = walgPrefetchDir(n)
-			// A push never writes over a segment already archived with other content: WAL-G then fails
-			// the push (the segment stays in pg_wal) instead of destroying history; equal content is a
-			// success, so a segment pushed twice (after a failover) is safe.
-			a2.WALGEnv[WALGPreventWALOverwrite] = "true"
-		} else {
-			a2.PgBackRestOptions = maps.Clone(a.PgBackRestOptions)
-			if a2.PgBackRestOptions["repo1-type"] == "s3" && a2.PgBackRestOptions["repo1-s3-key-type"] == "" {
-				// The instance role, never keys in user-data.
-				a2.PgBackRestOptions["repo1-s3-key-type"] = "auto"
-			}
-		}
-		ec.Archive = &a2
+	if c.Archive != nil {
+		ec.Archive = nodeArchive(*c.Archive, view.WALG, n)
 	}
 	node := Node{
 		Name:                 n.Name,
@@ -131,6 +144,14 @@ func renderEC2(c Cluster, n EC2Node, restore bool) (UserData, error) {
 	r, err := Render(ec, node)
 	if err != nil {
 		return UserData{}, err
+	}
+	var sourceFile File
+	if src != nil {
+		if view.Source, sourceFile, err = renderSource(c, n, ec, node, view, *src); err != nil {
+			return UserData{}, err
+		}
+		view.PostgresReads = append(view.PostgresReads, sourceFile.Path)
+		view.PostBootstrap = true // it records what the restore reached
 	}
 
 	dynamic := patroniDynamic(ec, n, r)
@@ -192,6 +213,10 @@ func renderEC2(c Cluster, n EC2Node, restore bool) (UserData, error) {
 	} else {
 		add(ec2PgBackRestConf, 0o640, r.PgBackRestConf)
 	}
+	if view.Source != nil {
+		files = append(files, sourceFile)
+		add(view.Source.Plan, 0o644, src.Record+"\n")
+	}
 	for _, u := range []string{"pgnvme-disks.service", "pgnvme-secrets.service", "pgnvme-patroni.service",
 		"pgnvme-backup.service", "pgnvme-backup.timer"} {
 		errs = append(errs, unit(u))
@@ -219,6 +244,32 @@ func renderEC2(c Cluster, n EC2Node, restore bool) (UserData, error) {
 		return UserData{}, &UserDataSizeError{Node: n.Name, Bytes: size}
 	}
 	return u, nil
+}
+
+// renderSource is the source archive src of a restored cluster as node n (rendered as node, in ec) reads
+// it: the view's part, and the source's settings file (pgBackRest's configuration or WAL-G's environment,
+// beside the node's own) with its restore_command.
+func renderSource(c Cluster, n EC2Node, ec Cluster, node Node, view ec2View, src Source) (*ec2Source, File, error) {
+	sc, sn := ec, node
+	sc.Archive = nodeArchive(src.Archive, view.WALG, n)
+	sc.Archive.MaxBacklogMiB, sc.Archive.BackupOnCreate = 0, false
+	sn.PgBackRestConfigPath, sn.WALGEnvPath = ec2PgBackRestSourceConf, ec2WALGSourceEnv
+	r, err := Render(sc, sn)
+	if err != nil {
+		return nil, File{}, fmt.Errorf("restore source: %w", err)
+	}
+	out := &ec2Source{Stanza: sc.Archive.stanza(c), Backup: src.Backup, Plan: ec2RestorePlan, RecordPath: src.RecordPath,
+		recovery: maps.Clone(src.Recovery)}
+	f := File{Mode: 0o640, Owner: "root:root"}
+	if view.WALG {
+		out.Env, f.Path, f.Content = ec2WALGSourceEnv, ec2WALGSourceEnv, r.WALGEnvFile
+		// The wrapper tells "not in the archive" from a failure, with the source's environment.
+		out.restoreCommand = view.Scripts.WALGRestore + " %f %p " + ec2WALGSourceEnv
+	} else {
+		out.Conf, f.Path, f.Content = ec2PgBackRestSourceConf, ec2PgBackRestSourceConf, r.PgBackRestConf
+		out.restoreCommand = r.Parameters["restore_command"]
+	}
+	return out, f, nil
 }
 
 // execTemplate renders the named template with view.

@@ -16,6 +16,20 @@ type ec2Scripts struct {
 	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, BackupDecide, PostBootstrap, PrePromote, Restore string
 }
 
+// ec2Source is the other archive a new cluster is restored from, as the templates see it.
+type ec2Source struct {
+	// Conf is pgBackRest's configuration of the source, Env WAL-G's environment of it; Stanza its stanza.
+	Conf, Env, Stanza string
+	// Backup is the base backup restored.
+	Backup string
+	// Plan is the file holding the restore's planned record, RecordPath where the post-bootstrap script
+	// puts the completed record, relative to the cluster's own archive's root.
+	Plan, RecordPath string
+	// restoreCommand reads the source's WAL; recovery are the target's settings (not for templates).
+	restoreCommand string
+	recovery       map[string]string
+}
+
 // ec2View is what the templates see.
 type ec2View struct {
 	Cluster, Node, Region string
@@ -55,6 +69,9 @@ type ec2View struct {
 	// Restore reports whether Patroni bootstraps a new cluster from the archive (Scripts.Restore) instead
 	// of initdb: the launch of a formed cluster whose every member is lost (RenderEC2Restore).
 	Restore bool
+	// Source is the other archive a cluster is restored from (RenderEC2Clone); nil restores from the
+	// cluster's own.
+	Source *ec2Source
 
 	Packages []string
 	// CheckCommands are the programs install.sh checks for instead of

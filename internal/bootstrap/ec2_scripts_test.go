@@ -279,11 +279,14 @@ func TestEC2WALGRestoreScript(t *testing.T) {
 		walgStatus int
 		standby    bool
 		want       int
+		// source gives the environment file as the third argument (a restore from another archive).
+		source bool
 	}{
-		{0, true, 0}, {0, false, 0},
-		{74, true, 1}, {74, false, 1},
-		{1, true, 1}, {1, false, 126},
-		{2, false, 126},
+		{0, true, 0, false}, {0, false, 0, false},
+		{74, true, 1, false}, {74, false, 1, false},
+		{1, true, 1, false}, {1, false, 126, false},
+		{2, false, 126, false},
+		{0, false, 0, true}, {74, false, 1, true}, {1, false, 126, true},
 	} {
 		dir := scriptDir(t, "restore.sh", script, map[string]string{
 			"wal-g": `echo "wal-g $* prefix=$WALG_S3_PREFIX" >>"$LOG"; exit $STATUS` + "\n",
@@ -301,21 +304,29 @@ func TestEC2WALGRestoreScript(t *testing.T) {
 		if err := os.WriteFile(envPath, []byte("WALG_S3_PREFIX=s3://b/p\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s := strings.NewReplacer("ENV_FILE=/etc/wal-g/walg.env\n", "ENV_FILE="+envPath+"\n",
+		sourceEnv := filepath.Join(dir, "source.env")
+		if err := os.WriteFile(sourceEnv, []byte("WALG_S3_PREFIX=s3://other/q\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := strings.NewReplacer("ENV_FILE=${3:-/etc/wal-g/walg.env}\n", "ENV_FILE=${3:-"+envPath+"}\n",
 			"WALG=/usr/local/bin/wal-g\n", "WALG="+filepath.Join(dir, "bin", "wal-g")+"\n",
 			"DATA_DIR=/var/lib/pgnvme/data\n", "DATA_DIR="+data+"\n").Replace(script)
 		if err := os.WriteFile(filepath.Join(dir, "restore.sh"), []byte(s), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command("/bin/sh", "-c", filepath.Join(dir, "restore.sh")+" 000000010000000000000003 pg_wal/RECOVERYXLOG")
+		args, prefix := " 000000010000000000000003 pg_wal/RECOVERYXLOG", "s3://b/p"
+		if tc.source {
+			args, prefix = args+" "+sourceEnv, "s3://other/q"
+		}
+		cmd := exec.Command("/bin/sh", "-c", filepath.Join(dir, "restore.sh")+args)
 		cmd.Dir = data
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log"), "STATUS=" + strconv.Itoa(tc.walgStatus)}
 		out, _ := cmd.CombinedOutput()
 		if got := cmd.ProcessState.ExitCode(); got != tc.want {
-			t.Errorf("wal-fetch exit %d, standby %v: restore_command exit %d, want %d\n%s", tc.walgStatus, tc.standby, got, tc.want, out)
+			t.Errorf("wal-fetch exit %d, standby %v, source %v: restore_command exit %d, want %d\n%s", tc.walgStatus, tc.standby, tc.source, got, tc.want, out)
 		}
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		if string(log) != "wal-g wal-fetch 000000010000000000000003 pg_wal/RECOVERYXLOG prefix=s3://b/p\n" {
+		if string(log) != "wal-g wal-fetch 000000010000000000000003 pg_wal/RECOVERYXLOG prefix="+prefix+"\n" {
 			t.Errorf("wal-g ran as %q", log)
 		}
 	}

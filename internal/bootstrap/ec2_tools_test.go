@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,7 +141,11 @@ func TestRenderEC2_shellcheck(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", combo.name, err)
 		}
-		for _, f := range append(u.Files, restore.Files...) {
+		clone, err := bootstrap.RenderEC2Clone(combo.cluster, combo.node, cloneSource(combo.cluster))
+		if err != nil {
+			t.Fatalf("%s: %v", combo.name, err)
+		}
+		for _, f := range slices.Concat(u.Files, restore.Files, clone.Files) {
 			if !f.Script() {
 				continue
 			}

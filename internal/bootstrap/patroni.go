@@ -93,8 +93,19 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View, dynamic yamlMap)
 	}
 	if view.Restore {
 		// Every member was lost: the new cluster is the archive's (see restore.sh), recovered with the
-		// node's own restore_command to the end of the archive, on the latest timeline.
+		// node's own restore_command to the end of the archive, on the latest timeline. Or the cluster
+		// is created from another archive (the restore block), to a target.
 		rc := slices.Clone(recovery)
+		if src := view.Source; src != nil {
+			// Restored from another archive: its WAL, to the target, where PostgreSQL promotes.
+			rc = yamlMap{{"restore_command", src.restoreCommand}}
+			for _, k := range slices.Sorted(maps.Keys(src.recovery)) {
+				rc = append(rc, yamlItem{k, src.recovery[k]})
+			}
+			if len(src.recovery) > 0 {
+				rc = append(rc, yamlItem{"recovery_target_action", "promote"})
+			}
+		}
 		rc = append(rc, yamlItem{"recovery_target_timeline", "latest"})
 		boot = append(yamlMap{
 			{"method", "pgnvme_restore"},

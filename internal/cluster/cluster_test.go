@@ -133,6 +133,7 @@ func TestValidate(t *testing.T) {
 		{"restore to a quoted restore point", func(in *cluster.Input) {
 			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Target: cluster.RestoreTargetInput{Name: "it's"}}
 		}, "restore.target.name", "not a restore point name"},
+		{"accept a loss at a malformed lsn", func(in *cluster.Input) { in.AcceptDataLossAtLSN = "3000148" }, "accept_data_loss_at_lsn", "is not a WAL position"},
 		{"restore a badly named backup", func(in *cluster.Input) {
 			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Backup: "../x y"}
 		}, "restore.backup", "neither \"latest\" nor a backup's name"},

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,6 +81,39 @@ func PlanRestoreAt(root []string, r Restore, from archive.Location, h *archive.H
 		return RestorePlan{}, Errorf(path, "Restore Target Not In The Archive", "Nothing can be restored from %s that way: %v. Nothing was created.", from, err)
 	}
 	return RestorePlan{From: from, Backup: b, Target: target, To: h.RecoverableTo}, nil
+}
+
+// Planned is what p says of a restore before it runs: where from, which backup (when it finished, the
+// database's size in it) and the target; the restore adds how far its recovery went.
+func (p RestorePlan) Planned() RestoreResult {
+	res := RestoreResult{From: p.From.String(), Backup: p.Backup.Label, BackupBytes: p.Backup.Size, Target: p.Target.String()}
+	if p.Backup.Stop > 0 {
+		res.BackupFinishedAt = time.Unix(p.Backup.Stop, 0).UTC()
+	}
+	return res
+}
+
+// Record is Planned as the JSON object a restored EC2 node completes and records (bootstrap.Source.Record),
+// with the backup's start position, from which it counts the WAL replayed.
+func (p RestorePlan) Record() (string, error) {
+	b, err := json.Marshal(struct {
+		RestoreResult
+		BackupLSNStart string `json:"backup_lsn_start,omitempty"`
+	}{p.Planned(), p.Backup.LSNStart})
+	return string(b), err
+}
+
+// ParseRestored reads the record a restored EC2 node wrote (Record, completed with where the recovery
+// stopped); nil for no record.
+func ParseRestored(data []byte) (*RestoreResult, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var res RestoreResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("reading the restore's record: %w", err)
+	}
+	return &res, nil
 }
 
 // Summary is the plan's words for p, creating first (restored) and then the others (copied from it).

@@ -80,6 +80,10 @@ type Spec struct {
 	Archive *bootstrap.Archive
 	// Restore is where the cluster is restored from when it is created; nil means initdb.
 	Restore *Restore `json:",omitempty"`
+	// AcceptDataLossAtLSN is accept_data_loss_at_lsn: the WAL position at which the operator accepts losing
+	// what only lost nodes held, when no survivor is proven to hold every acknowledged commit
+	// (topology.Desired.AcceptLossAt); "" accepts nothing.
+	AcceptDataLossAtLSN string `json:",omitempty"`
 	// Block is the platform's block; nil when the configuration gave none or more than one (an error).
 	Block Block
 	// Given is the configuration as given, before defaults (FromInput keeps it): what an import writes back,
@@ -132,6 +136,8 @@ type Input struct {
 	Backup *BackupInput
 	// Restore is the restore block, nil when not given.
 	Restore *RestoreInput `json:",omitempty"`
+	// AcceptDataLossAtLSN is accept_data_loss_at_lsn as given ("" when not).
+	AcceptDataLossAtLSN string `json:",omitempty"`
 	// Blocks are the platform blocks given (localspec.Block, *awsspec.Input); a valid configuration gives
 	// exactly one. A platform keeps its own in what it stores (the JSON of Input leaves them out).
 	Blocks []BlockInput `json:"-"`
@@ -232,6 +238,7 @@ func FromInput(in Input) Spec {
 		Commit:         orDefault(in.Synchronous.Commit, bootstrap.CommitOn),
 	}
 	s.Restore = restoreOf(in.Restore)
+	s.AcceptDataLossAtLSN = in.AcceptDataLossAtLSN
 	if a := in.Archive; a != nil {
 		s.Archive = &bootstrap.Archive{
 			PgBackRestOptions: maps.Clone(a.PgBackRestOptions),

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
 // FieldError is one problem with a configuration, with the attribute it is about. Path uses the
@@ -102,6 +103,12 @@ func Validate(s Spec) []*FieldError {
 			"add an archive block (for example with pgnvme_archive_bucket's settings), or remove the backup block.")
 	}
 	out = append(out, validateRestore(s)...)
+	if at := s.AcceptDataLossAtLSN; at != "" {
+		if _, err := topology.ParseLSN(at); err != nil {
+			add([]string{"accept_data_loss_at_lsn"}, "Invalid LSN", "accept_data_loss_at_lsn %q is not a WAL position: give the one the refused "+
+				"plan names (such as 0/3000148): %v.", at, err)
+		}
+	}
 	// The platform's block, in the context of the neutral spec.
 	var block []*FieldError
 	if s.Block != nil {

@@ -265,6 +265,17 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 			return cluster.Status{}, err
 		}
 	}
+	// A cluster created from another archive: its restore, planned again from what that archive holds
+	// now, before anything is made. Every node forms with it (a node without it would run initdb).
+	var clone *cluster.RestorePlan
+	if s.Restore != nil && len(prior.Members) == 0 {
+		rp, err := se.restorePlan(ctx)
+		if err != nil {
+			return cluster.Status{}, err
+		}
+		tflog.Info(ctx, "the cluster is restored from another archive", map[string]any{"restore": se.restoreSummary(rp)})
+		clone = &rp
+	}
 	hadLB, err := se.hadLoadBalancer(ctx, prior)
 	if err != nil {
 		return cluster.Status{}, err
@@ -300,8 +311,14 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	if err != nil {
 		return result(err)
 	}
-	restore := func() (map[string][]byte, error) { return se.renderRestore(t, addrs) }
-	if err := se.converge(ctx, t, in, machines{profile: profile, userData: userData, launches: launches, restore: restore}); err != nil {
+	m := machines{profile: profile, userData: userData, launches: launches,
+		restore: func() (map[string][]byte, error) { return se.renderRestore(t, addrs) }}
+	if clone != nil {
+		if m.form, err = se.renderClone(t, addrs, *clone); err != nil {
+			return result(err)
+		}
+	}
+	if err := se.converge(ctx, t, in, m); err != nil {
 		return result(err)
 	}
 	return result(nil)

@@ -64,12 +64,50 @@ func (e *simEnv) archiveListing(ctx context.Context, name string) []string {
 
 func (e *simEnv) archiveObjects(ctx context.Context, prefix string) []s3types.Object {
 	e.t.Helper()
-	c := s3.NewFromConfig(e.awsConfig(), func(o *s3.Options) {
+	return e.bucketObjects(ctx, e.bucket, prefix)
+}
+
+// s3 is a client of the simulator's S3 (moto).
+func (e *simEnv) s3() *s3.Client {
+	return s3.NewFromConfig(e.awsConfig(), func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(nodesim.AWSEndpoint)
 		o.UsePathStyle = true
 	})
+}
+
+// bucketListing is archiveListing for any bucket and prefix.
+func (e *simEnv) bucketListing(ctx context.Context, bucket, prefix string) []string {
+	e.t.Helper()
+	var out []string
+	for _, o := range e.bucketObjects(ctx, bucket, prefix) {
+		out = append(out, fmt.Sprintf("%s %d %s", aws.ToString(o.Key), aws.ToInt64(o.Size), aws.ToString(o.ETag)))
+	}
+	return out
+}
+
+// replicate copies every object under prefix of the archive bucket to a new bucket in region, as S3
+// replication would (moto does not replicate), and returns how many it copied.
+func (e *simEnv) replicate(ctx context.Context, prefix, bucket, region string) int {
+	e.t.Helper()
+	c := e.s3()
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(region)}}); err != nil {
+		e.t.Fatalf("creating the replica bucket: %v", err)
+	}
+	objects := e.archiveObjects(ctx, prefix)
+	for _, o := range objects {
+		if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(bucket), Key: o.Key,
+			CopySource: aws.String(e.bucket + "/" + aws.ToString(o.Key))}); err != nil {
+			e.t.Fatalf("copying %s to the replica bucket: %v", aws.ToString(o.Key), err)
+		}
+	}
+	return len(objects)
+}
+
+func (e *simEnv) bucketObjects(ctx context.Context, bucket, prefix string) []s3types.Object {
+	e.t.Helper()
 	var out []s3types.Object
-	p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(e.bucket), Prefix: aws.String(prefix)})
+	p := s3.NewListObjectsV2Paginator(e.s3(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {

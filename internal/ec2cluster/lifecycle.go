@@ -55,10 +55,19 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		if _, _, err := se.render(t, standInAddrs(s)); err != nil {
 			return cluster.Plan{}, err
 		}
+		restore := ""
+		if s.Restore != nil {
+			rp, err := se.restorePlan(ctx)
+			if err != nil {
+				return cluster.Plan{}, err
+			}
+			restore = se.restoreSummary(rp)
+		}
 		if len(o.enis) == 0 && len(o.instances) == 0 {
 			if err := se.startArchiving(ctx); err != nil {
 				return cluster.Plan{}, err
 			}
+			plan.Actions = restore
 		} else {
 			launches, err := se.launchesIfAddressed(t, o)
 			if err != nil {
@@ -67,6 +76,9 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 			steps, _ := plannedSteps(se.engine(ctx, o, engineInput{launches: launches, t: &t, lenientConfig: true}))
 			plan.Actions = fmt.Sprintf("resume: %d network interfaces and %d instances tagged %s=%s exist already (an interrupted apply?); the apply reuses them. "+
 				"If they belong to another cluster of the same name, choose another name. Then:\n%s", len(o.enis), len(o.instances), awsspec.TagCluster, s.Name, steps)
+			if restore != "" {
+				plan.Actions += "\nThe nodes still to launch: " + restore
+			}
 		}
 		for i, n := range s.Nodes {
 			role := cluster.RoleStandby

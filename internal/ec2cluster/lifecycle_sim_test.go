@@ -22,6 +22,8 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
 
 // TestAccEC2Cluster_simulated is issue 10's proof through Terraform: moto for the EC2, SSM and IAM APIs
@@ -254,6 +256,10 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	if tb, ta := atoi(t, timelineBefore), atoi(t, timelineAfter); ta <= tb {
 		t.Errorf("the restored cluster is on timeline %d, the lost one was on %d: want a later one", ta, tb)
 	}
+	// For the point-in-time clone at the end: 300 rows, the target time, 200 rows after it, all archived.
+	e.psql(restored.ConnectionURI, passwords[0], "CREATE TABLE pitr_check AS SELECT g FROM generate_series(1, 300) g")
+	pitrTarget := e.psql(restored.ConnectionURI, passwords[0], `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
+	e.psql(restored.ConnectionURI, passwords[0], "INSERT INTO pitr_check SELECT g FROM generate_series(301, 500) g")
 	nextSeg := e.psql(restored.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
 	acctest.WaitFor(t, 2*time.Minute, "the restored cluster's segment "+nextSeg+" in the archive", func() (bool, string) {
 		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
@@ -262,6 +268,34 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	})
 	t.Logf("every node lost: the apply restored the cluster from its archive in %.0f s (timeline %s -> %s); the 2000 archived rows are there, and it archives %s", secs, timelineBefore, timelineAfter, nextSeg)
 	e.emptyPlan("after the restore")
+
+	// Every node lost again, each instance stopped this time (it holds its interface; its instance store is
+	// wiped): the next apply restores from the same archive again, now across the first restore's timeline,
+	// and every row archived before either loss is there.
+	var ids []string
+	for _, n := range restored.Nodes {
+		ids = append(ids, restored.AWS.InstanceIDs[n.Name])
+	}
+	if _, err := e.ec2.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: ids}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range restored.Nodes {
+		e.waitEvent("stopped", n.Name)
+	}
+	_, _, secs = e.planIsApply("every node stopped", []string{"restore the cluster from its archive onto " + strings.Join(names, ", ")}, false)
+	again := e.state()
+	e.waitSettled(again)
+	for table, want := range map[string]string{"restore_check": "2000", "pitr_check": "500"} {
+		if got := e.psql(again.ConnectionURI, passwords[0], "SELECT count(*) FROM "+table); got != want {
+			t.Errorf("the cluster restored a second time holds %s rows of %s; want the %s archived before the loss", got, table, want)
+		}
+	}
+	timelineAgain := e.psql(again.ConnectionURI, passwords[0], "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int")
+	if ta, tb := atoi(t, timelineAgain), atoi(t, timelineAfter); ta <= tb {
+		t.Errorf("the cluster restored a second time is on timeline %d, after the first restore it was on %d: want a later one", ta, tb)
+	}
+	t.Logf("every node stopped: the apply restored the cluster from the same archive again in %.0f s (timeline %s -> %s)", secs, timelineAfter, timelineAgain)
+	e.emptyPlan("after the second restore")
 
 	// deletion_protection refuses destroy; cleared, destroy leaves nothing the resource created.
 	out, err := e.terraform("destroy", "-auto-approve", "-no-color", "-input=false")
@@ -296,6 +330,93 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	if after := e.archiveListing(ctx, "sim"); !slices.Equal(after, archived) || len(archived) == 0 {
 		t.Errorf("the archive changed under the refused cluster: %d objects before, %d after", len(archived), len(after))
 	}
+
+	e.checkClone(ctx, pitrTarget, atoi(t, timelineAgain))
+}
+
+// nodeLogLines are the lines of every node's logs that hold one of subs, for failure messages.
+func (e *simEnv) nodeLogLines(subs ...string) string {
+	var b strings.Builder
+	for _, n := range e.sim.Nodes() {
+		entries, _ := os.ReadDir(n.LogDir())
+		for _, f := range entries {
+			data, _ := os.ReadFile(filepath.Join(n.LogDir(), f.Name()))
+			for _, line := range strings.Split(string(data), "\n") {
+				if slices.ContainsFunc(subs, func(s string) bool { return strings.Contains(line, s) }) {
+					fmt.Fprintf(&b, "%s %s: %s\n", n.Name, f.Name(), line)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// checkClone: disaster recovery and a point-in-time clone at once. The lost cluster's archive is copied to
+// a bucket in another region, as S3 replication would (moto does not replicate; the simulator's VPC is in
+// one region, so the new cluster runs in the first region and reads the copy in the other); a new cluster
+// "clone" with a restore block from that copy to target: the plan says what it restores, the apply does,
+// the clone holds exactly the rows committed before the target, is on a timeline after the source's last
+// (fromTimeline), records what the restore reached, archives into its own prefix, and the copy is untouched.
+func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int) {
+	t := e.t
+	copied := e.replicate(ctx, "clusters/sim/", "tf-acc-dr", "us-west-2")
+	source := e.bucketListing(ctx, "tf-acc-dr", "clusters/sim/")
+	opts := archive.Spec{Bucket: "tf-acc-dr", Prefix: "clusters/sim", Region: "us-west-2",
+		Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions()
+	var lines []string
+	for _, k := range sortedKeys(opts) {
+		lines = append(lines, fmt.Sprintf("        %q = %q", k, opts[k]))
+	}
+	e.restore = fmt.Sprintf("\n  restore {\n    archive {\n      stanza = \"sim\"\n      pgbackrest_options = {\n%s\n      }\n    }\n    target {\n      time = %q\n    }\n  }",
+		strings.Join(lines, "\n"), target)
+	e.config("clone", "m6id.xlarge", false)
+	_, plan := e.plannedSteps()
+	for _, want := range []string{"restore the node that takes Patroni's initialize key", "tf-acc-dr", "then its WAL replayed to " + target[:19]} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the clone's plan does not say %q:\n%s", want, plan)
+		}
+	}
+	t.Logf("the clone's plan (%d objects copied to the replica bucket in us-west-2):\n%s", copied, plan)
+	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	st := e.state()
+	passwords := e.passwords(st)
+	e.waitSettled(st)
+	for table, want := range map[string]string{"pitr_check": "300", "restore_check": "2000"} {
+		if got := e.psql(st.ConnectionURI, passwords[0], "SELECT count(*) FROM "+table); got != want {
+			t.Errorf("the clone holds %s rows of %s; want %s (the rows committed before the target %s)", got, table, want, target)
+		}
+	}
+	timeline := atoi(t, e.psql(st.ConnectionURI, passwords[0], "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int"))
+	r := st.Restored
+	want, err := time.Parse(time.RFC3339Nano, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reachedAfter := func(at *string) bool {
+		got, err := time.Parse(time.RFC3339Nano, *at)
+		return err != nil || got.After(want)
+	}
+	switch {
+	case r == nil:
+		t.Errorf("the clone's restored attribute is empty; the nodes' restore lines:\n%s", e.nodeLogLines("pgnvme-restore", "pgnvme-post-bootstrap"))
+	case r.Backup == "" || r.ReachedLSN == "" || r.ReachedTime == nil || reachedAfter(r.ReachedTime) || r.Timeline != timeline || timeline <= fromTimeline ||
+		r.WALReplayedBytes <= 0 || r.Seconds <= 0 || !strings.Contains(r.From, "tf-acc-dr"):
+		t.Errorf("the clone's restored attribute: %+v (reached time %v); want the backup, a reached time at or before %s, timeline %d (after the source's %d), WAL replayed",
+			*r, r.ReachedTime, target, timeline, fromTimeline)
+	default:
+		t.Logf("clone created in %.0f s: backup %s, reached %s at %s on timeline %d, %d bytes of WAL replayed in %.1f s", secs, r.Backup, r.ReachedLSN, *r.ReachedTime, r.Timeline, r.WALReplayedBytes, r.Seconds)
+	}
+	seg := e.psql(st.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
+	acctest.WaitFor(t, 2*time.Minute, "the clone's segment "+seg+" in its own archive", func() (bool, string) {
+		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+		as := e.state().ArchiveStatus
+		return as != nil && as.LastArchivedWAL >= seg && as.FirstMissingWAL == nil, fmt.Sprintf("%+v", as)
+	})
+	if after := e.bucketListing(ctx, "tf-acc-dr", "clusters/sim/"); !slices.Equal(after, source) {
+		t.Errorf("the source archive changed under the clone: %d objects before, %d after", len(source), len(after))
+	}
+	e.emptyPlan("after the clone")
+	e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
 }
 
 // killApplyAtFirstBoot starts terraform apply and kills it with its provider (the whole process group) when

@@ -234,10 +234,7 @@ func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.H
 		return nil, err
 	}
 	r := archive.Reading{Tool: loc.Tool, ArchiveTimeout: bootstrap.ArchiveTimeout(se.s.Parameters), BackupEvery: se.s.Archive.BackupPolicy().Interval(se.p.clock.Now())}
-	if r.WAL, err = awsclient.ListArchiveWAL(ctx, api, loc); err != nil {
-		return nil, err
-	}
-	if r.Backups, err = awsclient.ReadArchiveBackups(ctx, api, loc); err != nil {
+	if err := readArchive(ctx, api, loc, &r); err != nil {
 		return nil, err
 	}
 	if r.Verification, err = awsclient.ReadArchiveVerification(ctx, api, loc); err != nil {
@@ -253,6 +250,15 @@ func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.H
 	}
 	h := archive.Assess(r, se.p.clock.Now())
 	return &h, nil
+}
+
+// readArchive reads the WAL objects and the base backups of the archive at loc into r.
+func readArchive(ctx context.Context, api awsclient.ArchiveReaderAPI, loc archive.Location, r *archive.Reading) (err error) {
+	if r.WAL, err = awsclient.ListArchiveWAL(ctx, api, loc); err != nil {
+		return err
+	}
+	r.Backups, err = awsclient.ReadArchiveBackups(ctx, api, loc)
+	return err
 }
 
 // status is the cluster's status from an observation.
@@ -311,6 +317,9 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 	var err error
 	if st.Archive, err = se.archiveHealth(ctx, o); err != nil {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("The archive could not be read, so archive_status is unknown (null): %v", err))
+	}
+	if st.Restored, err = se.restored(ctx); err != nil {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("What the restore that created the cluster did could not be read from its archive: %v", err))
 	}
 	if o.patroniOK {
 		patch, _, _, err := se.configChanges(ctx, o, t, false)

@@ -53,8 +53,8 @@ type simEnv struct {
 	params string
 	fourth bool
 	launch string
-	// backup is the cluster's backup block in HCL ("" for none).
-	backup string
+	// backup is the cluster's backup block in HCL ("" for none); restore its restore block.
+	backup, restore string
 }
 
 func newSimEnv(t *testing.T) *simEnv {
@@ -125,7 +125,7 @@ resource "pgnvme_cluster" "db" {
   node {
     name = "node-3"
     zone = "us-east-1c"
-  }%[10]s%[12]s
+  }%[10]s%[12]s%[13]s
   parameters = %[9]s
   archive {
     pgbackrest_options = {
@@ -150,7 +150,7 @@ resource "pgnvme_cluster" "db" {
 }
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
-`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup)
+`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup, e.restore)
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
@@ -250,6 +250,16 @@ type clusterState struct {
 		VerificationOK   *bool   `json:"verification_ok"`
 		VerificationText *string `json:"verification_detail"`
 	} `json:"archive_status"`
+	Restored *struct {
+		From             string  `json:"from"`
+		Backup           string  `json:"backup"`
+		Target           string  `json:"target"`
+		ReachedLSN       string  `json:"reached_lsn"`
+		ReachedTime      *string `json:"reached_time"`
+		Timeline         int     `json:"timeline"`
+		WALReplayedBytes int64   `json:"wal_replayed_bytes"`
+		Seconds          float64 `json:"seconds"`
+	} `json:"restored"`
 	AWS struct {
 		InstanceIDs       map[string]string `json:"instance_ids"`
 		NetworkInterfaces map[string]string `json:"network_interface_ids"`

@@ -22,6 +22,9 @@ type machines struct {
 	// restore renders each node's user-data for a restore from the archive (every member lost), only
 	// when the apply restores.
 	restore func() (map[string][]byte, error)
+	// form is each node's user-data for the cluster's forming when it differs from userData: the
+	// restore from another archive of a cluster with a restore block.
+	form map[string][]byte
 }
 
 // converge drives the cluster to the spec one step at a time: it observes, maps the observation to the
@@ -89,15 +92,19 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 	switch step.Kind {
 	case topology.StepForm:
 		// Every member at once: etcd and Patroni form the cluster from all of them.
+		fm, what := m, "the cluster to have a leader and every standby streaming in the quorum"
+		if m.form != nil {
+			fm.userData, what = m.form, "the cluster restored from another archive to have a leader and every standby streaming in the quorum"
+		}
 		for _, node := range step.Nodes {
 			if err := se.terminateLost(ctx, o, node); err != nil {
 				return err
 			}
-			if _, err := se.launch(ctx, t, node, o.enis[node], m, replacedID(o, node)); err != nil {
+			if _, err := se.launch(ctx, t, node, o.enis[node], fm, replacedID(o, node)); err != nil {
 				return err
 			}
 		}
-		return se.waitWhole(ctx, "the cluster to have a leader and every standby streaming in the quorum")
+		return se.waitWhole(ctx, what)
 	case topology.StepRestore:
 		// Every member at once, as when the cluster formed, each with the bootstrap from the archive: the
 		// member that takes the new etcd cluster's initialize key restores, the others copy it.

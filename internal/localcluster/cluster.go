@@ -83,6 +83,9 @@ type Spec struct {
 	// Not in the manifest: it acts at create only, and the configuration gives it again for a create that
 	// starts over.
 	Restore *RestoreFrom `json:"-"`
+	// AcceptLossAt is accept_data_loss_at_lsn (topology.Desired.AcceptLossAt): not in the manifest, since it
+	// acts on the apply that gives it only.
+	AcceptLossAt string `json:"-"`
 }
 
 // Node states as Status.State holds them.
@@ -212,6 +215,7 @@ func Desired(s Spec) topology.Desired {
 	if s.Synchronous.DataDurability == bootstrap.DurabilityRequired {
 		d.Quorum = s.Synchronous.Number
 	}
+	d.AcceptLossAt = s.AcceptLossAt
 	return d
 }
 

@@ -177,12 +177,9 @@ func recoveryResult(ctx context.Context, conn *pgclient.Conn, p cluster.RestoreP
 		return cluster.RestoreResult{}, err
 	}
 	now := time.Now()
-	res := cluster.RestoreResult{From: p.From.String(), Backup: p.Backup.Label, BackupBytes: p.Backup.Size, Target: p.Target.String(),
-		ReachedLSN: end.ReplayLSN, ReachedTime: end.ReplayTime, Timeline: end.Timeline,
-		Seconds: now.Sub(start).Round(time.Millisecond).Seconds(), FinishedAt: now.UTC().Truncate(time.Second)}
-	if p.Backup.Stop > 0 {
-		res.BackupFinishedAt = time.Unix(p.Backup.Stop, 0).UTC()
-	}
+	res := p.Planned()
+	res.ReachedLSN, res.ReachedTime, res.Timeline = end.ReplayLSN, end.ReplayTime, end.Timeline
+	res.Seconds, res.FinishedAt = now.Sub(start).Round(time.Millisecond).Seconds(), now.UTC().Truncate(time.Second)
 	if from, err1 := topology.ParseLSN(p.Backup.LSNStart); err1 == nil {
 		if to, err2 := topology.ParseLSN(end.ReplayLSN); err2 == nil && to > from {
 			res.WALReplayedBytes = int64(to - from)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -430,19 +431,28 @@ func TestPrimaryAndStandbyLostTogether(t *testing.T) {
 		t.Fatalf("n3 observed as %+v; want its WAL position", st[2])
 	}
 	actions, err := m.PlanRepairs(ctx, s, st)
-	if !errors.Is(err, topology.ErrQuorumLost) || !strings.Contains(err.Error(), "promote n3 by hand") || !strings.Contains(err.Error(), pos) {
-		t.Fatalf("primary and standby lost together: plan %v, %v; want a refusal naming n3's position %s", actions, err, pos)
+	accept := regexp.MustCompile(`set accept_data_loss_at_lsn = "([0-9A-F]+/[0-9A-F]+)"`).FindStringSubmatch(fmt.Sprint(err))
+	if !errors.Is(err, topology.ErrQuorumLost) || accept == nil || !strings.Contains(err.Error(), pos) {
+		t.Fatalf("primary and standby lost together: plan %v, %v; want a refusal naming n3's position %s and the attribute that accepts it", actions, err, pos)
 	}
 	t.Logf("refused: %v", err)
+	// A value for another position (one left from an earlier loss) accepts nothing.
+	s.AcceptLossAt = "0/1000000"
+	if _, err := m.PlanRepairs(ctx, s, st); !errors.Is(err, topology.ErrQuorumLost) || !strings.Contains(err.Error(), "n3 is not there") {
+		t.Fatalf("the loss accepted at another position: %v; want the refusal", err)
+	}
 	if after, err := m.Observe(ctx, s); err != nil || after[2].State != localcluster.StateRunning || after[2].Role != topology.RoleStandby {
 		t.Fatalf("n3 after the refusal: %+v, %v; want it untouched, a running standby", after, err)
 	}
 
-	// The accepted loss: n3 promoted by hand; the next apply copies n1 and n2 from it.
-	if err := m.Engine().Promote(ctx, n3); err != nil {
-		t.Fatal(err)
+	// The accepted loss: accept_data_loss_at_lsn at n3's position; the apply promotes n3 and copies n1 and
+	// n2 from it.
+	s.AcceptLossAt = accept[1]
+	actions = planAndReconcile(t, m, s)
+	if len(actions) == 0 || actions[0].Kind != topology.Promote || actions[0].Node != "n3" || !strings.Contains(actions[0].Reason, "accept_data_loss_at_lsn") {
+		t.Fatalf("the accepted loss: plan %v; want n3 promoted, saying why", actions)
 	}
-	planAndReconcile(t, m, s)
+	s.AcceptLossAt = ""
 	primary := wantHealthy(t, m, s, "quorum")
 	rows, err := connect(t, ctx, primary).Query(ctx, "SELECT n FROM acked")
 	if err != nil {

@@ -66,7 +66,7 @@ func specOf(s cluster.Spec, prior []cluster.Member) (Spec, error) {
 		return Spec{}, errors.New("the cluster has no local block: this is a bug in the provider, please report it")
 	}
 	out := Spec{Name: s.Name, Synchronous: s.Synchronous, Parameters: s.Parameters, Archive: s.Archive, RunAsUser: b.RunAsUser, Limits: b.Limits,
-		Restore: restoreFromOf(s)}
+		Restore: restoreFromOf(s), AcceptLossAt: s.AcceptDataLossAtLSN}
 	for _, m := range localspec.Assign(s, prior) {
 		out.Members = append(out.Members, Member{Name: m.Name, Zone: m.Zone, Port: m.Port, DataDir: m.DataDir})
 	}

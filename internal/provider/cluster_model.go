@@ -40,6 +40,7 @@ type clusterModel struct {
 	SynchronousDegraded     types.Bool   `tfsdk:"synchronous_degraded"`
 	ArchiveStatus           types.Object `tfsdk:"archive_status"`
 	Restored                types.Object `tfsdk:"restored"`
+	AcceptDataLossAtLSN     types.String `tfsdk:"accept_data_loss_at_lsn"`
 }
 
 type clusterNodeInput struct {
@@ -78,7 +79,7 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 		m.Synchronous.IsUnknown() || m.Parameters.IsUnknown() || m.Archive.IsUnknown() || m.Local.IsUnknown() || m.AWS.IsUnknown() {
 		return cluster.Spec{}, false
 	}
-	in := cluster.Input{Name: m.Name.ValueString()}
+	in := cluster.Input{Name: m.Name.ValueString(), AcceptDataLossAtLSN: m.AcceptDataLossAtLSN.ValueString()}
 	if known(m.PostgresMajor) {
 		in.PostgresMajor = int(m.PostgresMajor.ValueInt64())
 	}
@@ -308,7 +309,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		Parameters: types.MapNull(types.StringType), Archive: types.ObjectNull(clusterArchiveAttrTypes), Local: types.ObjectNull(clusterLocalAttrTypes),
 		AWS:                     types.ObjectNull(clusterAWSAttrTypes),
 		SynchronousStandbyNames: types.StringNull(), SynchronousDegraded: types.BoolNull(), ArchiveStatus: types.ObjectNull(clusterArchiveStatusAttrTypes),
-		Restore: types.ObjectNull(clusterRestoreAttrTypes), Restored: types.ObjectNull(clusterRestoredAttrTypes)}
+		Restore: types.ObjectNull(clusterRestoreAttrTypes), Restored: types.ObjectNull(clusterRestoredAttrTypes), AcceptDataLossAtLSN: types.StringNull()}
 	nodes := make([]clusterNodeInput, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		nodes = append(nodes, clusterNodeInput{Name: types.StringValue(n.Name), Zone: types.StringValue(n.Zone)})

@@ -59,7 +59,9 @@ func clusterRestoreSchema() schema.SingleNestedBlock {
 		Blocks: map[string]schema.Block{
 			"archive": schema.SingleNestedBlock{
 				MarkdownDescription: "The archive restored from, given like `archive` (with the source cluster's settings, or its " +
-					"replica bucket's in another region). The local platform restores pgBackRest archives.",
+					"replica bucket's in another region). The local platform restores pgBackRest archives; on aws the source is in " +
+					"S3, written by the archiver of `archive`, and read by the nodes' instance role (grant it `s3:ListBucket` and " +
+					"`s3:GetObject` on the source).",
 				Attributes: map[string]schema.Attribute{
 					"pgbackrest_options": schema.MapAttribute{
 						ElementType: types.StringType, Optional: true,

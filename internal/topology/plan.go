@@ -80,6 +80,12 @@ type Desired struct {
 	// not. A failover then promotes a survivor only when fewer than Quorum standbys were lost with the
 	// primary: otherwise a commit may be on lost nodes alone.
 	Quorum int
+	// AcceptLossAt is a WAL position ("X/Y") at which the operator accepts that loss: when the furthest
+	// survivor of such a failover holds WAL up to exactly this position, it is promoted, and whatever
+	// acknowledged commits only the lost nodes held are given up. At any other position the failover is
+	// refused as without it, so a value left in the configuration never accepts a later loss. "" accepts
+	// none.
+	AcceptLossAt string
 }
 
 // ArchiveEnd is what a cluster's archive holds for a restore to the end of it.

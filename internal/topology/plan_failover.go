@@ -61,7 +61,12 @@ func (p *planner) failover() ([]Action, error) {
 	if err := p.quorumSurvives(best); err != nil {
 		return nil, err
 	}
-	promote := Action{Kind: Promote, Node: best.Name, Reason: promoteReason(best, cands, p.quorum)}
+	reason := promoteReason(best, cands, p.quorum)
+	if p.acceptedLoss {
+		reason = fmt.Sprintf("%s holds WAL up to %s%s, the furthest of the survivors, and accept_data_loss_at_lsn = %q accepts exactly that: "+
+			"acknowledged commits only the lost nodes held (after %s) are given up", best.Name, best.posText(), timelineText(best), p.acceptLossAt, FormatLSN(best.pos))
+	}
+	promote := Action{Kind: Promote, Node: best.Name, Reason: reason}
 	return p.settle(best, modePromoted, []Action{promote})
 }
 
@@ -87,6 +92,10 @@ func (p *planner) quorumSurvives(best *node) error {
 	if lost < p.quorum {
 		return nil
 	}
+	if at, err := ParseLSN(p.acceptLossAt); err == nil && best.posKnown && best.pos == at {
+		p.acceptedLoss = true
+		return nil
+	}
 	var names []string
 	for _, n := range missing {
 		names = append(names, n.Name)
@@ -106,8 +115,25 @@ func (p *planner) quorumSurvives(best *node) error {
 		"commit acknowledged by the lost standbys alone may be on no surviving node: the furthest survivor, %s, holds WAL up to %s%s%s. "+
 		"pgnvme promotes a survivor only when it is proven to hold every acknowledged commit, and it cannot be here, so nothing is changed. "+
 		"Bring back a lost node's data directory and start it, then plan again; or, accepting the loss of whatever only the lost nodes "+
-		"held (commits after %s), promote %s by hand (pg_ctl promote) and apply: the lost nodes are then copied from it",
-		ErrQuorumLost, joinNames(names), standbys, flushed, best.Name, best.posText(), timelineText(best), archived, best.posText(), best.Name)
+		"held (commits after %s), set accept_data_loss_at_lsn = %q and apply: %s is then promoted, as long as it is still exactly there, "+
+		"and the lost nodes are copied from it%s",
+		ErrQuorumLost, joinNames(names), standbys, flushed, best.Name, best.posText(), timelineText(best), archived, best.posText(), lsnOrEmpty(best), best.Name, mismatch(p.acceptLossAt, best))
+}
+
+// lsnOrEmpty is n's position as accept_data_loss_at_lsn takes it ("" when unknown).
+func lsnOrEmpty(n *node) string {
+	if !n.posKnown {
+		return ""
+	}
+	return FormatLSN(n.pos)
+}
+
+// mismatch says why acceptLossAt, when set, did not accept the loss at n.
+func mismatch(acceptLossAt string, n *node) string {
+	if acceptLossAt == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (accept_data_loss_at_lsn is %q, which accepts the loss only at exactly that position, and %s is not there)", acceptLossAt, n.Name)
 }
 
 // compareAhead orders two standbys by how far their history goes: the later

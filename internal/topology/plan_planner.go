@@ -34,9 +34,12 @@ type planner struct {
 	archived bool
 	archive  *ArchiveEnd
 	quorum   int
-	want     map[string]bool
-	nodes    []*node // in observed order
-	byName   map[string]*node
+	// acceptLossAt is Desired.AcceptLossAt; acceptedLoss is set once a failover promoted at it.
+	acceptLossAt string
+	acceptedLoss bool
+	want         map[string]bool
+	nodes        []*node // in observed order
+	byName       map[string]*node
 }
 
 func newPlanner(desired Desired, observed []Observed) (*planner, error) {
@@ -44,12 +47,13 @@ func newPlanner(desired Desired, observed []Observed) (*planner, error) {
 		return nil, errors.New("the cluster needs at least one node")
 	}
 	p := &planner{
-		desired:  desired.Nodes,
-		archived: desired.Archived,
-		archive:  desired.Archive,
-		quorum:   desired.Quorum,
-		want:     make(map[string]bool, len(desired.Nodes)),
-		byName:   make(map[string]*node, len(observed)),
+		desired:      desired.Nodes,
+		archived:     desired.Archived,
+		archive:      desired.Archive,
+		quorum:       desired.Quorum,
+		acceptLossAt: desired.AcceptLossAt,
+		want:         make(map[string]bool, len(desired.Nodes)),
+		byName:       make(map[string]*node, len(observed)),
 	}
 	rank := make(map[string]int, len(desired.Nodes))
 	for i, name := range desired.Nodes {

@@ -138,6 +138,17 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
+			name:     "primary and a standby lost under ANY 1, the loss accepted at the survivor's exact position: it is promoted",
+			desired:  topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true, Quorum: 1, AcceptLossAt: "0/3000148"},
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), orphan("n3", 1, "0/3000148")},
+			want: []step{
+				{topology.Promote, "n3", ""},
+				{topology.Reseed, "n1", "n3"},
+				{topology.Reseed, "n2", "n3"},
+			},
+			reasons: []string{`accept_data_loss_at_lsn = "0/3000148" accepts exactly that: acknowledged commits only the lost nodes held (after 0/3000148) are given up`},
+		},
+		{
 			name:     "primary and a standby lost without a guaranteed quorum (preferred): the survivor is promoted",
 			desired:  three,
 			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), orphan("n3", 1, "0/3000148")},
@@ -545,7 +556,7 @@ func TestPlanRefuses(t *testing.T) {
 			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), orphan("n3", 1, "0/3000148")},
 			is:       topology.ErrQuorumLost,
 			contains: []string{"n1 and n2 (the primary and 1 standby) are lost together", "once 1 standby had flushed it", "n3, holds WAL up to flushed LSN 0/3000148 on timeline 1 (with what its restore_command fetched",
-				"promote n3 by hand"},
+				`set accept_data_loss_at_lsn = "0/3000148"`},
 		},
 		{
 			name:    "primary and two standbys lost under ANY 2 of four",
@@ -554,6 +565,13 @@ func TestPlanRefuses(t *testing.T) {
 				orphan("n4", 1, "0/3000148"), orphan("n5", 1, "0/3000060")},
 			is:       topology.ErrQuorumLost,
 			contains: []string{"n1, n2 and n3 (the primary and 2 standbys) are lost together", "once 2 standbys had flushed it"},
+		},
+		{
+			name:     "the loss accepted at another position than the survivor's: refused, a value left behind accepts nothing later",
+			desired:  topology.Desired{Nodes: []string{"n1", "n2", "n3"}, Archived: true, Quorum: 1, AcceptLossAt: "0/3000060"},
+			observed: []topology.Observed{missing("n1", topology.RolePrimary), missing("n2", topology.RoleStandby), orphan("n3", 1, "0/3000148")},
+			is:       topology.ErrQuorumLost,
+			contains: []string{`accept_data_loss_at_lsn is "0/3000060", which accepts the loss only at exactly that position, and n3 is not there`},
 		},
 		{
 			name:     "two nodes lost, neither known as the primary: one of them was",

@@ -9,13 +9,29 @@
 # database system, so the same archive). post_bootstrap then takes a backup on that timeline. The other
 # nodes are copied from this one as on any boot.
 #
+{{- if .Source}}
+#
+# This cluster is created from another archive (the restore block): the method copies that archive's base
+# backup {{.Source.Backup}} (the provider chose it: the newest that finished before the target), and
+# Patroni's recovery settings read that archive's WAL up to the target, where PostgreSQL promotes. Nothing
+# is archived while the node recovers; once promoted it archives to the cluster's own archive. When it
+# starts it notes the time beside the data (pgnvme-restore-started), for the post-bootstrap script's record.
+{{- end}}
+#
 # A non-zero exit makes Patroni give up this bootstrap and release the initialize key; a node tries again.
 set -euo pipefail
 
 DATA_DIR={{sh .DataDir}}
+{{- if .Source}}
+BACKUP={{sh .Source.Backup}}
+{{- else}}
+BACKUP=LATEST
+{{- end}}
 {{- if .WALG}}
-ENV_FILE={{sh .WALGEnv}}
+ENV_FILE={{if .Source}}{{sh .Source.Env}}{{else}}{{sh .WALGEnv}}{{end}}
 WALG={{sh .WALGBin}}
+{{- else if .Source}}
+PGBACKREST=({{sh .PgBackRestBin}} --config={{sh .Source.Conf}} --stanza={{sh .Source.Stanza}} --log-level-console=info --set="$BACKUP")
 {{- else}}
 PGBACKREST=({{sh .PgBackRestBin}} --config={{sh .PgBackRestConf}} --stanza={{sh .Stanza}} --log-level-console=info)
 {{- end}}
@@ -27,17 +43,23 @@ if [ -n "$(ls -A "$DATA_DIR")" ]; then
   log "$DATA_DIR is not empty: a restore starts from an empty data directory"
   exit 1
 fi
+{{- if .Source}}
+started=$(date +%s.%N)
+{{- end}}
 {{- if .WALG}}
 set -a
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 set +a
-log "wal-g backup-fetch $DATA_DIR LATEST"
-"$WALG" backup-fetch "$DATA_DIR" LATEST
+log "wal-g backup-fetch $DATA_DIR $BACKUP"
+"$WALG" backup-fetch "$DATA_DIR" "$BACKUP"
 {{- else}}
 # --type=none: pgBackRest writes no recovery settings, Patroni writes the method's (as for WAL-G).
-log "pgbackrest restore --type=none into $DATA_DIR"
+log "pgbackrest restore --type=none of backup $BACKUP into $DATA_DIR"
 "${PGBACKREST[@]}" --type=none restore
 {{- end}}
 chmod 0700 "$DATA_DIR"
+{{- if .Source}}
+printf '%s\n' "$started" >"$DATA_DIR/pgnvme-restore-started"
+{{- end}}
 log "the base backup is in $DATA_DIR; PostgreSQL replays the archive from it"

@@ -1,6 +1,8 @@
 #!/bin/bash
 # pgnvme: restore_command of node {{.Node}} in cluster {{.Cluster}} with WAL-G, as Patroni sets it:
 #   restore_command = '{{.Scripts.WALGRestore}} %f %p'
+# and, for the restore of a new cluster from another archive, with that archive's environment file:
+#   restore_command = '{{.Scripts.WALGRestore}} %f %p ENV_FILE'
 #
 # wal-g wal-fetch exits 74 when the segment is not in the archive (WAL-G pull request 1195) and 1 on
 # every other failure, while PostgreSQL reads any status from 1 to 125 as "not in the archive" and
@@ -12,14 +14,14 @@
 #        PostgreSQL stops instead of ending recovery early at a segment it could not read.
 set -uo pipefail
 
-ENV_FILE={{sh .WALGEnv}}
 WALG={{sh .WALGBin}}
 DATA_DIR={{sh .DataDir}}
 
-if [ "$#" -ne 2 ]; then
-  echo "usage: $0 WALFILE PATH" >&2
+if [ "$#" -ne 2 ] && [ "$#" -ne 3 ]; then
+  echo "usage: $0 WALFILE PATH [ENV_FILE]" >&2
   exit 126
 fi
+ENV_FILE=${3:-{{sh .WALGEnv}}}
 set -a
 # shellcheck source=/dev/null
 . "$ENV_FILE" || exit 126

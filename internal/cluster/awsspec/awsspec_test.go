@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
@@ -194,9 +196,23 @@ func TestValidateAWS(t *testing.T) {
 
 		// The cluster on EC2.
 		{"no archive", func(in *awsInput) { in.Archive = nil }, "archive", "needs an archive"},
-		{"restore block", func(in *awsInput) {
-			in.Restore = &cluster.RestoreInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://b/orders"}}
-		}, "restore", "does not create a cluster from another archive yet"},
+		{"valid: restore from another WAL-G archive in another region", func(in *awsInput) {
+			in.Restore = &cluster.RestoreInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://dr/orders", "AWS_REGION": "us-west-2"},
+				Target: cluster.RestoreTargetInput{Time: "2026-12-02T10:30:00Z"}}
+		}, "", ""},
+		{"restore with the other archiver", func(in *awsInput) {
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-type": "s3", "repo1-s3-bucket": "dr", "repo1-s3-region": "us-west-2", "repo1-s3-endpoint": "s3.us-west-2.amazonaws.com", "repo1-path": "/orders"}, Stanza: "orders"}
+		}, "restore.archive", "written by pgBackRest (pgbackrest_options) but archives with WAL-G (walg_env)"},
+		{"restore with a secret", func(in *awsInput) {
+			in.Restore = &cluster.RestoreInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://dr/orders", "AWS_SECRET_ACCESS_KEY": "abc"}}
+		}, "restore.archive.walg_env", "AWS_SECRET_ACCESS_KEY holds a secret"},
+		{"restore from the cluster's own archive", func(in *awsInput) {
+			in.Restore = &cluster.RestoreInput{WALGEnv: maps.Clone(in.Archive.WALGEnv)}
+		}, "restore.archive", "archive to it as well"},
+		{"restore from a posix repository", func(in *awsInput) {
+			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-type": "s3", "repo1-s3-bucket": "b", "repo1-s3-region": "eu-west-1", "repo1-s3-endpoint": "s3.eu-west-1.amazonaws.com", "repo1-path": "/demo"}}
+			in.Restore = &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/var/lib/pgbackrest"}, Stanza: "orders"}
+		}, "restore.archive", "is not a bucket"},
 		{"archive with both archivers", func(in *awsInput) {
 			in.Archive.PgBackRestOptions = map[string]string{"repo1-path": "/r"}
 		}, "archive", "give exactly one of them"},
@@ -208,6 +224,7 @@ func TestValidateAWS(t *testing.T) {
 		{"pgBackRest secret", func(in *awsInput) {
 			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-type": "s3", "repo1-path": "/demo", "repo1-s3-key-secret": "abc"}}
 		}, "archive.pgbackrest_options", "repo1-s3-key-secret holds a secret"},
+		{"accepted data loss", func(in *awsInput) { in.AcceptDataLossAtLSN = "0/3000148" }, "accept_data_loss_at_lsn", "does not promote a survivor outside Patroni"},
 		{"synchronous first", func(in *awsInput) { in.Synchronous.Method = "first" }, "synchronous.method", "quorum mode"},
 
 		// Names a node's bootstrap refuses (etcd and Patroni members), with their attribute.
@@ -389,6 +406,58 @@ func TestRender(t *testing.T) {
 	addrs["node-3"] = "127.0.0.1"
 	if _, err := awsspec.Render(s, "eu-west-1", addrs, nil, awsspec.Facts{Architecture: bootstrap.ArchX86_64, DiskCount: 1}); err == nil || !strings.Contains(err.Error(), "node node-1") {
 		t.Errorf("Render with a loopback address: %v", err)
+	}
+}
+
+// TestRenderClone: a cluster with a restore block forms from the planned backup of the source archive to
+// the target (each target kind as PostgreSQL's setting), with the identity of Render's, and records the
+// restore at its own archive's record path; a plan without a backup is refused.
+func TestRenderClone(t *testing.T) {
+	in := validAWS()
+	in.Restore = &cluster.RestoreInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://dr/orders", "AWS_REGION": "us-west-2"}}
+	s := in.spec()
+	facts := awsspec.Facts{Architecture: bootstrap.ArchX86_64, DiskCount: 1}
+	at := time.Date(2026, 12, 2, 10, 30, 0, 250_000_000, time.UTC)
+	p := cluster.RestorePlan{From: archive.Location{Tool: archive.ToolWALG, Bucket: "dr", Root: "orders/"},
+		Backup: archive.Backup{Label: "base_000000010000000000000004", Stop: at.Add(-time.Hour).Unix(), LSNStart: "0/4000028", Size: 1 << 30},
+		Target: archive.Target{Time: at}}
+	plain, err := awsspec.Render(s, "eu-west-1", awsAddrs(), nil, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := awsspec.RenderClone(s, "eu-west-1", awsAddrs(), nil, facts, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, u := range got {
+		if u.Identity != plain[name].Identity {
+			t.Errorf("%s: the clone's identity is not the node's usual one", name)
+		}
+		for _, want := range []string{`recovery_target_time: "2026-12-02 10:30:00.25+00"`, "backup-fetch", "base_000000010000000000000004", "pgnvme/restored.json"} {
+			if !strings.Contains(u.CloudConfig+u.PatroniYAML, want) {
+				t.Errorf("%s: the clone's user-data lacks %q", name, want)
+			}
+		}
+	}
+	src, err := awsspec.Source(s, p)
+	if err != nil || src.RecordPath != "pgnvme/restored.json" || !strings.Contains(src.Record, `"backup_lsn_start":"0/4000028"`) || !strings.Contains(src.Record, `"backup_bytes":1073741824`) {
+		t.Errorf("Source: %+v, %v", src, err)
+	}
+	for _, tc := range []struct {
+		t    archive.Target
+		want map[string]string
+	}{
+		{archive.Target{}, nil},
+		{archive.Target{LSN: "0/5000000"}, map[string]string{"recovery_target_lsn": "0/5000000"}},
+		{archive.Target{Name: "before-migration"}, map[string]string{"recovery_target_name": "before-migration"}},
+		{archive.Target{Immediate: true}, map[string]string{"recovery_target": "immediate"}},
+	} {
+		if got := awsspec.RecoverySettings(tc.t); !maps.Equal(got, tc.want) {
+			t.Errorf("RecoverySettings(%v) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+	if _, err := awsspec.RenderClone(s, "eu-west-1", awsAddrs(), nil, facts, cluster.RestorePlan{}); err == nil {
+		t.Error("a clone without a planned backup rendered")
 	}
 }
 

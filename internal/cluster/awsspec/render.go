@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
@@ -79,6 +80,55 @@ func Render(s cluster.Spec, region string, addrs map[string]string, allowed []st
 // bootstraps the cluster from its archive (bootstrap.RenderEC2Restore), with the identity of Render's.
 func RenderRestore(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts) (map[string]bootstrap.UserData, error) {
 	return render(bootstrap.RenderEC2Restore, s, region, addrs, allowed, facts)
+}
+
+// RenderClone is Render for the create of s, which has a restore block, as p planned its restore: each
+// node's user-data bootstraps the cluster from p's backup of the source archive to p's target
+// (bootstrap.RenderEC2Clone, Source), with the identity of Render's.
+func RenderClone(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts, p cluster.RestorePlan) (map[string]bootstrap.UserData, error) {
+	src, err := Source(s, p)
+	if err != nil {
+		return nil, err
+	}
+	return render(func(c bootstrap.Cluster, n bootstrap.EC2Node) (bootstrap.UserData, error) {
+		return bootstrap.RenderEC2Clone(c, n, src)
+	}, s, region, addrs, allowed, facts)
+}
+
+// Source is the restore of s (with a restore block) from the source archive as p planned it, as the
+// nodes run it: the source's settings, the backup chosen, the target's recovery settings, and the record
+// the first primary completes into s's own archive.
+func Source(s cluster.Spec, p cluster.RestorePlan) (bootstrap.Source, error) {
+	if s.Restore == nil || p.Backup.Label == "" {
+		return bootstrap.Source{}, errors.New("provider bug: a restore without a planned backup")
+	}
+	from, _ := s.RestoreLocation()
+	own, ok := s.ArchiveLocation()
+	if !ok {
+		return bootstrap.Source{}, errors.New("a cluster restored from another archive needs an archive of its own")
+	}
+	record, err := p.Record()
+	if err != nil {
+		return bootstrap.Source{}, err
+	}
+	a := s.Restore.Archive
+	a.Stanza = from.Stanza
+	return bootstrap.Source{Archive: a, Backup: p.Backup.Label, Recovery: RecoverySettings(p.Target), Record: record, RecordPath: own.RestoredPath()}, nil
+}
+
+// RecoverySettings are PostgreSQL's recovery target settings for t (none for the end of the archive).
+func RecoverySettings(t archive.Target) map[string]string {
+	switch {
+	case !t.Time.IsZero():
+		return map[string]string{"recovery_target_time": t.Time.UTC().Format("2006-01-02 15:04:05.999999+00")}
+	case t.LSN != "":
+		return map[string]string{"recovery_target_lsn": t.LSN}
+	case t.Name != "":
+		return map[string]string{"recovery_target_name": t.Name}
+	case t.Immediate:
+		return map[string]string{"recovery_target": "immediate"}
+	}
+	return nil
 }
 
 func render(renderEC2 func(bootstrap.Cluster, bootstrap.EC2Node) (bootstrap.UserData, error), s cluster.Spec, region string,

@@ -108,10 +108,12 @@ func (v *awsCheck) cluster() {
 		v.add([]string{"synchronous", "method"}, "Synchronous Method Not Supported On AWS", "On aws the nodes run Patroni's quorum mode, in which a commit waits for any %d of the standbys (ANY), not the first ones in node order; use synchronous method %q (the default).",
 			v.s.Synchronous.Number, quorum.MethodAny)
 	}
-	if v.s.Restore != nil {
-		v.add([]string{"restore"}, "Restore Not Available On AWS Yet", "The aws platform does not create a cluster from another archive yet: "+
-			"remove the restore block, or restore on the local platform. A cluster whose every node is lost needs no restore block: the next apply "+
-			"restores it from its own archive.")
+	v.restore()
+	if v.s.AcceptDataLossAtLSN != "" {
+		v.add([]string{"accept_data_loss_at_lsn"}, "Accepted Data Loss Not Available On AWS", "On aws a cluster that lost its primary with "+
+			"as many standbys as its quorum is refused (\"No Leader Can Be Elected\"): Patroni's etcd lost its majority with them, and pgnvme "+
+			"does not promote a survivor outside Patroni. Remove accept_data_loss_at_lsn; to give up what only the lost nodes held, restore a "+
+			"new cluster from the archive (a restore block), or bring the survivor up by hand.")
 	}
 	a := v.s.Archive
 	if a == nil {
@@ -131,6 +133,40 @@ func (v *awsCheck) cluster() {
 		for _, err := range bootstrap.ArchiveSecretProblems(part.a) {
 			v.add([]string{"archive", part.attr}, "Secret In Archive Settings", "%s", err.Error())
 		}
+	}
+}
+
+// restore checks the restore block on EC2: the nodes read the source archive with the archiver they
+// install for their own (one of pgBackRest and WAL-G), from S3 with their instance role (no secret in its
+// settings).
+func (v *awsCheck) restore() {
+	r := v.s.Restore
+	if r == nil {
+		return
+	}
+	walg := len(r.Archive.WALGEnv) > 0
+	if a := v.s.Archive; a != nil && walg != (len(a.WALGEnv) > 0) {
+		name := map[bool]string{true: "WAL-G (walg_env)", false: "pgBackRest (pgbackrest_options)"}
+		v.add([]string{"restore", "archive"}, "Restore Archiver Differs From The Archive's",
+			"The cluster is restored from an archive written by %s but archives with %s: on aws each node installs one archiver, which both "+
+				"restores the source and archives the new cluster. Archive with the source's archiver, or restore from an archive of the cluster's.",
+			name[walg], name[!walg])
+	}
+	for _, part := range []struct {
+		attr string
+		a    *bootstrap.Archive
+	}{
+		{"walg_env", &bootstrap.Archive{WALGEnv: r.Archive.WALGEnv}},
+		{"pgbackrest_options", &bootstrap.Archive{PgBackRestOptions: r.Archive.PgBackRestOptions}},
+	} {
+		for _, err := range bootstrap.ArchiveSecretProblems(part.a) {
+			v.add([]string{"restore", "archive", part.attr}, "Secret In Restore Archive Settings", "%s The nodes read the source archive with their instance role: "+
+				"grant it s3:ListBucket and s3:GetObject on the source (aws.node_policy_json, or the instance profile given).", err.Error())
+		}
+	}
+	if loc, ok := v.s.RestoreLocation(); ok && loc.Bucket == "" {
+		v.add([]string{"restore", "archive"}, "Restore Archive Not In S3", "On aws the nodes restore from S3, and %s is not a bucket: "+
+			"give the source archive's S3 settings (such as pgnvme_archive_bucket.x.pgbackrest_options or walg_env).", loc)
 	}
 }
 
