@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -224,17 +223,15 @@ func WALGSentinelSystemID(data []byte) (string, error) {
 }
 
 // ReadWALGSentinel fills b from a WAL-G backup sentinel (basebackups_005/<name>_backup_stop_sentinel.json):
-// the database's size and the backup's, its start and end positions (LSN and FinishLSN, which WAL-G writes
-// as numbers) and, when recorded, when it started and finished (else b's times stay, the sentinel's
-// upload time).
+// the database's size and the backup's, and its start and end positions (LSN and FinishLSN, which WAL-G
+// writes as numbers). The sentinel records no time (WAL-G keeps start_time and finish_time in the backup's
+// metadata.json): b's times stay the sentinel's upload time, which is when the backup finished.
 func ReadWALGSentinel(data []byte, b *Backup) error {
 	var s struct {
-		UncompressedSize int64     `json:"UncompressedSize"`
-		CompressedSize   int64     `json:"CompressedSize"`
-		LSN              *uint64   `json:"LSN"`
-		FinishLSN        *uint64   `json:"FinishLSN"`
-		StartTime        time.Time `json:"StartTime"`
-		FinishTime       time.Time `json:"FinishTime"`
+		UncompressedSize int64   `json:"UncompressedSize"`
+		CompressedSize   int64   `json:"CompressedSize"`
+		LSN              *uint64 `json:"LSN"`
+		FinishLSN        *uint64 `json:"FinishLSN"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("reading a WAL-G backup sentinel: %w", err)
@@ -245,12 +242,6 @@ func ReadWALGSentinel(data []byte, b *Backup) error {
 	}
 	if s.FinishLSN != nil {
 		b.LSNStop = topology.FormatLSN(*s.FinishLSN)
-	}
-	if !s.StartTime.IsZero() {
-		b.Start = s.StartTime.Unix()
-	}
-	if !s.FinishTime.IsZero() {
-		b.Stop = s.FinishTime.Unix()
 	}
 	return nil
 }

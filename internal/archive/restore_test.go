@@ -101,18 +101,17 @@ func TestRestoreBackup_lsnAndNamed(t *testing.T) {
 	}
 }
 
-// TestReadWALGSentinel: a WAL-G sentinel gives the backup its positions (written as numbers), times and
-// sizes, so that LSN and time targets choose among WAL-G backups as among pgBackRest's; a sentinel without
-// them leaves the upload time.
+// TestReadWALGSentinel: a WAL-G sentinel (the fields WAL-G's BackupSentinelDto writes) gives the backup its
+// start and end positions, written as numbers, and its sizes, so that LSN targets choose among WAL-G
+// backups as among pgBackRest's; its time stays the sentinel's upload time.
 func TestReadWALGSentinel(t *testing.T) {
-	data := []byte(`{"LSN":83886120,"FinishLSN":100663568,"StartTime":"2026-12-02T10:00:01.5Z","FinishTime":"2026-12-02T10:03:00.25Z",` +
-		`"UncompressedSize":1073741824,"CompressedSize":268435456,"SystemIdentifier":7443355541716320000,"Hostname":"ip-10-0-1-5"}`)
-	b := Backup{Label: "base_000000010000000000000005", Stop: 1}
+	data := []byte(`{"LSN":83886120,"FinishLSN":100663568,"PgVersion":170002,"Spec":null,"Files":{},"TarFileSets":{},` +
+		`"UncompressedSize":1073741824,"CompressedSize":268435456,"SystemIdentifier":7443355541716320000}`)
+	b := Backup{Label: "base_000000010000000000000005", Stop: 1764670980}
 	if err := ReadWALGSentinel(data, &b); err != nil {
 		t.Fatal(err)
 	}
-	want := Backup{Label: "base_000000010000000000000005", LSNStart: "0/5000028", LSNStop: "0/6000110",
-		Start: time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC).Unix(), Stop: time.Date(2026, 12, 2, 10, 3, 0, 0, time.UTC).Unix(), Size: 1 << 30, RepoSize: 1 << 28}
+	want := Backup{Label: "base_000000010000000000000005", LSNStart: "0/5000028", LSNStop: "0/6000110", Stop: 1764670980, Size: 1 << 30, RepoSize: 1 << 28}
 	if b != want {
 		t.Errorf("got %+v\nwant %+v", b, want)
 	}
@@ -120,9 +119,12 @@ func TestReadWALGSentinel(t *testing.T) {
 	if got, err := RestoreBackup(h, Target{LSN: "0/7000000"}, ""); err != nil || got.Label != b.Label {
 		t.Errorf("an LSN target after the WAL-G backup's end: %+v, %v; want the backup", got, err)
 	}
+	if _, err := RestoreBackup(h, Target{LSN: "0/5800000"}, ""); err == nil {
+		t.Error("an LSN target inside the WAL-G backup (before its end) chose it")
+	}
 	old := Backup{Stop: 42}
 	if err := ReadWALGSentinel([]byte(`{"UncompressedSize":5}`), &old); err != nil || old.Stop != 42 || old.LSNStop != "" || old.Size != 5 {
-		t.Errorf("a sentinel without positions or times: %+v, %v", old, err)
+		t.Errorf("a sentinel without positions: %+v, %v", old, err)
 	}
 	if err := ReadWALGSentinel([]byte(`not json`), &old); err == nil {
 		t.Error("a sentinel that is not JSON was read")

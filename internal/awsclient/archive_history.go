@@ -224,9 +224,6 @@ func ReadArchiveBackups(ctx context.Context, api ArchiveReaderAPI, loc archive.L
 			return nil, fmt.Errorf("s3://%s/%s: %w", loc.Bucket, keys[out[i].Label], err)
 		}
 	}
-	slices.SortFunc(out, func(a, b archive.Backup) int { // by the sentinels' times
-		return cmp.Or(cmp.Compare(a.Stop, b.Stop), strings.Compare(a.Label, b.Label))
-	})
 	return out, nil
 }
 
