@@ -11,6 +11,7 @@ import (
 
 var (
 	buildOnce sync.Once
+	buildDir  string
 	buildBin  string
 	buildErr  error
 )
@@ -27,6 +28,7 @@ func ProviderBinary(t testing.TB) string {
 		if dir, buildErr = os.MkdirTemp("", "pgnvme-provider-"); buildErr != nil {
 			return
 		}
+		buildDir = dir
 		var p tfwork.Provider
 		p, buildErr = tfwork.BuildDevOverrides(root, dir)
 		buildBin = p.Bin
@@ -35,6 +37,15 @@ func ProviderBinary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return buildBin
+}
+
+// RemoveProviderBinary removes what ProviderBinary built (about 100 MB), for a package's TestMain to call
+// once its tests have run; nothing when nothing was built.
+func RemoveProviderBinary() error {
+	if buildDir == "" {
+		return nil
+	}
+	return os.RemoveAll(buildDir)
 }
 
 // TerraformCLIConfig writes a CLI configuration that installs bin for pgnvme/pgnvme through dev_overrides

@@ -30,6 +30,14 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := acctest.RemoveProviderBinary(); err != nil {
+		fmt.Fprintln(os.Stderr, "removing the provider built for the tests:", err)
+	}
+	os.Exit(code)
+}
+
 // simRegion has more zones than the cluster's three nodes: a fourth node needs a zone of its own.
 const simRegion = "us-east-1"
 

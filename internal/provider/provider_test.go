@@ -20,7 +20,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "acceptance test setup:", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := acctest.RemoveProviderBinary(); err != nil {
+		fmt.Fprintln(os.Stderr, "removing the provider built for the tests:", err)
+	}
+	os.Exit(code)
 }
 
 // noCredentials makes sure nothing in the environment could let the provider reach AWS: planning from the
