@@ -196,7 +196,6 @@ func ReadArchiveBackups(ctx context.Context, api ArchiveReaderAPI, loc archive.L
 		return nil, nil
 	}
 	var out []archive.Backup
-	keys := map[string]string{}
 	err := listAll(ctx, api, loc.Bucket, prefix, "/", func(o types.Object, _ string) {
 		name, ok := strings.CutSuffix(path.Base(aws.ToString(o.Key)), "_backup_stop_sentinel.json")
 		if !ok {
@@ -207,7 +206,6 @@ func ReadArchiveBackups(ctx context.Context, api ArchiveReaderAPI, loc archive.L
 			kind = "delta"
 		}
 		out = append(out, archive.Backup{Label: name, Type: kind, Stop: aws.ToTime(o.LastModified).Unix()})
-		keys[name] = aws.ToString(o.Key)
 	})
 	if err != nil || len(out) == 0 {
 		return nil, err
@@ -215,16 +213,37 @@ func ReadArchiveBackups(ctx context.Context, api ArchiveReaderAPI, loc archive.L
 	slices.SortFunc(out, func(a, b archive.Backup) int {
 		return cmp.Or(cmp.Compare(a.Stop, b.Stop), strings.Compare(a.Label, b.Label))
 	})
-	for i := range out {
-		data, err := getSmallObject(ctx, api, loc.Bucket, keys[out[i].Label])
-		if err != nil {
-			return nil, err
-		}
-		if err := archive.ReadWALGSentinel(data, &out[i]); err != nil {
-			return nil, fmt.Errorf("s3://%s/%s: %w", loc.Bucket, keys[out[i].Label], err)
-		}
+	// The newest backup's sentinel only, on every refresh; ReadWALGBackupPositions reads the others.
+	if err := readSentinels(ctx, api, loc, out[len(out)-1:]); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// ReadWALGBackupPositions fills the sizes and start and end positions of every WAL-G backup in backups
+// (as ReadArchiveBackups listed them in loc) from its sentinel: a restore's LSN target chooses among them,
+// which a refresh, reading the newest one's only, does not need. Nothing for a pgBackRest archive, whose
+// backup.info holds them all.
+func ReadWALGBackupPositions(ctx context.Context, api ArchiveReaderAPI, loc archive.Location, backups []archive.Backup) error {
+	if loc.Tool == archive.ToolPgBackRest || len(loc.Keys) < 2 {
+		return nil
+	}
+	return readSentinels(ctx, api, loc, backups)
+}
+
+// readSentinels reads each WAL-G backup's sentinel in loc into it (archive.ReadWALGSentinel).
+func readSentinels(ctx context.Context, api ArchiveReaderAPI, loc archive.Location, backups []archive.Backup) error {
+	for i := range backups {
+		key := loc.Keys[1] + backups[i].Label + "_backup_stop_sentinel.json"
+		data, err := getSmallObject(ctx, api, loc.Bucket, key)
+		if err != nil {
+			return err
+		}
+		if err := archive.ReadWALGSentinel(data, &backups[i]); err != nil {
+			return fmt.Errorf("s3://%s/%s: %w", loc.Bucket, key, err)
+		}
+	}
+	return nil
 }
 
 // ReadArchiveRestored reads the record a cluster restored from another archive writes into its own archive

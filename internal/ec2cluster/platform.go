@@ -124,12 +124,17 @@ func (se *session) archive(ctx context.Context) (archive.Location, awsclient.Arc
 	if !ok || loc.Bucket == "" {
 		return loc, nil, false, nil
 	}
+	api, err := se.archiveReader(ctx, loc)
+	return loc, api, err == nil, err
+}
+
+// archiveReader is the S3 client that reads the archive at loc: in its region, else the cluster's.
+func (se *session) archiveReader(ctx context.Context, loc archive.Location) (awsclient.ArchiveReaderAPI, error) {
 	region := loc.Region
 	if region == "" {
 		region = se.region
 	}
-	api, err := se.p.archiveS3(ctx, region)
-	return loc, api, err == nil, err
+	return se.p.archiveS3(ctx, region)
 }
 
 // major is the PostgreSQL major version the nodes run.

@@ -30,16 +30,15 @@ func (se *session) sourceHealth(ctx context.Context, loc archive.Location) (*arc
 	if loc.Bucket == "" {
 		return nil, fmt.Errorf("%s is not an S3 location", loc)
 	}
-	region := loc.Region
-	if region == "" {
-		region = se.region
-	}
-	api, err := se.p.archiveS3(ctx, region)
+	api, err := se.archiveReader(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
 	r := archive.Reading{Tool: loc.Tool}
 	if err := readArchive(ctx, api, loc, &r); err != nil {
+		return nil, err
+	}
+	if err := awsclient.ReadWALGBackupPositions(ctx, api, loc, r.Backups); err != nil {
 		return nil, err
 	}
 	h := archive.Assess(r, se.p.clock.Now())
