@@ -78,12 +78,14 @@ func TestEC2RestoreScript(t *testing.T) {
 			name     string
 			status   int
 			leftover bool
+			failed   bool // Patroni's copy of an earlier failed attempt is there
 			want     int
 			ran      bool
 		}{
-			{"restored", 0, false, 0, true},
-			{"the archiver fails", 3, false, 3, true},
-			{"a data directory not empty", 0, true, 1, false},
+			{"restored", 0, false, false, 0, true},
+			{"restored after a failed attempt", 0, false, true, 0, true},
+			{"the archiver fails", 3, false, false, 3, true},
+			{"a data directory not empty", 0, true, true, 1, false},
 		} {
 			dir := scriptDir(t, "restore.sh", "", map[string]string{
 				"pgbackrest": `echo "pgbackrest $*" >>"$LOG"; exit $STATUS` + "\n",
@@ -95,6 +97,11 @@ func TestEC2RestoreScript(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(filepath.Join(data, "PG_VERSION"), []byte("16\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.failed {
+				if err := os.MkdirAll(filepath.Join(data+".failed", "base"), 0o700); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -117,6 +124,9 @@ func TestEC2RestoreScript(t *testing.T) {
 			log, _ := os.ReadFile(filepath.Join(dir, "log"))
 			if got := strings.TrimSpace(string(log)); (got == wantRun) != tc.ran || (!tc.ran && got != "") {
 				t.Errorf("%s, %s: the archiver ran as %q; want %q (run: %v)", archiver, tc.name, got, wantRun, tc.ran)
+			}
+			if _, err := os.Stat(data + ".failed"); tc.failed && tc.ran == (err == nil) {
+				t.Errorf("%s, %s: the earlier failed attempt's copy is there: %v; want it removed before the restore, and only then", archiver, tc.name, err == nil)
 			}
 			if st, err := os.Stat(data); tc.want == 0 && (err != nil || st.Mode().Perm() != 0o700) {
 				t.Errorf("%s, %s: the data directory is %v (%v), want mode 0700", archiver, tc.name, st, err)

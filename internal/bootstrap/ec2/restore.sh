@@ -43,6 +43,13 @@ if [ -n "$(ls -A "$DATA_DIR")" ]; then
   log "$DATA_DIR is not empty: a restore starts from an empty data directory"
   exit 1
 fi
+# Patroni keeps the data directory of a failed bootstrap as $DATA_DIR.failed (one, replaced at each
+# failure): an earlier attempt of this restore, of no use now and as large as the restore. It goes first,
+# so that a restore tried again never needs the disk twice.
+if [ -d "$DATA_DIR.failed" ]; then
+  log "removing $DATA_DIR.failed, the data directory of an earlier failed attempt"
+  rm -rf -- "$DATA_DIR.failed"
+fi
 {{- if .Source}}
 started=$(date +%s.%N)
 {{- end}}
