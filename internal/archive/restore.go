@@ -21,6 +21,9 @@ type Target struct {
 	Immediate bool
 }
 
+// PostgresTime is Time as recovery_target_time and pgBackRest's --target take it (UTC, microseconds).
+func (t Target) PostgresTime() string { return t.Time.UTC().Format("2006-01-02 15:04:05.999999+00") }
+
 // End reports whether t is the end of the archive.
 func (t Target) End() bool { return t == Target{} }
 

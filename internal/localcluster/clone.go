@@ -68,7 +68,7 @@ func restoreArgs(p cluster.RestorePlan) []string {
 	t := p.Target
 	switch {
 	case !t.Time.IsZero():
-		args = append(args, "--type=time", "--target="+t.Time.UTC().Format("2006-01-02 15:04:05.999999+00"))
+		args = append(args, "--type=time", "--target="+t.PostgresTime())
 	case t.LSN != "":
 		args = append(args, "--type=lsn", "--target="+t.LSN)
 	case t.Name != "":

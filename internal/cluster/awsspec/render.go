@@ -120,7 +120,7 @@ func Source(s cluster.Spec, p cluster.RestorePlan) (bootstrap.Source, error) {
 func RecoverySettings(t archive.Target) map[string]string {
 	switch {
 	case !t.Time.IsZero():
-		return map[string]string{"recovery_target_time": t.Time.UTC().Format("2006-01-02 15:04:05.999999+00")}
+		return map[string]string{"recovery_target_time": t.PostgresTime()}
 	case t.LSN != "":
 		return map[string]string{"recovery_target_lsn": t.LSN}
 	case t.Name != "":
