@@ -289,7 +289,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	// What no step can change (every member lost without a backup to restore, no election possible) stops
 	// the apply before it makes or changes anything.
 	in := engineInput{known: prior.MemberNames()}
-	se.readArchiveEnd(ctx, o, &in)
+	se.readLoss(ctx, o, &in)
 	if _, _, err := topology.Next(se.engineMembers(o, in)); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
 		return result(stop(ctx, err))
 	}

@@ -30,25 +30,56 @@ type engineInput struct {
 	// lenientConfig turns a dynamic configuration that cannot be read into a configure step (for the
 	// plan, which says so) instead of an error (for the apply, which cannot go on without it).
 	lenientConfig bool
-	// archive is what the archive holds when the decision rests on it (see readArchiveEnd), else nil.
+	// archive is what the archive holds when the decision rests on it (see readLoss), else nil.
 	archive *topology.ArchiveEnd
+	// wal is how far each live member holds WAL, and walErrors why it could not be read, when no leader
+	// can be elected (see readLoss); nil otherwise.
+	wal       map[string]topology.WAL
+	walErrors map[string]string
 }
 
-// readArchiveEnd reads what the cluster's archive holds into in when the engine's decision rests on it
-// (topology.Cluster.NeedsArchive: a formed cluster whose every member is lost): the newest base backup and
-// the newest segment, from the bucket (archiveHealth). An archive that cannot be read is logged and left
-// unread; the engine then refuses to restore and says so.
-func (se *session) readArchiveEnd(ctx context.Context, o observation, in *engineInput) {
-	if se.s.Archive == nil || !se.engineMembers(o, *in).NeedsArchive() {
+// readLoss reads what the engine's decision rests on when members are lost beyond what Patroni handles
+// (topology.Cluster.NeedsArchive): what the cluster's archive holds (the newest base backup and the newest
+// segment, from the bucket: archiveHealth) when every member is lost (it is restored from it) or no leader
+// can be elected, and then also how far each live member holds WAL (its own Patroni's GET /patroni, which
+// needs no DCS), for the refusal to say what may be lost. What cannot be read is logged and left unread;
+// the engine then says so.
+func (se *session) readLoss(ctx context.Context, o observation, in *engineInput) {
+	c := se.engineMembers(o, *in)
+	if !c.NeedsArchive() {
+		return
+	}
+	if c.ElectionImpossible() {
+		in.wal, in.walErrors = map[string]topology.WAL{}, map[string]string{}
+		for _, m := range c.Members {
+			e, ok := o.enis[m.Name]
+			if m.Machine != topology.MachineLive || !ok {
+				continue
+			}
+			st, err := se.p.patroni.Node(ctx, se.apiHost(e))
+			if err != nil {
+				in.walErrors[m.Name] = err.Error()
+				continue
+			}
+			w := topology.WAL{Received: st.XLog.ReceivedLocation, Replayed: st.XLog.ReplayedLocation, Timeline: st.Timeline}
+			if st.XLog.Location > 0 {
+				w.Received, w.Replayed = st.XLog.Location, st.XLog.Location
+			}
+			in.wal[m.Name] = w
+			tflog.Info(ctx, "no leader can be elected: read a survivor's WAL position", map[string]any{
+				"node": m.Name, "received": topology.FormatLSN(w.Received), "replayed": topology.FormatLSN(w.Replayed), "timeline": w.Timeline})
+		}
+	}
+	if se.s.Archive == nil {
 		return
 	}
 	h, err := se.archiveHealth(ctx, o)
 	if err != nil || h == nil {
-		tflog.Warn(ctx, "every member is lost, and the archive could not be read to restore from it", map[string]any{"error": fmt.Sprint(err)})
+		tflog.Warn(ctx, "members are lost, and the archive could not be read", map[string]any{"error": fmt.Sprint(err)})
 		return
 	}
 	in.archive = cluster.ArchiveEnd(*h)
-	tflog.Info(ctx, "every member is lost: read the archive to restore from it", map[string]any{
+	tflog.Info(ctx, "members are lost: read the archive's end", map[string]any{
 		"backup": in.archive.Backup, "last_wal": in.archive.LastWAL, "hole": in.archive.Hole})
 }
 
@@ -112,6 +143,10 @@ func (se *session) engineMembers(o observation, in engineInput) topology.Cluster
 		if live && in.launches != nil {
 			m.Outdated = in.launches[node].Changes(inst.Type, inst.AMI, inst.Tags)
 		}
+		if w, ok := in.wal[node]; ok {
+			m.WAL = &w
+		}
+		m.WALError = in.walErrors[node]
 		if m.Machine != topology.MachineLive || !c.ViewKnown {
 			return m
 		}

@@ -104,7 +104,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	}
 	var steps []topology.Step
 	in := engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true}
-	se.readArchiveEnd(ctx, o, &in)
+	se.readLoss(ctx, o, &in)
 	plan.Actions, steps = plannedSteps(se.engine(ctx, o, in))
 	for _, st := range steps {
 		switch st.Kind {

@@ -196,8 +196,14 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	// elect it, and neither does the provider (it cannot prove the survivor holds every acknowledged commit).
 	// The plan says the apply stops, the apply stops, nothing is launched.
 	final := e.state()
-	// Rows the archive holds before the losses (their segment switched out and archived), for the restore.
+	// Under a writer, so that the refusal's position can be held against the commits it acknowledged, and
+	// the restore after against the archive's end.
+	w = e.startWriter(final.ConnectionURI, passwords[0])
+	w.await(200)
+	// Rows the archive holds before the losses (their segment switched out and archived), for the restore,
+	// and the commits acknowledged before the switch.
 	e.psql(final.ConnectionURI, passwords[0], "CREATE TABLE restore_check AS SELECT g FROM generate_series(1, 2000) g")
+	ackedBeforeSwitch := w.count()
 	archivedSeg := e.psql(final.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
 	timelineBefore := e.psql(final.ConnectionURI, passwords[0], "SELECT timeline_id FROM pg_control_checkpoint()")
 	acctest.WaitFor(t, 2*time.Minute, "segment "+archivedSeg+" in the archive", func() (bool, string) {
@@ -206,16 +212,22 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 		return as != nil && as.LastArchivedWAL >= archivedSeg, fmt.Sprintf("%+v", as)
 	})
 	mark = time.Now()
-	var survivor string
+	var survivor, survivorHost string
+	var lostNodes []string
 	for _, n := range final.Nodes {
 		if n.Role == "primary" || (n.Role == "standby" && survivor != "") {
 			e.terminate(final.AWS.InstanceIDs[n.Name])
-			e.waitEvent("terminated", n.Name)
+			lostNodes = append(lostNodes, n.Name)
 		} else {
-			survivor = n.Name
+			survivor, survivorHost = n.Name, n.Host
 		}
 	}
+	for _, n := range lostNodes {
+		e.waitEvent("terminated", n)
+	}
+	acked := w.halt()
 	plan, out, _ := e.planIsApply("the primary and a standby lost", []string{"stop"}, true)
+	t.Logf("the primary and a standby lost under a writer (%d commits acknowledged), the plan:\n%s", len(acked), plan)
 	if !strings.Contains(plan, "no leader can be elected") || !strings.Contains(out, "No Leader Can Be Elected") {
 		t.Errorf("the primary and a standby lost: the plan should say no leader can be elected and the apply should refuse:\n%s\n%s", plan, out)
 	}
@@ -224,17 +236,35 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 			t.Errorf("the primary and a standby lost: the apply launched %s", ev.Node)
 		}
 	}
-
-	// Every node lost (two terminated, the survivor stopped: its instance store is wiped as well, and the
-	// stopped instance holds its network interface): the data is only in the archive. The plan says the
-	// apply restores the cluster from it, and the apply does: every node launched at once, the one that
-	// takes etcd's initialize key restored from the newest base backup to the end of the archive, the
-	// others copied from it. The rows archived before the losses are there, and the restored cluster
-	// archives on the next timeline.
-	if _, err := e.ec2.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{final.AWS.InstanceIDs[survivor]}}); err != nil {
-		t.Fatal(err)
+	// The refusal names the survivor's position, which is the survivor's own, and the archive's end.
+	survivorURI := "postgresql://postgres@" + survivorHost + ":5432/postgres"
+	held := e.psql(survivorURI, passwords[0], "SELECT coalesce(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())")
+	for _, text := range []string{plan, strings.Join(strings.Fields(out), " ")} {
+		for _, want := range []string{"What is known: " + survivor + " holds WAL up to " + held, "the archive's newest segment is", "may be lost", "stop or terminate the surviving instances"} {
+			if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+				t.Errorf("the primary and a standby lost: the refusal does not say %q (the survivor's pg_last_wal_receive_lsn is %s):\n%s", want, held, text)
+			}
+		}
 	}
-	e.waitEvent("stopped", survivor)
+	onSurvivor := map[int64]bool{}
+	for _, id := range strings.Fields(e.psql(survivorURI, passwords[0], "SELECT id FROM acked")) {
+		onSurvivor[int64(atoi(t, id))] = true
+	}
+	missing := 0
+	for _, id := range acked {
+		if !onSurvivor[id] {
+			missing++
+		}
+	}
+	t.Logf("the survivor %s holds WAL up to %s and %d of the %d acknowledged commits (%d on no surviving node)", survivor, held, len(acked)-missing, len(acked), missing)
+
+	// Every node lost, all three instances terminated (the survivor now too): the data is only in the
+	// archive. The plan says the apply restores the cluster from it, and the apply does: every node
+	// launched at once, the one that takes etcd's initialize key restored from the newest base backup to
+	// the end of the archive, the others copied from it. The rows archived before the losses are there,
+	// and the restored cluster archives on the next timeline.
+	e.terminate(final.AWS.InstanceIDs[survivor])
+	e.waitEvent("terminated", survivor)
 	var names []string
 	for _, n := range final.Nodes {
 		names = append(names, n.Name)
@@ -256,6 +286,26 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	if tb, ta := atoi(t, timelineBefore), atoi(t, timelineAfter); ta <= tb {
 		t.Errorf("the restored cluster is on timeline %d, the lost one was on %d: want a later one", ta, tb)
 	}
+	// The commits acknowledged under the double loss that the archive held: a prefix of them (one writer,
+	// one commit at a time, so the archive's end is a point between two), the rest its RPO.
+	restoredIDs := map[int64]bool{}
+	for _, id := range strings.Fields(e.psql(restored.ConnectionURI, passwords[0], fmt.Sprintf("SELECT id FROM acked WHERE id >= %d", acked[0]))) {
+		restoredIDs[int64(atoi(t, id))] = true
+	}
+	kept := 0
+	for kept < len(acked) && restoredIDs[acked[kept]] {
+		kept++
+	}
+	for _, id := range acked[kept:] {
+		if restoredIDs[id] {
+			t.Errorf("the restored cluster holds acknowledged commit %d but not %d before it: not a point in time", id, acked[kept])
+			break
+		}
+	}
+	if kept < ackedBeforeSwitch {
+		t.Errorf("the restore holds the first %d of the commits acknowledged under the double loss; want at least the %d acknowledged before the archived segment switch", kept, ackedBeforeSwitch)
+	}
+	t.Logf("the restore holds the first %d of the %d commits acknowledged before the double loss (%d of them before the archived segment switch); the %d after the archive's end are lost", kept, len(acked), ackedBeforeSwitch, len(acked)-kept)
 	// For the point-in-time clone at the end: 300 rows, the target time, 200 rows after it, all archived.
 	e.psql(restored.ConnectionURI, passwords[0], "CREATE TABLE pitr_check AS SELECT g FROM generate_series(1, 300) g")
 	pitrTarget := e.psql(restored.ConnectionURI, passwords[0], `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -395,6 +396,35 @@ func (e *simEnv) startWriter(uri, password string) *writer {
 		}
 	}()
 	return w
+}
+
+// await waits until the writer has n commits acknowledged.
+func (w *writer) await(n int) {
+	w.e.t.Helper()
+	err := wait.Until(context.Background(), fmt.Sprintf("%d commits acknowledged", n), 90*time.Second, 200*time.Millisecond, nil, func(context.Context) (bool, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.acked) >= n, nil
+	})
+	if err != nil {
+		w.e.t.Fatalf("the writer: %v (%d failures, the last: %v)", err, w.failures, w.lastErr)
+	}
+}
+
+// count is how many commits the writer has had acknowledged so far.
+func (w *writer) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acked)
+}
+
+// halt stops the writer where it is, checking nothing, and returns the ids of the commits acknowledged.
+func (w *writer) halt() []int64 {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.acked)
 }
 
 // finish waits until the writer has 20 more commits acknowledged (the cluster takes writes after the

@@ -230,8 +230,11 @@ func refusal(err error) error {
 	case errors.Is(err, topology.ErrNoElection):
 		return cluster.Errorf(nil, "No Leader Can Be Elected",
 			"%v. Launching new members cannot help: they would join a DCS without a majority. Patroni does not promote a survivor it cannot prove holds "+
-				"every acknowledged commit (under quorum commit a commit may have been confirmed by a lost standby alone), and the provider does not either: "+
-				"what the survivors and the archive hold decides what can be brought back. Nothing was changed.", err)
+				"every acknowledged commit (under quorum commit a commit may have been confirmed by a lost standby alone), and the provider does not either. "+
+				"Nothing was changed. A lost instance's instance store is gone with it, so the survivors and the archive hold all there is. To bring the "+
+				"cluster back from the archive, giving up whatever the survivors hold past the archive's end, stop or terminate the surviving instances and "+
+				"apply: every node is then lost, and the apply restores the cluster to the end of its archive (the plan says from which backup). "+
+				"accept_data_loss_at_lsn, which promotes a survivor at its exact position on the local platform, is not available on aws.", err)
 	}
 	return err
 }

@@ -16,6 +16,19 @@ type NodeState struct {
 	// PendingRestartReason names.
 	PendingRestart       bool                       `json:"pending_restart"`
 	PendingRestartReason map[string]json.RawMessage `json:"pending_restart_reason"`
+	// Timeline is PostgreSQL's timeline, XLog how far it holds WAL; a node's own Patroni reads both from
+	// PostgreSQL, so they are there even when the DCS cannot be read.
+	Timeline int  `json:"timeline"`
+	XLog     XLog `json:"xlog"`
+}
+
+// XLog is GET /patroni's "xlog", in bytes from 0/0: a primary's Location (pg_current_wal_flush_lsn), a
+// standby's ReceivedLocation (pg_last_wal_receive_lsn, what its WAL receiver flushed, or its replayed
+// position when it receives nothing) and ReplayedLocation (pg_last_wal_replay_lsn). 0 when absent.
+type XLog struct {
+	Location         uint64 `json:"location"`
+	ReceivedLocation uint64 `json:"received_location"`
+	ReplayedLocation uint64 `json:"replayed_location"`
 }
 
 // StartedAfter reports whether PostgreSQL started after t.

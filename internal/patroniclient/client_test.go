@@ -41,7 +41,8 @@ func TestClient(t *testing.T) {
 			_, _ = w.Write([]byte(`{"members": [{"name": "node-1", "role": "leader", "state": "running"}]}`))
 		case "GET /patroni":
 			w.WriteHeader(http.StatusServiceUnavailable) // PostgreSQL down: the document still comes
-			_, _ = w.Write([]byte(`{"state": "stopped", "role": "replica", "pending_restart": true, "pending_restart_reason": {"shared_buffers": {"old_value": "64MB", "new_value": "96MB"}}}`))
+			_, _ = w.Write([]byte(`{"state": "stopped", "role": "replica", "pending_restart": true, "pending_restart_reason": {"shared_buffers": {"old_value": "64MB", "new_value": "96MB"}},
+				"timeline": 6, "xlog": {"received_location": 285305984, "replayed_location": 285305856, "replayed_timestamp": null, "paused": false}}`))
 		case "POST /switchover":
 			http.Error(w, "Switchover status unknown", http.StatusServiceUnavailable)
 		case "PATCH /config", "POST /restart":
@@ -59,7 +60,8 @@ func TestClient(t *testing.T) {
 		t.Errorf("Cluster with no host answering: %v; want an error naming the host", err)
 	}
 	n, err := c.Node(ctx, "198.18.0.2")
-	if err != nil || n.State != "stopped" || !n.PendingRestart || len(n.PendingRestartReason) != 1 {
+	if err != nil || n.State != "stopped" || !n.PendingRestart || len(n.PendingRestartReason) != 1 || n.Timeline != 6 ||
+		n.XLog.ReceivedLocation != 0x11016C80 || n.XLog.ReplayedLocation != 0x11016C00 || n.XLog.Location != 0 {
 		t.Errorf("Node: %+v, %v; want the 503's document", n, err)
 	}
 	if err := c.Switchover(ctx, "198.18.0.2", "node-1", "node-2", "patroni", "pw"); err != nil {

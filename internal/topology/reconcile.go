@@ -53,6 +53,20 @@ type Member struct {
 	Outdated []string
 	// PendingRestart names the settings its PostgreSQL waits to apply with a restart; empty when none.
 	PendingRestart []string
+	// WAL is how far the member's PostgreSQL holds WAL, as its own Patroni reads it from PostgreSQL (which
+	// needs no DCS); nil when not read (WALError says why, when it was tried). The adapter reads it for the
+	// live members when no leader can be elected (Cluster.ElectionImpossible): the refusal says what the
+	// survivors hold.
+	WAL      *WAL
+	WALError string
+}
+
+// WAL is how far a member's PostgreSQL holds WAL, as 64-bit positions (FormatLSN prints them): a standby's
+// Received (what its WAL receiver flushed) and Replayed; a primary's Received and Replayed are both its
+// flush position. 0 is unknown.
+type WAL struct {
+	Received, Replayed uint64
+	Timeline           int
 }
 
 // Cluster is the whole cluster as observed, with what the configuration asks of it.
@@ -86,9 +100,23 @@ type Cluster struct {
 }
 
 // NeedsArchive reports whether Next's decision for c rests on what the archive holds (Cluster.Archive):
-// the cluster had formed and no member has a live machine.
+// the cluster had formed and no member has a live machine (it is restored from the archive), or no leader
+// can be elected (the refusal says how far the archive goes beside the survivors).
 func (c Cluster) NeedsArchive() bool {
-	return c.Formed && !slices.ContainsFunc(c.Members, func(m Member) bool { return m.Machine == MachineLive })
+	return c.Formed && !slices.ContainsFunc(c.Members, func(m Member) bool { return m.Machine == MachineLive }) || c.ElectionImpossible()
+}
+
+// ElectionImpossible reports whether the cluster had formed, has live members, and no member leads while
+// too few of the DCS's members live for it to have a majority: Patroni cannot elect a leader (Next refuses
+// with ErrNoElection), and what the live members hold (Member.WAL) is what the refusal reports.
+func (c Cluster) ElectionImpossible() bool {
+	if _, led := c.leader(); led || !c.Formed {
+		return false
+	}
+	voters := c.filter(func(m Member) bool { return m.Etcd })
+	liveVoters := c.filter(func(m Member) bool { return m.Etcd && m.Machine == MachineLive })
+	live := c.filter(func(m Member) bool { return m.Machine == MachineLive })
+	return len(live) > 0 && 2*len(liveVoters) <= len(voters)
 }
 
 // Outcomes that no step can reach: the adapter reports them as they are.
@@ -163,13 +191,15 @@ func Next(c Cluster) (s Step, done bool, err error) {
 				now, count(len(liveVoters)), len(voters), names(liveVoters), names(live))}, false, nil
 		}
 		var gone []string
+		var lost []Member
 		for _, m := range c.Members {
 			if m.Machine != MachineLive {
 				gone = append(gone, fmt.Sprintf("%s (%s)", m.Name, orDefault(m.Why, "it has no machine")))
+				lost = append(lost, m)
 			}
 		}
-		return Step{}, false, fmt.Errorf("%w: no member leads, and only %s of the DCS's %d members live (%s) while %s are lost, so the DCS has no majority and Patroni cannot elect a leader",
-			ErrNoElection, count(len(liveVoters)), len(voters), names(liveVoters), strings.Join(gone, ", "))
+		return Step{}, false, fmt.Errorf("%w: no member leads, and only %s of the DCS's %d members live (%s) while %s are lost, so the DCS has no majority and Patroni cannot elect a leader. %s",
+			ErrNoElection, count(len(liveVoters)), len(voters), names(liveVoters), strings.Join(gone, ", "), c.atRisk(live, lost))
 	}
 
 	if problems := c.notServing(leader.Name); !c.Formed && len(problems) > 0 &&

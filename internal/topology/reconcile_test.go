@@ -314,3 +314,66 @@ func leaderOf(c topology.Cluster) (topology.Member, bool) {
 	}
 	return topology.Member{}, false
 }
+
+func TestNext_noElectionSaysWhatIsAtRisk(t *testing.T) {
+	// The refusal says how far the survivor and the archive hold WAL, and from where commits may be lost:
+	// the furthest of the two.
+	stale := func() topology.Cluster {
+		c := lose(whole("n1", "n2", "n3"), "n1", "n2")
+		c.ViewKnown = false
+		for i := range c.Members {
+			c.Members[i].Role = ""
+		}
+		return c
+	}
+	if !stale().ElectionImpossible() || !stale().NeedsArchive() || whole("n1", "n2", "n3").ElectionImpossible() || lose(whole("n1", "n2", "n3"), "n1").ElectionImpossible() {
+		t.Fatal("ElectionImpossible/NeedsArchive: want true for the primary and a standby lost, false for a whole cluster or one lost node")
+	}
+	for _, tc := range []struct {
+		name string
+		wal  *topology.WAL
+		err  string
+		end  string // the archive's newest segment
+		want []string
+	}{
+		{"the survivor is furthest", &topology.WAL{Received: 0x9A0F2D8, Replayed: 0x9A0F100, Timeline: 3}, "", "000000030000000000000008",
+			[]string{"n3 holds WAL up to 0/9A0F2D8 (replayed up to 0/9A0F100) on timeline 3", "the archive's newest segment is 000000030000000000000008 (WAL up to 0/9000000)",
+				"Acknowledged commits after 0/9A0F2D8 (the furthest of these, on n3) may be lost", "the lost members (n1, n2) may have flushed WAL"}},
+		{"the archive is furthest", &topology.WAL{Received: 0x8000100, Replayed: 0x8000100, Timeline: 3}, "", "0000000300000010000000FF",
+			[]string{"n3 holds WAL up to 0/8000100 on timeline 3", "(WAL up to 11/0)", "after 11/0 (the furthest of these, on the archive)", "catches up to the archive's end by itself"}},
+		{"the survivor's position unknown", nil, "GET /patroni on 10.0.0.3: connection refused", "000000030000000000000008",
+			[]string{"n3's WAL position could not be read (GET /patroni on 10.0.0.3: connection refused)", "cannot be said while n3's WAL position is unknown"}},
+		{"no archive read", &topology.WAL{Received: 0x9A0F2D8, Replayed: 0x9A0F2D8, Timeline: 3}, "", "",
+			[]string{"what the archive holds is not known", "after 0/9A0F2D8 (the furthest of these, on n3)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := stale()
+			c.Members[2].WAL, c.Members[2].WALError = tc.wal, tc.err
+			if tc.end != "" {
+				c.Archive = &topology.ArchiveEnd{Backup: "b", LastWAL: tc.end}
+			}
+			_, _, err := topology.Next(c)
+			if !errors.Is(err, topology.ErrNoElection) {
+				t.Fatalf("Next: %v; want ErrNoElection", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the refusal does not say %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestSegmentEnd(t *testing.T) {
+	for name, want := range map[string]string{"000000010000000000000001": "0/2000000", "000000030000000000000008": "0/9000000", "0000000A00000002000000FF": "3/0"} {
+		if got, err := topology.SegmentEnd(name); err != nil || topology.FormatLSN(got) != want {
+			t.Errorf("SegmentEnd(%s) = %s, %v; want %s", name, topology.FormatLSN(got), err, want)
+		}
+	}
+	for _, bad := range []string{"", "00000001000000000000001", "000000010000000000000100", "00000001000000000000000G"} {
+		if _, err := topology.SegmentEnd(bad); err == nil {
+			t.Errorf("SegmentEnd(%q): want an error", bad)
+		}
+	}
+}
