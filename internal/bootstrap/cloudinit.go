@@ -203,7 +203,7 @@ func renderEC2(c Cluster, n EC2Node, restore bool, src *Source) (UserData, error
 			script(view.Scripts.WALGReplica, "walg-replica.sh"))
 	}
 	if view.EtcdMember {
-		errs = append(errs, script(view.Scripts.Etcd, "etcd.sh"))
+		errs = append(errs, script(view.Scripts.Etcd, "etcd.sh"), script(view.Scripts.Takeover, "takeover.sh"))
 		add(view.EtcdEnvFile, 0o644, etcdEnvFile(c, n, view))
 	}
 	add(ec2PatroniConfig, 0o640, patroniYAML(dynamic))
@@ -222,7 +222,7 @@ func renderEC2(c Cluster, n EC2Node, restore bool, src *Source) (UserData, error
 		errs = append(errs, unit(u))
 	}
 	if view.EtcdMember {
-		errs = append(errs, unit("pgnvme-etcd.service"))
+		errs = append(errs, unit("pgnvme-etcd.service"), unit("pgnvme-takeover.service"), unit("pgnvme-takeover.timer"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return UserData{}, fmt.Errorf("provider bug: rendering node %s's scripts: %w", n.Name, err)

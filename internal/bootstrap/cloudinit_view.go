@@ -13,7 +13,7 @@ import (
 
 // ec2Scripts are the scripts' paths on the node.
 type ec2Scripts struct {
-	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, BackupDecide, PostBootstrap, PrePromote, Restore string
+	Install, Disks, Etcd, Secrets, WALGRestore, WALGReplica, Backup, BackupDecide, PostBootstrap, PrePromote, Restore, Takeover string
 }
 
 // ec2Source is the other archive a new cluster is restored from, as the templates see it.
@@ -90,6 +90,8 @@ type ec2View struct {
 	EtcdBootstrapID     string
 	EtcdOtherEndpoints  string
 	EtcdJoinWaitSeconds int
+	// EtcdClientURL is this node's etcd member's client URL (etcd members only).
+	EtcdClientURL string
 
 	Superuser, ReplicationUser, RESTAPIUser  string
 	SSMSuperuser, SSMReplication, SSMRESTAPI string
@@ -97,6 +99,9 @@ type ec2View struct {
 	SSMEndpoint                              string
 	PatroniConfig                            string
 	PrimaryURL                               string
+	// SSMTakeover is the takeover instruction's parameter (SSMParameters.Takeover), TakeoverDir where
+	// takeover.sh records what it did (ec2TakeoverDir).
+	SSMTakeover, TakeoverDir string
 	// ConfigURL is the node's own Patroni GET /config (the backup policy).
 	ConfigURL string
 	// BackupDefaults are the policy backup.sh uses when Patroni's
@@ -149,6 +154,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 
 		Superuser: n.Patroni.Superuser, ReplicationUser: n.Patroni.ReplicationUser, RESTAPIUser: n.Patroni.RESTAPIUser,
 		SSMSuperuser: n.SSM.SuperuserPassword, SSMReplication: n.SSM.ReplicationPassword, SSMRESTAPI: n.SSM.RESTAPIPassword,
+		SSMTakeover: n.SSM.Takeover, TakeoverDir: ec2TakeoverDir,
 		SecretsFile:    ec2SecretsFile,
 		SSMEndpoint:    n.SSMEndpoint,
 		PatroniConfig:  ec2PatroniConfig,
@@ -168,6 +174,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 			PostBootstrap: path.Join(ec2ScriptDir, "post-bootstrap.sh"),
 			PrePromote:    path.Join(ec2ScriptDir, "pre-promote.sh"),
 			Restore:       path.Join(ec2ScriptDir, "restore.sh"),
+			Takeover:      path.Join(ec2ScriptDir, "takeover.sh"),
 		},
 		etcdMembersList: members,
 	}
@@ -188,6 +195,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		if m.name == n.Name {
 			v.EtcdMember = true
 			v.EtcdPeerURL = m.peerURL
+			v.EtcdClientURL = m.clientURL
 			v.EtcdBootstrapID = m.bootstrapID
 		} else {
 			others = append(others, m.clientURL)
@@ -231,6 +239,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 	v.EnableUnits = []string{"pgnvme-disks.service", "pgnvme-backup.timer"}
 	if v.EtcdMember {
 		v.EnableUnits = append([]string{"pgnvme-etcd.service"}, v.EnableUnits...)
+		v.EnableUnits = append(v.EnableUnits, "pgnvme-takeover.timer")
 	}
 	return v
 }

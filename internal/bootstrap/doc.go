@@ -58,7 +58,10 @@
 // data directory is one level below the mount point and the database unit
 // requires the mount. etcd (the first three nodes; data on the root volume)
 // replaces its own member when it comes back with an empty data directory,
-// and never adds a fourth. Patroni 4 runs in quorum mode
+// and never adds a fourth; when two members are lost together, the survivor
+// becomes a new one-member cluster with its data once the platform's
+// takeover instruction (an SSM String parameter) names it at its exact WAL
+// position (takeover.sh). Patroni 4 runs in quorum mode
 // (synchronous_node_count from the synchronous block, strict for data
 // durability "required", failsafe mode, pg_rewind, slots), with WAL-G or
 // pgBackRest archiving and creating replicas. The passwords are SSM

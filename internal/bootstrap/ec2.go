@@ -93,6 +93,9 @@ const (
 	ec2SecretsFile     = "/run/pgnvme/patroni.env"
 	ec2PgPass          = "/var/lib/postgresql/.pgpass_patroni"
 	ec2MDName          = "pgnvme"
+	// ec2TakeoverDir holds takeover.sh's record of the takeover it started and the one it saw take effect,
+	// on the root volume (beside etcd's data, which a stop/start keeps too).
+	ec2TakeoverDir = "/var/lib/pgnvme-takeover"
 )
 
 // Peer is another node of the cluster as an EC2 node sees it.
@@ -155,9 +158,9 @@ type Patroni struct {
 	ReplicationUser string
 }
 
-// SSMParameters name the SSM Parameter Store SecureStrings that hold the
-// node's passwords. Only names are rendered; the node reads the values at
-// boot with its instance role.
+// SSMParameters name the SSM Parameter Store parameters a node reads: the
+// SecureStrings that hold its passwords, and the takeover instruction. Only
+// names are rendered; the node reads the values with its instance role.
 type SSMParameters struct {
 	// Path is the cluster's parameter path, such as "/pgnvme/demo"; "" means
 	// "/pgnvme/<cluster name>". Every parameter below is under it, so the
@@ -169,6 +172,13 @@ type SSMParameters struct {
 	SuperuserPassword   string
 	ReplicationPassword string
 	RESTAPIPassword     string
+	// Takeover is the name under Path of the takeover instruction, a
+	// String parameter (not a secret) the platform writes when it accepts a
+	// loss of data: "<node> <lsn>", such as "pg-b 0/11016C80". The etcd
+	// member on that node, without a majority, becomes a new one-member
+	// etcd cluster when its PostgreSQL is exactly at that WAL position
+	// (takeover.sh). "" means Path + "/takeover".
+	Takeover string
 }
 
 // WALGRelease is the WAL-G binary a node downloads (WAL-G archives only).
@@ -231,10 +241,10 @@ type EC2Node struct {
 	Etcd Etcd
 	// Patroni is Patroni's configuration.
 	Patroni Patroni
-	// SSM names the password parameters.
+	// SSM names the parameters the node reads (passwords, takeover).
 	SSM SSMParameters
-	// SSMEndpoint is the SSM endpoint URL the secrets script reads the
-	// parameters from (the AWS CLI's --endpoint-url), such as a VPC
+	// SSMEndpoint is the SSM endpoint URL the secrets and takeover scripts
+	// read the parameters from (the AWS CLI's --endpoint-url), such as a VPC
 	// interface endpoint's; "" means the AWS CLI's own choice for Region.
 	SSMEndpoint string
 	// WALG is the WAL-G binary (WAL-G archives only).
@@ -285,6 +295,7 @@ func (n EC2Node) WithDefaults(c Cluster) EC2Node {
 	setStr(&n.SSM.SuperuserPassword, n.SSM.Path+"/superuser-password")
 	setStr(&n.SSM.ReplicationPassword, n.SSM.Path+"/replication-password")
 	setStr(&n.SSM.RESTAPIPassword, n.SSM.Path+"/restapi-password")
+	setStr(&n.SSM.Takeover, n.SSM.Path+"/takeover")
 
 	customWALG := n.WALG.Version != "" && n.WALG.Version != DefaultWALGVersion || n.WALG.URL != ""
 	setStr(&n.WALG.Version, DefaultWALGVersion)

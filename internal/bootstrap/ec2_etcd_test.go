@@ -67,6 +67,11 @@ func (ns *netns) command(args ...string) *exec.Cmd {
 // late and joins the start under way; then a node replaced (its data
 // directory gone), which removes its old member, adds itself and joins, so
 // the cluster has three members again, never four, and keeps its data.
+// Then a double loss: two members and their data gone, the survivor serves
+// nothing (nor does takeover.sh's health check pass) until takeover.sh's
+// force file makes its restart a new one-member cluster with the data
+// (etcd --force-new-cluster), the file removed; a lost node then joins it
+// with an empty data directory, two members holding the data.
 func TestEC2EtcdScript_realEtcd(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces need root; run the tests as root to check the etcd script against etcd")
@@ -220,5 +225,97 @@ func TestEC2EtcdScript_realEtcd(t *testing.T) {
 	time.Sleep(2 * time.Second) // long enough to join under another ID, were it to
 	if third := startedMembers("after restarting pg-b", 3, nil); third["pg-b"] != second["pg-b"] {
 		t.Errorf("a restart changed pg-b's ID from %s to %s", second["pg-b"], third["pg-b"])
+	}
+
+	// A double loss: pg-a and pg-b with their root volumes; pg-c survives.
+	if out, err := ctl("put", "/service/demo/leader", "pg-a"); err != nil {
+		t.Fatalf("put: %v\n%s", err, out)
+	}
+	for _, name := range []string{"pg-a", "pg-b"} {
+		stop(name)
+		if err := os.RemoveAll(members[name].data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// at runs etcdctl against the given members only, with takeover.sh's timeouts.
+	at := func(endpoints string, args ...string) (string, error) {
+		out, err := ns.command(append([]string{etcdctl, "--endpoints=" + endpoints, "--dial-timeout=2s", "--command-timeout=3s"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	const survivor, lost = "http://10.0.3.10:2379", "http://10.0.1.10:2379"
+	if out, err := at(survivor, "get", "--print-value-only", "/service/demo/leader"); err == nil {
+		t.Fatalf("the survivor alone serves a linearizable read: %q", out)
+	}
+	if out, err := at(survivor, "endpoint", "health"); err == nil {
+		t.Fatalf("the survivor alone is healthy, so takeover.sh would never take over: %q", out)
+	}
+	// waitFor polls check until it holds, for up to 60 seconds, and returns how long that took.
+	waitFor := func(step string, check func() (bool, string)) time.Duration {
+		t.Helper()
+		began := time.Now()
+		for {
+			ok, detail := check()
+			if ok {
+				return time.Since(began)
+			}
+			if time.Since(began) > 60*time.Second {
+				t.Fatalf("%s: %s\n%s", step, detail, logs())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	// memberList is the members the given endpoints list, name -> client URLs, and etcdctl's output.
+	memberList := func(endpoints string) (map[string]string, string) {
+		out, err := at(endpoints, "member", "list")
+		if err != nil {
+			return nil, out
+		}
+		list := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Split(l, ", "); len(f) >= 5 {
+				list[f[2]] = f[4]
+			}
+		}
+		return list, out
+	}
+
+	// What takeover.sh does on pg-c: the force file in its data directory, then a restart of its etcd.
+	force := filepath.Join(members["pg-c"].data, "pgnvme-force-new-cluster")
+	if err := os.WriteFile(force, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop("pg-c")
+	start("pg-c")
+	took := waitFor("the survivor after its forced restart", func() (bool, string) {
+		out, err := at(survivor, "get", "--print-value-only", "/service/demo/leader")
+		return err == nil && strings.TrimSpace(out) == "pg-a", fmt.Sprintf("reads %q, %v", out, err)
+	})
+	if _, err := at(survivor, "endpoint", "health"); err != nil {
+		t.Errorf("the survivor serves reads but its health check fails: %v", err)
+	}
+	t.Logf("the survivor served linearizable reads %v after its forced restart", took.Round(10*time.Millisecond))
+	if list, out := memberList(survivor); len(list) != 1 || list["pg-c"] != survivor {
+		t.Errorf("after the takeover etcd lists\n%s\nwant pg-c alone", out)
+	}
+	if _, err := os.Stat(force); !os.IsNotExist(err) {
+		t.Errorf("the force file is still there after the forced start (%v): the next restart would force again", err)
+	}
+	if l, _ := os.ReadFile(filepath.Join(dir, "pg-c.log")); !strings.Contains(string(l), "a takeover: this member's data becomes a new one-member cluster") {
+		t.Errorf("pg-c did not say it took over:\n%s", logs())
+	}
+
+	// pg-a replaced: an empty data directory; it adds itself to the new cluster and joins.
+	start("pg-a")
+	waitFor("pg-a joining the new cluster", func() (bool, string) {
+		list, out := memberList(survivor)
+		if len(list) > 2 {
+			t.Fatalf("etcd has %d members after one replacement:\n%s", len(list), out)
+		}
+		got, err := at(lost, "get", "--print-value-only", "/service/demo/leader")
+		return len(list) == 2 && list["pg-a"] == lost && list["pg-c"] == survivor && err == nil && strings.TrimSpace(got) == "pg-a",
+			fmt.Sprintf("members\n%s\npg-a reads %q, %v", out, got, err)
+	})
+	if l, _ := os.ReadFile(filepath.Join(dir, "pg-a.log")); !strings.Contains(string(l), "the cluster has no member at http://10.0.1.10:2380; adding this one") {
+		t.Errorf("pg-a did not add itself to the new cluster:\n%s", logs())
 	}
 }

@@ -371,6 +371,9 @@ func TestRenderEC2_invalid(t *testing.T) {
 		{"password as a parameter name", nil, func(n *bootstrap.EC2Node) { n.SSM.SuperuserPassword = "hunter2!" }, "it looks like a value"},
 		{"parameter outside the path", nil, func(n *bootstrap.EC2Node) { n.SSM.RESTAPIPassword = "/other/restapi" }, "outside the cluster's path /pgnvme/demo"},
 		{"same parameter twice", nil, func(n *bootstrap.EC2Node) { n.SSM.RESTAPIPassword = "/pgnvme/demo/superuser-password" }, "give each password its own parameter"},
+		{"takeover as a value", nil, func(n *bootstrap.EC2Node) { n.SSM.Takeover = "pg-b 0/11016C80" }, "give a name under /pgnvme/demo/"},
+		{"takeover outside the path", nil, func(n *bootstrap.EC2Node) { n.SSM.Takeover = "/other/takeover" }, "The takeover instruction parameter /other/takeover is outside the cluster's path"},
+		{"takeover in a password's parameter", nil, func(n *bootstrap.EC2Node) { n.SSM.Takeover = "/pgnvme/demo/restapi-password" }, "give the takeover instruction its own parameter"},
 		{"reserved SSM path", nil, func(n *bootstrap.EC2Node) { n.SSM.Path = "/aws/demo" }, "which SSM reserves"},
 		{"Patroni timings", nil, func(n *bootstrap.EC2Node) { n.Patroni.TTL, n.Patroni.LoopWait, n.Patroni.RetryTimeout = 25, 10, 10 }, "loop_wait + 2 x retry_timeout <= ttl"},
 		{"Patroni ttl", nil, func(n *bootstrap.EC2Node) { n.Patroni.TTL = 10 }, "use 20 or more"},
@@ -431,6 +434,7 @@ func TestEC2Node_WithDefaults(t *testing.T) {
 		{n.Patroni.RESTAPIPort, 8008}, {n.Patroni.RESTAPIUser, "patroni"}, {n.Patroni.Superuser, "postgres"}, {n.Patroni.ReplicationUser, "replicator"},
 		{n.SSM.Path, "/pgnvme/demo"}, {n.SSM.SuperuserPassword, "/pgnvme/demo/superuser-password"},
 		{n.SSM.ReplicationPassword, "/pgnvme/demo/replication-password"}, {n.SSM.RESTAPIPassword, "/pgnvme/demo/restapi-password"},
+		{n.SSM.Takeover, "/pgnvme/demo/takeover"},
 		{n.WALG.Version, "v3.0.8"}, {n.WALG.URL, "https://github.com/wal-g/wal-g/releases/download/v3.0.8/wal-g-pg-22.04-aarch64"},
 		{n.WALG.SHA256, "794d1a81f0c27825a1603bd39c0f2cf5dd8bed7cc36b598ca05d8d963c3d5fcf"},
 	} {

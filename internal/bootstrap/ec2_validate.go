@@ -312,20 +312,28 @@ func validateSSM(s SSMParameters) []error {
 		bad("The SSM parameter path %q starts with \"aws\" or \"ssm\", which SSM reserves; use another, such as /pgnvme/demo.", s.Path)
 	}
 	seen := map[string]string{}
-	for _, p := range []struct{ what, name string }{
-		{"superuser password", s.SuperuserPassword},
-		{"replication password", s.ReplicationPassword},
-		{"REST API password", s.RESTAPIPassword},
+	for _, p := range []struct {
+		what, name string
+		secret     bool
+	}{
+		{"superuser password", s.SuperuserPassword, true},
+		{"replication password", s.ReplicationPassword, true},
+		{"REST API password", s.RESTAPIPassword, true},
+		{"takeover instruction", s.Takeover, false},
 	} {
 		switch {
-		case !strings.HasPrefix(p.name, "/"):
+		case p.secret && !strings.HasPrefix(p.name, "/"):
 			bad("The %s parameter %q is not an SSM parameter name (it looks like a value): user-data is readable by anyone allowed ec2:DescribeInstanceAttribute, so give the name of a SecureString under %s/, never the password.", p.what, p.name, s.Path)
+		case !strings.HasPrefix(p.name, "/"):
+			bad("The %s parameter %q is not an SSM parameter name; give a name under %s/, such as %s/takeover.", p.what, p.name, s.Path, s.Path)
 		case !ssmNamePattern.MatchString(p.name) || len(p.name) > maxSSMNameBytes:
 			bad("The %s parameter name %q is not valid; use letters, digits, '_', '.', '-' and '/', at most %d bytes.", p.what, p.name, maxSSMNameBytes)
 		case pathOK && !strings.HasPrefix(p.name, s.Path+"/"):
 			bad("The %s parameter %s is outside the cluster's path %s; put it under %s/ so the node's role can be limited to that path.", p.what, p.name, s.Path, s.Path)
-		case seen[p.name] != "":
+		case seen[p.name] != "" && p.secret:
 			bad("The %s and the %s are both in %s; give each password its own parameter.", seen[p.name], p.what, p.name)
+		case seen[p.name] != "":
+			bad("The %s and the %s are both in %s; give the takeover instruction its own parameter.", seen[p.name], p.what, p.name)
 		default:
 			seen[p.name] = p.what
 		}

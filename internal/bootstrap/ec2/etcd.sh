@@ -3,9 +3,15 @@
 # of {{.EtcdEnvFile}} in its environment.
 #
 # The data directory is on the root volume, so a stop/start keeps it and etcd starts from it. When it
-# is empty, the other members say what this start is. A member that has ever run has published its
-# client URLs; one that has not has none (etcdctl 3.4 still calls the members of the first start
-# "started" by their names, so the client URLs tell, not the status):
+# also holds pgnvme-force-new-cluster, written by {{.Scripts.Takeover}} when the provider's instruction
+# names this node after the cluster lost its majority, etcd starts from it with
+# --force-new-cluster: this member's data becomes a new one-member cluster, the others are forgotten,
+# and replaced nodes join it as below. The file is removed first, so only this start is forced (and a
+# file found without data is removed too).
+#
+# When the data directory is empty, the other members say what this start is. A member that has ever
+# run has published its client URLs; one that has not has none (etcdctl 3.4 still calls the members of
+# the first start "started" by their names, so the client URLs tell, not the status):
 #  - nobody answers within {{.EtcdJoinWaitSeconds}}s: the cluster's first start (initial-cluster-state new);
 #  - this member is listed, never run, under the ID etcd gives it in the first start: that first
 #    start is still under way, and this member joins it (new);
@@ -20,6 +26,7 @@ set -euo pipefail
 NAME={{sh .Node}}
 PEER_URL={{sh .EtcdPeerURL}}
 DATA_DIR={{sh .EtcdDataDir}}
+FORCE_FILE="$DATA_DIR/pgnvme-force-new-cluster"
 # The members of the first start, and the ID etcd gives this one in it.
 INITIAL_CLUSTER={{sh .EtcdInitialCluster}}
 BOOTSTRAP_ID={{sh .EtcdBootstrapID}}
@@ -43,8 +50,18 @@ ctl() {
 }
 
 if [ -d "$DATA_DIR/member" ]; then
+  if [ -e "$FORCE_FILE" ]; then
+    rm -f "$FORCE_FILE"
+    log "a takeover: this member's data becomes a new one-member cluster (etcd --force-new-cluster); the other members are lost"
+    exec etcd --force-new-cluster
+  fi
   log "$DATA_DIR holds this member's data; starting from it"
   exec etcd
+fi
+if [ -e "$FORCE_FILE" ]; then
+  # Left without data to keep, it would force a later start, after this member has joined a cluster.
+  rm -f "$FORCE_FILE"
+  log "a takeover was asked for, but $DATA_DIR holds no member data to keep: ignoring it"
 fi
 if [ -z "$OTHER_ENDPOINTS" ]; then
   start new "$INITIAL_CLUSTER"
