@@ -188,7 +188,8 @@ func (se *session) launch(ctx context.Context, t target, node string, eni ENI, m
 // waitBack waits until the new instance of node answers on its own REST API as a running replica that
 // streams, with a PostgreSQL started after the instance was launched (the old machine may still answer at
 // the address for a moment, and the cluster's member list can show it until its key expires), then until
-// the cluster is whole.
+// the leader counts it in the quorum. Not until the cluster is whole: another lost member is the engine's
+// next step (after a double loss the first replacement would wait for the second).
 func (se *session) waitBack(ctx context.Context, node string, e ENI, launched time.Time) error {
 	host := se.apiHost(e)
 	var last string
@@ -204,12 +205,17 @@ func (se *session) waitBack(ctx context.Context, node string, e ENI, launched ti
 	if err != nil {
 		return fmt.Errorf("%w (last seen: %s)", err, last)
 	}
-	return se.waitWhole(ctx, "node "+node+" to be back in the quorum")
+	return se.waitStreaming(ctx, []string{node}, "node "+node+" to be back in the quorum")
 }
 
 // waitWhole waits until Patroni shows a running leader and every node streaming in the quorum.
 func (se *session) waitWhole(ctx context.Context, what string) error {
-	nodes := se.s.NodeNames()
+	return se.waitStreaming(ctx, se.s.NodeNames(), what)
+}
+
+// waitStreaming waits until Patroni shows a running leader and each of nodes (but the leader) streaming
+// in the quorum.
+func (se *session) waitStreaming(ctx context.Context, nodes []string, what string) error {
 	var last string
 	err := wait.Until(ctx, what, se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
 		o, err := se.observe(ctx)

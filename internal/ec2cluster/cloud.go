@@ -149,4 +149,6 @@ type Patroni interface {
 	// Switchover hands the leader role from leader to candidate; Restart restarts host's PostgreSQL.
 	Switchover(ctx context.Context, host, leader, candidate, user, password string) error
 	Restart(ctx context.Context, host, user, password string) error
+	// Failover names candidate the leader of a cluster without one.
+	Failover(ctx context.Context, host, candidate, user, password string) error
 }

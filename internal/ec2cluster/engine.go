@@ -126,7 +126,8 @@ func (se *session) engine(ctx context.Context, o observation, in engineInput) to
 // engineMembers are the members from the observation alone (no further call): enough for the outcomes
 // no step can change (every member lost, no election possible), which Next decides before anything else.
 func (se *session) engineMembers(o observation, in engineInput) topology.Cluster {
-	c := topology.Cluster{SyncNumber: se.s.Synchronous.Number, MaxLagBytes: se.maxLag(), Formed: len(in.known) > 0, Archive: in.archive}
+	c := topology.Cluster{SyncNumber: se.s.Synchronous.Number, MaxLagBytes: se.maxLag(), Formed: len(in.known) > 0, Archive: in.archive,
+		AcceptLossAt: se.s.AcceptDataLossAtLSN}
 	c.ViewKnown, c.ViewError = o.trustedView()
 	etcd := bootstrap.DefaultEtcdMembers(len(se.s.Nodes))
 	member := func(node string, wanted bool, i int) topology.Member {

@@ -113,7 +113,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		case topology.StepForm, topology.StepRestore, topology.StepReplace, topology.StepRoll:
 			plan.Replaces = true
 		}
-		if st.Kind == topology.StepSwitchover || st.Kind == topology.StepAwaitLeader || st.Kind == topology.StepForm || st.Kind == topology.StepRestore {
+		if st.Kind == topology.StepSwitchover || st.Kind == topology.StepAwaitLeader || st.Kind == topology.StepForm || st.Kind == topology.StepRestore || st.Kind == topology.StepTakeOver {
 			plan.Promoting = true
 		}
 	}
@@ -210,7 +210,7 @@ func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ cluster.Prior) 
 		return fmt.Errorf("deleting the instance profile: %w", err)
 	}
 	n := se.ssmNames()
-	if err := se.cloud.DeleteSecrets(ctx, []string{n.superuser, n.replication, n.restapi, specParameter(s.Name)}); err != nil {
+	if err := se.cloud.DeleteSecrets(ctx, []string{n.superuser, n.replication, n.restapi, specParameter(s.Name), awsspec.TakeoverParameter(s.Name)}); err != nil {
 		return fmt.Errorf("deleting the password parameters: %w", err)
 	}
 	return nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
 
@@ -257,14 +258,68 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 		}
 	}
 	t.Logf("the survivor %s holds WAL up to %s and %d of the %d acknowledged commits (%d on no surviving node)", survivor, held, len(acked)-missing, len(acked), missing)
+	for _, text := range []string{plan, strings.Join(strings.Fields(out), " ")} {
+		if want := fmt.Sprintf("set accept_data_loss_at_lsn = %q and apply", held); !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+			t.Errorf("the primary and a standby lost: the refusal does not say %q:\n%s", want, text)
+		}
+	}
 
-	// Every node lost, all three instances terminated (the survivor now too): the data is only in the
-	// archive. The plan says the apply restores the cluster from it, and the apply does: every node
+	// Accepting the loss at exactly the survivor's position: its etcd member becomes a one-member etcd
+	// cluster (the node acts on the instruction in SSM), Patroni fails over to it, and the lost nodes are
+	// replaced from it. Every commit it held is there after, and the cluster takes writes again.
+	e.accept = held
+	e.config("sim", "m6id.xlarge", true)
+	wantSteps := []string{"promote " + survivor + ", accepting the loss after " + held}
+	for _, n := range lostNodes {
+		wantSteps = append(wantSteps, "replace "+n)
+	}
+	slices.Sort(wantSteps[1:])
+	plan, _, secs = e.planIsApply("accepting the loss at the survivor", wantSteps, false)
+	t.Logf("accepting the loss at the survivor, the plan:\n%s", plan)
+	took := e.state()
+	e.waitSettled(took)
+	for _, n := range took.Nodes {
+		if (n.Name == survivor) != (n.Role == "primary") {
+			t.Errorf("after the takeover %s is %s; want %s the primary", n.Name, n.Role, survivor)
+		}
+	}
+	after := map[int64]bool{}
+	for _, id := range strings.Fields(e.psql(took.ConnectionURI, passwords[0], fmt.Sprintf("SELECT id FROM acked WHERE id >= %d", acked[0]))) {
+		after[int64(atoi(t, id))] = true
+	}
+	for id := range onSurvivor {
+		if id >= acked[0] && !after[id] {
+			t.Errorf("after the takeover commit %d, which the survivor held, is gone", id)
+			break
+		}
+	}
+	// etcd has its three members again: the survivor's, now a cluster of its own, and one per replacement.
+	if got := e.etcdMembers(took.Nodes[0].Host); len(got) != 3 {
+		t.Errorf("after the takeover etcd has the members %q; want 3", got)
+	}
+	if _, err := e.secretErr(awsspec.TakeoverParameter("sim")); err == nil {
+		t.Errorf("the takeover instruction %s is still in SSM after the apply", awsspec.TakeoverParameter("sim"))
+	}
+	t.Logf("accepting the loss at %s: %s promoted and %s replaced in %.0f s; %d of the %d acknowledged commits kept (every one the survivor held)",
+		held, survivor, strings.Join(lostNodes, ", "), secs, len(acked)-missing, len(acked))
+	// Removing the override is a change of the attribute alone: no step.
+	e.accept = ""
+	e.config("sim", "m6id.xlarge", true)
+	e.planIsApply("the override removed", []string{}, false)
+	e.emptyPlan("after the takeover, the override removed")
+	final = took
+
+	// Every node lost, all three instances terminated: the data is only in the archive. The plan says the apply restores the cluster from it, and the apply does: every node
 	// launched at once, the one that takes etcd's initialize key restored from the newest base backup to
 	// the end of the archive, the others copied from it. The rows archived before the losses are there,
 	// and the restored cluster archives on the next timeline.
-	e.terminate(final.AWS.InstanceIDs[survivor])
-	e.waitEvent("terminated", survivor)
+	mark = time.Now()
+	for _, n := range final.Nodes {
+		e.terminate(final.AWS.InstanceIDs[n.Name])
+	}
+	for _, n := range final.Nodes {
+		e.waitEventAfter("terminated", n.Name, mark)
+	}
 	var names []string
 	for _, n := range final.Nodes {
 		names = append(names, n.Name)
@@ -583,13 +638,37 @@ func (e *simEnv) psql(uri, password, sql string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// etcdMembers lists the etcd cluster's members, as the member at host reports them ("name=peer URL").
+func (e *simEnv) etcdMembers(host string) []string {
+	e.t.Helper()
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+e.sim.ServiceNamespace(), "--", "etcdctl", "--endpoints=http://"+host+":2379",
+		"--dial-timeout=3s", "--command-timeout=5s", "member", "list")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("etcdctl member list on %s: %v\n%s", host, err, out)
+	}
+	var members []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Split(line, ", "); len(f) >= 4 {
+			members = append(members, f[2]+"="+f[3])
+		}
+	}
+	return members
+}
+
 // waitEvent waits until the bridge reports kind for node.
 func (e *simEnv) waitEvent(kind, node string) {
+	e.t.Helper()
+	e.waitEventAfter(kind, node, time.Time{})
+}
+
+// waitEventAfter waits until the bridge reports kind for node after since.
+func (e *simEnv) waitEventAfter(kind, node string, since time.Time) {
 	e.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		for _, ev := range e.bridge.Events() {
-			if ev.Kind == kind && ev.Node == node {
+			if ev.Kind == kind && ev.Node == node && !ev.Time.Before(since) {
 				return
 			}
 		}

@@ -62,8 +62,9 @@ type simEnv struct {
 	params string
 	fourth bool
 	launch string
-	// backup is the cluster's backup block in HCL ("" for none); restore its restore block.
-	backup, restore string
+	// backup is the cluster's backup block in HCL ("" for none); restore its restore block; accept is
+	// accept_data_loss_at_lsn ("" for none).
+	backup, restore, accept string
 }
 
 func newSimEnv(t *testing.T) *simEnv {
@@ -95,6 +96,10 @@ func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	params := e.params
 	if params == "" {
 		params = `{ shared_buffers = "64MB", max_connections = "50" }`
+	}
+	accept := ""
+	if e.accept != "" {
+		accept = fmt.Sprintf("\n  accept_data_loss_at_lsn = %q", e.accept)
 	}
 	fourth := ""
 	if e.fourth {
@@ -134,7 +139,7 @@ resource "pgnvme_cluster" "db" {
   node {
     name = "node-3"
     zone = "us-east-1c"
-  }%[10]s%[12]s%[13]s
+  }%[10]s%[12]s%[13]s%[14]s
   parameters = %[9]s
   archive {
     pgbackrest_options = {
@@ -159,7 +164,7 @@ resource "pgnvme_cluster" "db" {
 }
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
-`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup, e.restore)
+`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup, e.restore, accept)
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
 	}

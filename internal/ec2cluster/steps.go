@@ -35,6 +35,7 @@ func (se *session) converge(ctx context.Context, t target, in engineInput, m mac
 	in.launches, in.t = m.launches, &t
 	var patched time.Time // when the dynamic configuration last changed
 	settled := true       // a Patroni loop has passed since
+	joined := false       // a step launched a member (each waits only until that member is in the quorum)
 	for i := 0; ; i++ {
 		if i > 8*len(se.s.Nodes)+16 {
 			return errors.New("the apply did not converge; this is a bug in the provider: report it with the log (TF_LOG=INFO)")
@@ -58,6 +59,9 @@ func (se *session) converge(ctx context.Context, t target, in engineInput, m mac
 			continue
 		}
 		if done {
+			if joined {
+				return se.waitWhole(ctx, "every member to stream in the quorum")
+			}
 			return nil
 		}
 		start := se.p.clock.Now()
@@ -66,6 +70,8 @@ func (se *session) converge(ctx context.Context, t target, in engineInput, m mac
 			return err
 		}
 		switch step.Kind {
+		case topology.StepReplace, topology.StepAdd, topology.StepRoll:
+			joined = true
 		case topology.StepConfigure:
 			patched, settled = se.p.clock.Now(), false
 		case topology.StepForm:
@@ -123,6 +129,8 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 			}
 		}
 		return se.waitWhole(ctx, "the cluster restored from its archive to have a leader and every standby streaming in the quorum")
+	case topology.StepTakeOver:
+		return se.takeOver(ctx, o, step)
 	case topology.StepAwaitLeader, topology.StepAwaitHandover, topology.StepAwaitMembers:
 		return se.await(ctx, step, in)
 	case topology.StepConfigure:
@@ -230,11 +238,11 @@ func refusal(err error) error {
 	case errors.Is(err, topology.ErrNoElection):
 		return cluster.Errorf(nil, "No Leader Can Be Elected",
 			"%v. Launching new members cannot help: they would join a DCS without a majority. Patroni does not promote a survivor it cannot prove holds "+
-				"every acknowledged commit (under quorum commit a commit may have been confirmed by a lost standby alone), and the provider does not either. "+
-				"Nothing was changed. A lost instance's instance store is gone with it, so the survivors and the archive hold all there is. To bring the "+
-				"cluster back from the archive, giving up whatever the survivors hold past the archive's end, stop or terminate the surviving instances and "+
-				"apply: every node is then lost, and the apply restores the cluster to the end of its archive (the plan says from which backup). "+
-				"accept_data_loss_at_lsn, which promotes a survivor at its exact position on the local platform, is not available on aws.", err)
+				"every acknowledged commit (under quorum commit a commit may have been confirmed by a lost standby alone), and the provider promotes one only at "+
+				"the position accept_data_loss_at_lsn accepts. Nothing was changed. A lost instance's instance store is gone with it, so the survivors and "+
+				"the archive hold all there is. The other way back is the archive, giving up whatever the survivors hold past its end: stop or terminate "+
+				"the surviving instances and apply, and every node is then lost, and the apply restores the cluster to the end of its archive (the plan "+
+				"says from which backup).", err)
 	}
 	return err
 }

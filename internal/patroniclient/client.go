@@ -76,6 +76,28 @@ func (p *Client) Switchover(ctx context.Context, host, leader, candidate, user, 
 	return nil
 }
 
+// Failover asks the Patroni on host to make candidate the leader of a cluster without one (POST /failover
+// with a candidate and no leader): Patroni writes the failover key, and candidate's Patroni takes the
+// leader lock at its next loop once no leader holds it, whatever its synchronous mode's quorum says.
+// Patroni answers once candidate leads, or 503 "status unknown" when it stopped waiting: the caller
+// watches the leader either way.
+func (p *Client) Failover(ctx context.Context, host, candidate, user, password string) error {
+	body, _ := json.Marshal(map[string]string{"candidate": candidate})
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	b, status, err := p.doWith(ctx, p.long(), http.MethodPost, host, "/failover", body, user, password)
+	if err != nil {
+		return fmt.Errorf("failover to %s: %w", candidate, err)
+	}
+	switch {
+	case status == http.StatusOK:
+	case status == http.StatusServiceUnavailable && bytes.Contains(b, []byte("status unknown")):
+	default:
+		return fmt.Errorf("failover to %s: Patroni answered HTTP %d: %s", candidate, status, bytes.TrimSpace(b))
+	}
+	return nil
+}
+
 // Config reads the cluster's dynamic configuration, GET /config, on host.
 func (p *Client) Config(ctx context.Context, host string) (map[string]any, error) {
 	b, status, err := p.do(ctx, http.MethodGet, host, "/config", nil, "", "")

@@ -2,6 +2,7 @@ package patroniclient_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -45,6 +46,13 @@ func TestClient(t *testing.T) {
 				"timeline": 6, "xlog": {"received_location": 285305984, "replayed_location": 285305856, "replayed_timestamp": null, "paused": false}}`))
 		case "POST /switchover":
 			http.Error(w, "Switchover status unknown", http.StatusServiceUnavailable)
+		case "POST /failover":
+			body, _ := io.ReadAll(r.Body)
+			if string(body) != `{"candidate":"node-2"}` {
+				http.Error(w, "Failover could be performed only to a specific candidate", http.StatusBadRequest)
+				return
+			}
+			http.Error(w, "Failover status unknown", http.StatusServiceUnavailable)
 		case "PATCH /config", "POST /restart":
 			_, _ = w.Write([]byte(`{}`))
 		default:
@@ -67,14 +75,20 @@ func TestClient(t *testing.T) {
 	if err := c.Switchover(ctx, "198.18.0.2", "node-1", "node-2", "patroni", "pw"); err != nil {
 		t.Errorf("Switchover with status unknown: %v; want nil (the caller watches the leader)", err)
 	}
+	if err := c.Failover(ctx, "198.18.0.2", "node-2", "patroni", "pw"); err != nil {
+		t.Errorf("Failover with status unknown: %v; want nil (the caller watches the leader)", err)
+	}
+	if err := c.Failover(ctx, "198.18.0.2", "", "patroni", "pw"); err == nil || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Errorf("Failover refused: %v; want an error with Patroni's answer", err)
+	}
 	if err := c.PatchConfig(ctx, "198.18.0.2", map[string]any{"ttl": 20}, "patroni", "pw"); err != nil {
 		t.Errorf("PatchConfig: %v", err)
 	}
 	if err := c.Restart(ctx, "198.18.0.2", "patroni", "pw"); err != nil {
 		t.Errorf("Restart: %v", err)
 	}
-	if strings.Join(auth, ",") != "POST /switchover patroni,PATCH /config patroni,POST /restart patroni" {
-		t.Errorf("authenticated calls %v; want the three unsafe ones", auth)
+	if strings.Join(auth, ",") != "POST /switchover patroni,POST /failover patroni,POST /failover patroni,PATCH /config patroni,POST /restart patroni" {
+		t.Errorf("authenticated calls %v; want the unsafe ones", auth)
 	}
 	if _, err := c.Config(ctx, "198.18.0.2"); err == nil || !strings.Contains(err.Error(), "GET /config") {
 		t.Errorf("Config of a 404: %v; want an error naming the call", err)

@@ -112,13 +112,14 @@ func clusterSchema() schema.Schema {
 			},
 			"accept_data_loss_at_lsn": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Local platform only. When the primary and as many standbys as `synchronous.number` are lost together, " +
+				MarkdownDescription: "When the primary and as many standbys as `synchronous.number` are lost together, " +
 					"no survivor is proven to hold every acknowledged commit, and the plan refuses, naming the furthest survivor's WAL " +
 					"position (after it has replayed what the archive holds). Set this to exactly that position (such as `0/3000148`) to " +
 					"accept losing whatever only the lost nodes held: the apply then promotes that survivor and copies the lost nodes from it. " +
+					"On `aws`, where etcd lost its majority with the lost nodes, the survivor must be the one node left: its etcd member " +
+					"becomes a new one-member etcd cluster (on an instruction in SSM that its node acts on) and Patroni fails over to it. " +
 					"It acts only while the survivor is at exactly that position, so a value left in the configuration never accepts a later " +
-					"loss; remove it afterwards. Refused on `aws`, where Patroni cannot elect without etcd's lost majority. " +
-					"See [Node loss and repair](#node-loss-and-repair).",
+					"loss; remove it afterwards. See [Node loss and repair](#node-loss-and-repair).",
 			},
 			"postgres_major": schema.Int64Attribute{
 				Optional: true,

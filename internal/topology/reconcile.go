@@ -97,6 +97,10 @@ type Cluster struct {
 	// Archive is what the cluster's archive holds, which the apply of a formed cluster whose every member
 	// is lost rests on (NeedsArchive): the adapter reads it then. nil when not read (or no archive).
 	Archive *ArchiveEnd
+	// AcceptLossAt is accept_data_loss_at_lsn: the WAL position ("X/Y") at which the operator accepts
+	// losing what only lost members held, when no leader can be elected. It promotes the one member left
+	// only while that member is exactly there (StepTakeOver); "" accepts nothing.
+	AcceptLossAt string
 }
 
 // NeedsArchive reports whether Next's decision for c rests on what the archive holds (Cluster.Archive):
@@ -198,8 +202,12 @@ func Next(c Cluster) (s Step, done bool, err error) {
 				lost = append(lost, m)
 			}
 		}
-		return Step{}, false, fmt.Errorf("%w: no member leads, and only %s of the DCS's %d members live (%s) while %s are lost, so the DCS has no majority and Patroni cannot elect a leader. %s",
-			ErrNoElection, count(len(liveVoters)), len(voters), names(liveVoters), strings.Join(gone, ", "), c.atRisk(live, lost))
+		takeover, why := c.takeover(live)
+		if why == "" {
+			return takeover, false, nil
+		}
+		return Step{}, false, fmt.Errorf("%w: no member leads, and only %s of the DCS's %d members live (%s) while %s are lost, so the DCS has no majority and Patroni cannot elect a leader. %s%s",
+			ErrNoElection, count(len(liveVoters)), len(voters), names(liveVoters), strings.Join(gone, ", "), c.atRisk(live, lost), why)
 	}
 
 	if problems := c.notServing(leader.Name); !c.Formed && len(problems) > 0 &&

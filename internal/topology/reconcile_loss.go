@@ -96,5 +96,36 @@ func (c Cluster) atRisk(live, lost []Member) string {
 	default:
 		out += " Any acknowledged commit may be lost: " + why
 	}
-	return out
+	return out + "."
+}
+
+// takeover is the step that promotes the one member left when no leader can be elected and the operator
+// accepted the loss at exactly its position (Cluster.AcceptLossAt); why is "" then. Otherwise why says,
+// for the refusal, what accept_data_loss_at_lsn would do or why it cannot.
+func (c Cluster) takeover(live []Member) (Step, string) {
+	if len(live) != 1 {
+		return Step{}, fmt.Sprintf(" accept_data_loss_at_lsn cannot help here: it promotes the one member left, and %d are (%s)", len(live), names(live))
+	}
+	m := live[0]
+	switch {
+	case !m.Etcd:
+		return Step{}, fmt.Sprintf(" accept_data_loss_at_lsn cannot help here: %s runs no etcd member, whose data would become the new DCS", m.Name)
+	case m.WAL == nil || m.WAL.Received == 0:
+		return Step{}, fmt.Sprintf(" accept_data_loss_at_lsn can promote %s only once its WAL position is known: plan again when its Patroni answers", m.Name)
+	}
+	pos := FormatLSN(m.WAL.Received)
+	at, err := ParseLSN(c.AcceptLossAt)
+	if c.AcceptLossAt == "" || err != nil || at != m.WAL.Received {
+		why := fmt.Sprintf(" To give up whatever only the lost members held and go on from %s, set accept_data_loss_at_lsn = %q and apply: %s is then "+
+			"promoted, as long as it is still exactly there, and the lost members are replaced and copied from it", m.Name, pos, m.Name)
+		if c.AcceptLossAt != "" {
+			why += fmt.Sprintf(" (accept_data_loss_at_lsn is %q, which accepts the loss only at exactly that position, and %s is at %s)", c.AcceptLossAt, m.Name, pos)
+		}
+		return Step{}, why
+	}
+	return Step{Kind: StepTakeOver, Node: m.Name, At: pos, Reason: fmt.Sprintf(
+		"no member leads and the DCS has no majority (%s is the one member left), and accept_data_loss_at_lsn = %q accepts exactly %s's position: "+
+			"acknowledged commits only the lost members held (after %s) are given up. %s's etcd member becomes a new one-member etcd cluster that keeps "+
+			"the DCS's data, Patroni fails over to %s, and the lost members are replaced after it and copied from it",
+		m.Name, c.AcceptLossAt, m.Name, pos, m.Name, m.Name)}, ""
 }

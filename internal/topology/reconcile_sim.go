@@ -64,6 +64,11 @@ func (c *Cluster) simulate(s Step) {
 	case StepAwaitLeader:
 		c.ViewKnown = true
 		c.elect()
+	case StepTakeOver:
+		c.ViewKnown = true
+		set(s.Node, func(m *Member) {
+			m.Role, m.Running, m.Streaming, m.InQuorum, m.LagBytes, m.WAL = RolePrimary, true, false, false, 0, nil
+		})
 	case StepAwaitMembers:
 		for i := range c.Members {
 			if m := &c.Members[i]; m.Wanted && m.Machine == MachineLive && m.Role != RolePrimary {

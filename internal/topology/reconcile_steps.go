@@ -18,6 +18,11 @@ const (
 	// base backup and replays the archive to its end, then leads on the next timeline; the others are
 	// copied from it. It waits until the cluster has a leader and every standby streams.
 	StepRestore StepKind = "restore"
+	// StepTakeOver makes Node, the one member left of a cluster that lost its leader with the DCS's
+	// majority, the leader at exactly the WAL position At the operator accepted the loss at
+	// (accept_data_loss_at_lsn): its etcd member becomes a new one-member etcd cluster that keeps the
+	// DCS's data, and Patroni fails over to it. The lost members are replaced after it.
+	StepTakeOver StepKind = "take-over"
 	// StepAwaitLeader waits until Patroni elects a leader among the live members (a failover under way).
 	StepAwaitLeader StepKind = "await-leader"
 	// StepAwaitHandover waits until a standby can take over from the leader Node, which is being removed.
@@ -49,6 +54,8 @@ type Step struct {
 	Nodes []string
 	// Target is the member that leads after a switchover.
 	Target string
+	// At is the WAL position a StepTakeOver accepts the loss at ("X/Y", as accept_data_loss_at_lsn).
+	At string
 	// Reason is one sentence for the plan and the log saying why.
 	Reason string
 }
@@ -73,6 +80,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("switchover %s to %s", s.Node, s.Target)
 	case StepRoll:
 		return "replace " + s.Node + " (roll)"
+	case StepTakeOver:
+		return fmt.Sprintf("promote %s, accepting the loss after %s", s.Node, s.At)
 	}
 	return string(s.Kind) + " " + s.Node
 }

@@ -377,3 +377,48 @@ func TestSegmentEnd(t *testing.T) {
 		}
 	}
 }
+
+func TestNext_takeover(t *testing.T) {
+	// The primary and a standby lost: accept_data_loss_at_lsn at exactly the survivor's position promotes
+	// it, and the lost members are replaced after; at any other position, or unset, the engine refuses
+	// and names the position to accept.
+	lost := func(accept string) topology.Cluster {
+		c := lose(whole("n1", "n2", "n3"), "n1", "n2")
+		c.ViewKnown = false
+		for i := range c.Members {
+			c.Members[i].Role = ""
+		}
+		c.Members[2].WAL = &topology.WAL{Received: 0x9A0F2D8, Replayed: 0x9A0F100, Timeline: 3}
+		c.AcceptLossAt = accept
+		return c
+	}
+	steps, err := topology.Steps(lost("0/9a0f2d8"))
+	want := []string{"promote n3, accepting the loss after 0/9A0F2D8", "replace n1", "replace n2"}
+	if err != nil || !slices.Equal(stepStrings(steps), want) {
+		t.Fatalf("Steps: %q, %v; want %q", stepStrings(steps), err, want)
+	}
+	if steps[0].Kind != topology.StepTakeOver || steps[0].Node != "n3" || steps[0].At != "0/9A0F2D8" ||
+		!strings.Contains(steps[0].Reason, "acknowledged commits only the lost members held (after 0/9A0F2D8) are given up") {
+		t.Errorf("the takeover step: %+v", steps[0])
+	}
+	for _, tc := range []struct{ accept, want string }{
+		{"", `set accept_data_loss_at_lsn = "0/9A0F2D8" and apply`},
+		{"0/9A0F100", `accept_data_loss_at_lsn is "0/9A0F100", which accepts the loss only at exactly that position, and n3 is at 0/9A0F2D8`},
+	} {
+		if _, _, err := topology.Next(lost(tc.accept)); !errors.Is(err, topology.ErrNoElection) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("accept_data_loss_at_lsn %q: %v; want ErrNoElection saying %q", tc.accept, err, tc.want)
+		}
+	}
+	// Two survivors (five members, three etcd voters, two of them lost with the primary): the override
+	// promotes only a lone survivor.
+	c := lose(whole("n1", "n2", "n3", "n4", "n5"), "n1", "n2")
+	c.ViewKnown = false
+	for i := range c.Members {
+		c.Members[i].Role = ""
+		c.Members[i].WAL = &topology.WAL{Received: 0x9A0F2D8}
+	}
+	c.AcceptLossAt = "0/9A0F2D8"
+	if _, _, err := topology.Next(c); !errors.Is(err, topology.ErrNoElection) || !strings.Contains(err.Error(), "it promotes the one member left, and 3 are") {
+		t.Errorf("three survivors: %v; want ErrNoElection saying the override promotes one member only", err)
+	}
+}

@@ -224,7 +224,6 @@ func TestValidateAWS(t *testing.T) {
 		{"pgBackRest secret", func(in *awsInput) {
 			in.Archive = &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-type": "s3", "repo1-path": "/demo", "repo1-s3-key-secret": "abc"}}
 		}, "archive.pgbackrest_options", "repo1-s3-key-secret holds a secret"},
-		{"accepted data loss", func(in *awsInput) { in.AcceptDataLossAtLSN = "0/3000148" }, "accept_data_loss_at_lsn", "does not promote a survivor outside Patroni"},
 		{"synchronous first", func(in *awsInput) { in.Synchronous.Method = "first" }, "synchronous.method", "quorum mode"},
 
 		// Names a node's bootstrap refuses (etcd and Patroni members), with their attribute.

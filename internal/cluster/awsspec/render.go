@@ -163,6 +163,13 @@ func SSMParameterNames(name string) (superuser, replication, restAPI string) {
 	return p.SuperuserPassword, p.ReplicationPassword, p.RESTAPIPassword
 }
 
+// TakeoverParameter is the cluster's takeover instruction, a plain String parameter under SSMPath that
+// the provider writes ("<node> <lsn>") when accept_data_loss_at_lsn promotes the one member left, and the
+// node named acts on (bootstrap's takeover.sh).
+func TakeoverParameter(name string) string {
+	return ssmDefaults(name).Takeover
+}
+
 // ssmDefaults are the parameter names bootstrap gives a node of the cluster called name.
 func ssmDefaults(name string) bootstrap.SSMParameters {
 	return bootstrap.EC2Node{}.WithDefaults(bootstrap.Cluster{Name: name}).SSM

@@ -109,12 +109,6 @@ func (v *awsCheck) cluster() {
 			v.s.Synchronous.Number, quorum.MethodAny)
 	}
 	v.restore()
-	if v.s.AcceptDataLossAtLSN != "" {
-		v.add([]string{"accept_data_loss_at_lsn"}, "Accepted Data Loss Not Available On AWS", "On aws a cluster that lost its primary with "+
-			"as many standbys as its quorum is refused (\"No Leader Can Be Elected\"): Patroni's etcd lost its majority with them, and pgnvme "+
-			"does not promote a survivor outside Patroni. Remove accept_data_loss_at_lsn; to give up what only the lost nodes held, restore a "+
-			"new cluster from the archive (a restore block), or bring the survivor up by hand.")
-	}
 	a := v.s.Archive
 	if a == nil {
 		v.add([]string{"archive"}, "Missing Archive", "On aws a cluster needs an archive: the instance store dies with its machine, and the archive is what seeds a replacement node and restores the cluster. "+
