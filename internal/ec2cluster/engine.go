@@ -61,10 +61,7 @@ func (se *session) readLoss(ctx context.Context, o observation, in *engineInput)
 				in.walErrors[m.Name] = err.Error()
 				continue
 			}
-			w := topology.WAL{Received: st.XLog.ReceivedLocation, Replayed: st.XLog.ReplayedLocation, Timeline: st.Timeline}
-			if st.XLog.Location > 0 {
-				w.Received, w.Replayed = st.XLog.Location, st.XLog.Location
-			}
+			w := nodeWAL(st)
 			in.wal[m.Name] = w
 			tflog.Info(ctx, "no leader can be elected: read a survivor's WAL position", map[string]any{
 				"node": m.Name, "received": topology.FormatLSN(w.Received), "replayed": topology.FormatLSN(w.Replayed), "timeline": w.Timeline})
@@ -81,6 +78,16 @@ func (se *session) readLoss(ctx context.Context, o observation, in *engineInput)
 	in.archive = cluster.ArchiveEnd(*h)
 	tflog.Info(ctx, "members are lost: read the archive's end", map[string]any{
 		"backup": in.archive.Backup, "last_wal": in.archive.LastWAL, "hole": in.archive.Hole})
+}
+
+// nodeWAL is how far a node holds WAL as its own Patroni reports it: a standby's received and replayed
+// positions, a primary's flush position for both.
+func nodeWAL(st patroniapi.NodeState) topology.WAL {
+	w := topology.WAL{Received: st.XLog.ReceivedLocation, Replayed: st.XLog.ReplayedLocation, Timeline: st.Timeline}
+	if st.XLog.Location > 0 {
+		w.Received, w.Replayed = st.XLog.Location, st.XLog.Location
+	}
+	return w
 }
 
 // trustedView reports whether Patroni's view can be believed (observe distrusts a stale one), and why not.

@@ -44,9 +44,9 @@ func (se *session) takeOver(ctx context.Context, o observation, step topology.St
 	if err != nil {
 		return fmt.Errorf("reading node %s's WAL position before the takeover: %w", step.Node, err)
 	}
-	if at, err := topology.ParseLSN(step.At); err != nil || st.XLog.ReceivedLocation != at {
+	if at, err := topology.ParseLSN(step.At); err != nil || nodeWAL(st).Received != at {
 		return fmt.Errorf("node %s holds WAL up to %s now, not at %s, the position accept_data_loss_at_lsn accepts: nothing was changed; plan again",
-			step.Node, topology.FormatLSN(st.XLog.ReceivedLocation), step.At)
+			step.Node, topology.FormatLSN(nodeWAL(st).Received), step.At)
 	}
 	password, err := se.cloud.Secret(ctx, se.ssmNames().restapi)
 	if err != nil {
