@@ -61,6 +61,9 @@ type ec2View struct {
 	VerifyPath string
 	// PsqlArgs reach this node's PostgreSQL as the postgres user over its socket (as pgBackRest does).
 	PsqlArgs []string
+	// HandOverQuery is the query the pre_promote script asks for the first segment the standby does not
+	// hold complete (HandOverQuery).
+	HandOverQuery string
 	// BackupOnCreate is Archive.BackupOnCreate: the post-bootstrap script
 	// takes the first backup.
 	BackupOnCreate bool
@@ -162,6 +165,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		ConfigURL:      "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/config",
 		BackupDefaults: backup.Default().Args(),
 		PsqlArgs:       []string{"-h", ec2SocketDir, "-p", strconv.Itoa(n.Port), "-d", "postgres"},
+		HandOverQuery:  HandOverQuery,
 		Scripts: ec2Scripts{
 			Install:       path.Join(ec2ScriptDir, "install.sh"),
 			Disks:         path.Join(ec2ScriptDir, "disks.sh"),

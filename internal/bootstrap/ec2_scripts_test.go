@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha1"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,9 +333,11 @@ func TestEC2WALGRestoreScript(t *testing.T) {
 	}
 }
 
-// TestEC2PrePromoteScript runs the rendered pre_promote script of both archivers on a real
-// pg_wal/archive_status: every complete segment marked done is marked ready, nothing else changes, the rule
-// is bootstrap.SegmentsToHandOver's (the local platform's), and it exits 0 when there is nothing to rename.
+// TestEC2PrePromoteScript runs the rendered pre_promote script of both archivers on a real pg_wal and
+// pg_wal/archive_status, with a psql that answers HandOverQuery as a standby would: every complete segment
+// marked done is marked ready, and so is every segment before the first incomplete one that has no status;
+// nothing else changes, the rule is bootstrap.SegmentsToHandOver's (the local platform's), and it exits 0
+// when PostgreSQL does not answer or there is nothing to rename.
 func TestEC2PrePromoteScript(t *testing.T) {
 	for _, archiver := range []string{walg, pgbackrest} {
 		c := ec2Cluster(archiver, 16)
@@ -347,68 +350,112 @@ func TestEC2PrePromoteScript(t *testing.T) {
 		if !strings.Contains(u.PatroniYAML, `pre_promote: "/usr/local/lib/pgnvme/pre-promote.sh"`) {
 			t.Fatalf("%s: Patroni does not run the script before a promotion:\n%s", archiver, u.PatroniYAML)
 		}
+		if !strings.Contains(script, bootstrap.HandOverQuery[:40]) {
+			t.Fatalf("%s: the script does not ask HandOverQuery:\n%s", archiver, script)
+		}
 		dir := t.TempDir()
-		data := filepath.Join(dir, "data")
-		status := filepath.Join(data, "pg_wal", "archive_status")
-		if err := os.MkdirAll(status, 0o700); err != nil {
+		wal := filepath.Join(dir, "data", "pg_wal")
+		status := filepath.Join(wal, "archive_status")
+		bin := filepath.Join(dir, "bin")
+		for _, d := range []string{status, bin} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// psql answers what the test puts in $FIRST_INCOMPLETE, or fails as with the server down.
+		psql := "#!/bin/bash\n[ -n \"$FIRST_INCOMPLETE\" ] || { echo 'psql: error: connection to server on socket failed' >&2; exit 2; }\necho \"$FIRST_INCOMPLETE\"\n"
+		if err := os.WriteFile(filepath.Join(bin, "psql"), []byte(psql), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		files := []string{
 			"000000010000000000000003.done", "000000010000000000000004.done", "000000010000000000000005.ready",
 			"00000002.history.done", "000000010000000000000006.partial.done", "000000020000000000000006.done", "junk.done",
 		}
-		for _, f := range files {
-			if err := os.WriteFile(filepath.Join(status, f), nil, 0o600); err != nil {
+		// Segments 3 to 6 with their status, 7 complete without one (the walreceiver had not started 8), 8
+		// being written, 9 recycled, and names that are not complete segments.
+		walFiles := []string{
+			"000000010000000000000003", "000000010000000000000004", "000000010000000000000005",
+			"000000010000000000000006.partial", "00000002.history", "000000020000000000000006",
+			"000000020000000000000007", "000000020000000000000008", "000000020000000000000009",
+			"00000002000000000000000a", "RECOVERYXLOG",
+		}
+		const firstIncomplete = "0000000000000008"
+		s := strings.Replace(script, "WAL_DIR=/var/lib/pgnvme/data/pg_wal\n", "WAL_DIR="+wal+"\n", 1)
+		if s == script {
+			t.Fatalf("%s: the script does not set WAL_DIR as expected:\n%s", archiver, script)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pre-promote.sh"), []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run := func(first string) string {
+			t.Helper()
+			for _, f := range walFiles {
+				if err := os.WriteFile(filepath.Join(wal, f), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.RemoveAll(status); err != nil {
 				t.Fatal(err)
 			}
-		}
-		s := strings.Replace(script, "STATUS_DIR=/var/lib/pgnvme/data/pg_wal/archive_status\n", "STATUS_DIR="+status+"\n", 1)
-		if s == script {
-			t.Fatalf("%s: the script does not set STATUS_DIR as expected:\n%s", archiver, script)
-		}
-		run := func() string {
-			t.Helper()
-			if err := os.WriteFile(filepath.Join(dir, "pre-promote.sh"), []byte(s), 0o755); err != nil {
+			if err := os.MkdirAll(status, 0o700); err != nil {
 				t.Fatal(err)
+			}
+			for _, f := range files {
+				if err := os.WriteFile(filepath.Join(status, f), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			cmd := exec.Command(filepath.Join(dir, "pre-promote.sh"))
-			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "FIRST_INCOMPLETE=" + first}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: the script failed (a failure stops Patroni's promotion): %v\n%s", archiver, err, out)
 			}
 			return string(out)
 		}
-		out := run()
-		entries, err := os.ReadDir(status)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range entries {
-			got = append(got, e.Name())
-		}
-		var want []string
-		handed := bootstrap.SegmentsToHandOver(files)
-		for _, f := range files {
-			if seg, ok := strings.CutSuffix(f, ".done"); ok && slices.Contains(handed, seg) {
-				f = seg + ".ready"
+		check := func(first string, wantHanded int) {
+			t.Helper()
+			out := run(first)
+			entries, err := os.ReadDir(status)
+			if err != nil {
+				t.Fatal(err)
 			}
-			want = append(want, f)
+			var got []string
+			for _, e := range entries {
+				got = append(got, e.Name())
+			}
+			handed := bootstrap.SegmentsToHandOver(files, walFiles, first)
+			var want []string
+			for _, f := range files {
+				if seg, ok := strings.CutSuffix(f, ".done"); ok && slices.Contains(handed, seg) {
+					f = seg + ".ready"
+				}
+				want = append(want, f)
+			}
+			for _, seg := range handed {
+				if !slices.Contains(files, seg+".done") {
+					want = append(want, seg+".ready")
+				}
+			}
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, first incomplete %q: archive_status after the script: %v, want %v", archiver, first, got, want)
+			}
+			if len(handed) != wantHanded || !strings.Contains(out, fmt.Sprintf("handed %d WAL segments", wantHanded)) {
+				t.Errorf("%s, first incomplete %q: handed %v; the script said %q", archiver, first, handed, out)
+			}
 		}
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: archive_status after the script: %v, want %v", archiver, got, want)
-		}
-		if len(handed) != 3 || !strings.Contains(out, "handed 3 WAL segments") {
-			t.Errorf("%s: handed %v; the script said %q", archiver, handed, out)
-		}
+		check(firstIncomplete, 4)
+		// PostgreSQL does not answer: the segments marked done still go.
+		check("", 3)
 		// Nothing to rename (no status directory) still exits 0.
 		if err := os.RemoveAll(status); err != nil {
 			t.Fatal(err)
 		}
-		if out := run(); !strings.Contains(out, "handed 0 WAL segments") {
-			t.Errorf("%s: without a status directory: %q", archiver, out)
+		cmd := exec.Command(filepath.Join(dir, "pre-promote.sh"))
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "FIRST_INCOMPLETE=" + firstIncomplete}
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "handed 0 WAL segments") {
+			t.Errorf("%s: without a status directory: %v %q", archiver, err, out)
 		}
 	}
 }

@@ -291,8 +291,21 @@ func (m *Manager) handOverWAL(ctx context.Context, mb Member, n localnode.Node) 
 	if err != nil {
 		return err
 	}
-	segs := bootstrap.SegmentsToHandOver(status)
-	tflog.Info(ctx, "handing the WAL it received to the archiver before the promotion", map[string]any{"node": mb.Name, "segments": len(segs)})
+	walFiles, err := m.engine.WALFiles(n)
+	if err != nil {
+		return err
+	}
+	conn, err := m.connect(ctx, mb)
+	if err != nil {
+		return fmt.Errorf("reading the WAL %s received: %w", mb.Name, err)
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	firstIncomplete, err := conn.QueryText(ctx, bootstrap.HandOverQuery)
+	if err != nil {
+		return fmt.Errorf("reading the WAL %s received: %w", mb.Name, err)
+	}
+	segs := bootstrap.SegmentsToHandOver(status, walFiles, firstIncomplete)
+	tflog.Info(ctx, "handing the WAL it received to the archiver before the promotion", map[string]any{"node": mb.Name, "segments": len(segs), "first_incomplete": firstIncomplete})
 	return m.engine.MarkReady(n, segs)
 }
 

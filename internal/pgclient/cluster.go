@@ -118,6 +118,19 @@ func (c *Conn) RecoveryEnd(ctx context.Context) (RecoveryEnd, error) {
 	return e, nil
 }
 
+// QueryText runs query, which must return one row of one text column, and returns that value (a NULL is
+// an error).
+func (c *Conn) QueryText(ctx context.Context, query string) (string, error) {
+	var v *string
+	if err := c.conn.QueryRow(ctx, query).Scan(&v); err != nil {
+		return "", c.wrap("running the query", err)
+	}
+	if v == nil {
+		return "", fmt.Errorf("the query returned NULL")
+	}
+	return *v, nil
+}
+
 // CheckTrue runs query, which must return one row of one boolean column, and returns that value; any
 // other answer is an error.
 func (c *Conn) CheckTrue(ctx context.Context, query string) (bool, error) {
