@@ -51,6 +51,20 @@ type Block interface {
 	Validate(s Spec) []*FieldError
 }
 
+// Warner is a platform block that also has warnings: settings that are valid but, as far as the plan can
+// tell, will not work as the user means them. Each is at its attribute; they stop nothing.
+type Warner interface {
+	Warnings(s Spec) []*FieldError
+}
+
+// Warnings are the warnings of s's platform block (none when it has none).
+func Warnings(s Spec) []*FieldError {
+	if w, ok := s.Block.(Warner); ok {
+		return w.Warnings(s)
+	}
+	return nil
+}
+
 // BlockInput is a platform block as given, before defaults.
 type BlockInput interface {
 	// WithDefaults is the block with its defaults filled in.

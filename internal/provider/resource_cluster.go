@@ -108,6 +108,9 @@ func (r *clusterResource) ValidateConfig(ctx context.Context, req resource.Valid
 	for _, fe := range cluster.Validate(s) {
 		resp.Diagnostics.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
 	}
+	for _, fe := range cluster.Warnings(s) {
+		resp.Diagnostics.AddAttributeWarning(attrPath(fe.Path), fe.Summary, fe.Detail)
+	}
 }
 
 func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {

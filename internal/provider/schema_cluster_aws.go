@@ -87,7 +87,8 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 			"node_policy_json": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Extra IAM policy of the role the provider creates, typically `pgnvme_archive_bucket.x.node_policy_json` " +
-					"(the archive prefix only). Only with the created role (not with `iam_instance_profile`).",
+					"(the archive prefix only). Only with the created role (not with `iam_instance_profile`). With a `restore` block it must also " +
+					"let the nodes list and read the source archive; the plan warns when no statement of it can.",
 			},
 			"key_name": schema.StringAttribute{Optional: true, MarkdownDescription: "EC2 key pair for SSH to the nodes. Unset: none. Changing it rolls the nodes."},
 			"placement_group": schema.StringAttribute{Optional: true, MarkdownDescription: "Name of an existing spread (or partition) " +

@@ -594,3 +594,47 @@ func TestNodeListChange(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnings_restoreSourceRead: a restore whose source the nodes' created role cannot be granted to read
+// (by node_policy_json) is warned about at aws.node_policy_json, naming each missing call; a policy that
+// covers the source, a profile of the user's own, or no restore give no warning.
+func TestWarnings_restoreSourceRead(t *testing.T) {
+	restore := func(in *awsInput) {
+		in.Restore = &cluster.RestoreInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://dr/orders", "AWS_REGION": "us-west-2"}}
+	}
+	own := archive.Spec{Bucket: "demo-archive", Prefix: "demo", Region: "eu-west-1"}.NodePolicy().JSON()
+	source := archive.Spec{Bucket: "dr", Prefix: "orders", Region: "us-west-2"}.NodePolicy().JSON()
+	both := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:ListBucket","s3:GetObject"],"Resource":["arn:aws:s3:::dr","arn:aws:s3:::dr/orders/*"]}]}`
+	for _, tc := range []struct {
+		name   string
+		change func(*awsInput)
+		want   []string // the warning's missing calls; none for no warning
+	}{
+		{"no restore", func(in *awsInput) { in.AWS.NodePolicyJSON = own }, nil},
+		{"no node policy", restore, []string{"s3:ListBucket on arn:aws:s3:::dr", "s3:GetObject on arn:aws:s3:::dr/orders/wal_005/*", "s3:GetObject on arn:aws:s3:::dr/orders/basebackups_005/*", "is not set"}},
+		{"the cluster's own archive only", func(in *awsInput) { restore(in); in.AWS.NodePolicyJSON = own }, []string{"s3:ListBucket on arn:aws:s3:::dr and", "grants none of them"}},
+		{"the source's node policy", func(in *awsInput) { restore(in); in.AWS.NodePolicyJSON = source }, nil},
+		{"a statement for the source", func(in *awsInput) { restore(in); in.AWS.NodePolicyJSON = both }, nil},
+		{"the user's own profile", func(in *awsInput) { restore(in); in.AWS.IAMInstanceProfile = "db-nodes" }, nil},
+	} {
+		in := validAWS()
+		tc.change(&in)
+		s := in.spec()
+		if errs := cluster.Validate(s); len(errs) > 0 {
+			t.Fatalf("%s: the configuration is not valid: %v", tc.name, errs)
+		}
+		got := cluster.Warnings(s)
+		switch {
+		case len(tc.want) == 0 && len(got) > 0:
+			t.Errorf("%s: want no warning, got %v", tc.name, got)
+		case len(tc.want) > 0 && (len(got) != 1 || strings.Join(got[0].Path, ".") != "aws.node_policy_json"):
+			t.Errorf("%s: want one warning at aws.node_policy_json, got %v", tc.name, got)
+		case len(tc.want) > 0:
+			for _, w := range tc.want {
+				if !strings.Contains(got[0].Detail, w) {
+					t.Errorf("%s: the warning does not say %q: %s", tc.name, w, got[0].Detail)
+				}
+			}
+		}
+	}
+}
