@@ -290,12 +290,17 @@ func shellWord(s string) string {
 // TestRenderEC2_gzipFits: every rendering of the matrix fits EC2's
 // user-data limit once gzipped, and the gzip is deterministic.
 func TestRenderEC2_gzipFits(t *testing.T) {
+	largest, which := 0, ""
+	defer func() { t.Logf("the largest gzipped user-data: %d of %d bytes (%s)", largest, bootstrap.MaxUserDataBytes, which) }()
 	for _, combo := range ec2Matrix() {
 		u, err := bootstrap.RenderEC2(combo.cluster, combo.node)
 		if err != nil {
 			t.Fatalf("%s: %v", combo.name, err)
 		}
 		g := u.Gzip()
+		if len(g) > largest {
+			largest, which = len(g), combo.name
+		}
 		if len(g) > bootstrap.MaxUserDataBytes || string(g) != string(u.Gzip()) {
 			t.Errorf("%s: gzipped user-data is %d bytes (limit %d) or not deterministic", combo.name, len(g), bootstrap.MaxUserDataBytes)
 		}

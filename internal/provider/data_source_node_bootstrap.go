@@ -177,7 +177,7 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"patroni_yaml":         schema.StringAttribute{Computed: true, MarkdownDescription: "The node's Patroni configuration (also written by the user-data)."},
 			"files":                schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Every file the user-data writes, by path."},
 			"etcd_member":          schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether this node runs an etcd member (the first 3 nodes of 3 or more, else the first)."},
-			"ssm_parameter_names":  schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "The SSM parameters the node reads at boot, by role (`superuser`, `replication`, `restapi`): create them as SecureStrings before launching."},
+			"ssm_parameter_names":  schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "The SSM parameters the node reads at boot, by role (`superuser`, `replication`, `restapi`): create them as SecureStrings before launching. While its local etcd member is unhealthy, an etcd member also polls `<ssm_parameter_path>/takeover`, a plain String that only `pgnvme_cluster` writes (for `accept_data_loss_at_lsn`): do not create it; its absence is the normal case."},
 		},
 	}
 }
