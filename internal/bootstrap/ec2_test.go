@@ -291,7 +291,9 @@ func shellWord(s string) string {
 // user-data limit once gzipped, and the gzip is deterministic.
 func TestRenderEC2_gzipFits(t *testing.T) {
 	largest, which := 0, ""
-	defer func() { t.Logf("the largest gzipped user-data: %d of %d bytes (%s)", largest, bootstrap.MaxUserDataBytes, which) }()
+	defer func() {
+		t.Logf("the largest gzipped user-data: %d of %d bytes (%s)", largest, bootstrap.MaxUserDataBytes, which)
+	}()
 	for _, combo := range ec2Matrix() {
 		u, err := bootstrap.RenderEC2(combo.cluster, combo.node)
 		if err != nil {

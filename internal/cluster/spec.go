@@ -51,8 +51,8 @@ type Block interface {
 	Validate(s Spec) []*FieldError
 }
 
-// Warner is a platform block that also has warnings: settings that are valid but, as far as the plan can
-// tell, will not work as the user means them. Each is at its attribute; they stop nothing.
+// Warner is a platform block that also has warnings for a new cluster: settings that are valid but, as far
+// as the plan can tell, will not work as the user means them. Each is at its attribute; they stop nothing.
 type Warner interface {
 	Warnings(s Spec) []*FieldError
 }

@@ -108,9 +108,6 @@ func (r *clusterResource) ValidateConfig(ctx context.Context, req resource.Valid
 	for _, fe := range cluster.Validate(s) {
 		resp.Diagnostics.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
 	}
-	for _, fe := range cluster.Warnings(s) {
-		resp.Diagnostics.AddAttributeWarning(attrPath(fe.Path), fe.Summary, fe.Detail)
-	}
 }
 
 func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -144,6 +141,11 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	if req.State.Raw.IsNull() && plan.Restore.IsNull() {
 		plan.Restored = types.ObjectNull(clusterRestoredAttrTypes)
+	}
+	if req.State.Raw.IsNull() { // what the warnings are about (a restore's source) matters at create only
+		for _, fe := range cluster.Warnings(s) {
+			resp.Diagnostics.AddAttributeWarning(attrPath(fe.Path), fe.Summary, fe.Detail)
+		}
 	}
 	if len(prior) > 0 && replaceForLimits(ctx, state, s, &plan, resp) {
 		return
