@@ -48,8 +48,13 @@ var simZones = []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d"}
 // bucket, and a Terraform working directory whose commands run in the simulator's service namespace (where
 // moto answers at 127.0.0.1:5000 and the nodes at their addresses).
 type simEnv struct {
-	t       *testing.T
-	sim     *nodesim.Sim
+	t   *testing.T
+	fx  *nodesim.EC2Env
+	sim *nodesim.Sim
+	// region, zones, bridge, ec2, subnets and ami are the region the configuration's cluster runs in
+	// (simRegion, until moveTo).
+	region  string
+	zones   []string
 	bridge  *nodesim.EC2Bridge
 	ec2     *ec2.Client
 	subnets map[string]string
@@ -72,7 +77,7 @@ func newSimEnv(t *testing.T) *simEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	fx := acctest.StartEC2Env(ctx, t, nodesim.EC2EnvOptions{Region: simRegion, Zones: simZones, Bucket: "tf-acc-archive"})
-	e := &simEnv{t: t, sim: fx.Sim, bridge: fx.Bridge, ec2: fx.EC2, subnets: fx.Subnets, ami: fx.AMI, bucket: fx.Bucket}
+	e := &simEnv{t: t, fx: fx, sim: fx.Sim, region: fx.Region, zones: simZones, bridge: fx.Bridge, ec2: fx.EC2, subnets: fx.Subnets, ami: fx.AMI, bucket: fx.Bucket}
 	e.dir = t.TempDir()
 	e.env = append(append(os.Environ(), tfwork.CLIEnv(acctest.TerraformCLIConfig(t, acctest.ProviderBinary(t)))...),
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
@@ -80,17 +85,34 @@ func newSimEnv(t *testing.T) *simEnv {
 	return e
 }
 
+// moveTo makes the configurations written from now on run their cluster in region, in zones (at least
+// three), archiving to bucket there: the simulator gets an EC2 bridge and a VPC in region
+// (nodesim.EC2Env.InRegion). The nodes of the first region must be gone (their addresses are reused).
+func (e *simEnv) moveTo(ctx context.Context, region string, zones []string, bucket string) {
+	e.t.Helper()
+	fx, err := e.fx.InRegion(ctx, nodesim.EC2EnvOptions{Region: region, Zones: zones})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		if err := fx.Close(); err != nil {
+			e.t.Errorf("closing the bridge in %s: %v", region, err)
+		}
+	})
+	e.region, e.zones, e.bridge, e.ec2, e.subnets, e.ami, e.bucket = region, zones, fx.Bridge, fx.EC2, fx.Subnets, fx.AMI, bucket
+}
+
 // config writes the configuration: three nodes in three zones, archived with pgBackRest to the bucket at
 // the simulator's endpoint, quick Patroni timings.
 func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	e.t.Helper()
-	opts := archive.Spec{Bucket: e.bucket, Prefix: "clusters/" + name, Region: simRegion,
+	opts := archive.Spec{Bucket: e.bucket, Prefix: "clusters/" + name, Region: e.region,
 		Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions()
 	var optLines, subnetLines []string
 	for _, k := range sortedKeys(opts) {
 		optLines = append(optLines, fmt.Sprintf("      %q = %q", k, opts[k]))
 	}
-	for _, z := range simZones {
+	for _, z := range e.zones {
 		subnetLines = append(subnetLines, fmt.Sprintf("      %q = %q", z, e.subnets[z]))
 	}
 	params := e.params
@@ -103,7 +125,7 @@ func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	}
 	fourth := ""
 	if e.fourth {
-		fourth = "\n  node {\n    name = \"node-4\"\n    zone = \"us-east-1d\"\n  }"
+		fourth = fmt.Sprintf("\n  node {\n    name = \"node-4\"\n    zone = %q\n  }", e.zones[3])
 	}
 	hcl := fmt.Sprintf(`
 terraform {
@@ -130,15 +152,15 @@ resource "pgnvme_cluster" "db" {
   postgres_major = 15
   node {
     name = "node-1"
-    zone = "us-east-1a"
+    zone = %[15]q
   }
   node {
     name = "node-2"
-    zone = "us-east-1b"
+    zone = %[16]q
   }
   node {
     name = "node-3"
-    zone = "us-east-1c"
+    zone = %[17]q
   }%[10]s%[12]s%[13]s%[14]s
   parameters = %[9]s
   archive {
@@ -164,7 +186,8 @@ resource "pgnvme_cluster" "db" {
 }
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
-`, simRegion, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup, e.restore, accept)
+`, e.region, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup, e.restore, accept,
+		e.zones[0], e.zones[1], e.zones[2])
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
@@ -479,7 +502,7 @@ func (e *simEnv) secret(name string) string {
 }
 
 func (e *simEnv) awsConfig() aws.Config {
-	return aws.Config{Region: simRegion, Credentials: credentials.NewStaticCredentialsProvider("nodesim", "nodesim-secret", ""), HTTPClient: e.sim.HTTPClient()}
+	return aws.Config{Region: e.region, Credentials: credentials.NewStaticCredentialsProvider("nodesim", "nodesim-secret", ""), HTTPClient: e.sim.HTTPClient()}
 }
 
 func (e *simEnv) secretErr(name string) (string, error) {

@@ -42,6 +42,8 @@ type EC2Env struct {
 	AWS aws.Config
 	// EC2 is moto's EC2 API in Region.
 	EC2 *ec2.Client
+	// ownsSim: Close closes the simulator (NewEC2Env's environment, not InRegion's).
+	ownsSim bool
 }
 
 // NewEC2Env starts a simulator (New) and its EC2 bridge in opts.Region (StartEC2Bridge), creates the VPC
@@ -52,38 +54,66 @@ func NewEC2Env(ctx context.Context, opts EC2EnvOptions) (_ *EC2Env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &EC2Env{Sim: sim, Region: opts.Region, Bucket: opts.Bucket, AWS: sim.AWSConfig(opts.Region), EC2: sim.EC2Client(opts.Region)}
+	e, err := sim.ec2Region(ctx, opts)
+	if err != nil {
+		return nil, errors.Join(err, sim.Close())
+	}
+	e.ownsSim = true
+	return e, nil
+}
+
+// InRegion is the same simulator in another region, as a disaster-recovery test needs it: a second EC2
+// bridge in region, a VPC there with a subnet per zone, the bucket opts.Bucket there when given, and the
+// AMI moto offers in that region. Both regions' VPCs cover the simulator's one network and moto hands out
+// addresses in each region on its own, so an instance of one region can get an address a running node of
+// the other has: that instance fails to boot (AddNode refuses the address). Run one region's nodes at a
+// time. Closing the returned environment stops its bridge only; closing e closes the simulator.
+func (e *EC2Env) InRegion(ctx context.Context, opts EC2EnvOptions) (*EC2Env, error) {
+	if opts.Region == e.Region {
+		return nil, fmt.Errorf("the simulator runs in %s already", opts.Region)
+	}
+	return e.Sim.ec2Region(ctx, opts)
+}
+
+// ec2Region starts the simulator's EC2 bridge in opts.Region, creates the VPC and the bucket there, and
+// finds the AMI. On an error it stops the bridge again.
+func (s *Sim) ec2Region(ctx context.Context, opts EC2EnvOptions) (_ *EC2Env, err error) {
+	e := &EC2Env{Sim: s, Region: opts.Region, Bucket: opts.Bucket, AWS: s.AWSConfig(opts.Region), EC2: s.EC2Client(opts.Region)}
 	defer func() {
-		if err != nil {
-			err = errors.Join(err, e.Close())
+		if err != nil && e.Bridge != nil {
+			e.Bridge.Close()
 		}
 	}()
-	if e.Bridge, err = sim.StartEC2Bridge(ctx, opts.Region); err != nil {
+	if e.Bridge, err = s.StartEC2Bridge(ctx, opts.Region); err != nil {
 		return nil, err
 	}
-	if e.VPCID, e.Subnets, err = sim.CreateVPC(ctx, opts.Region, opts.Zones); err != nil {
+	if e.VPCID, e.Subnets, err = s.CreateVPC(ctx, opts.Region, opts.Zones); err != nil {
 		return nil, err
 	}
 	if opts.Bucket != "" {
-		if err := sim.CreateBucket(ctx, opts.Region, opts.Bucket); err != nil {
+		if err := s.CreateBucket(ctx, opts.Region, opts.Bucket); err != nil {
 			return nil, err
 		}
 	}
 	imgs, err := e.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
 	if err != nil {
-		return nil, fmt.Errorf("listing moto's x86_64 images: %w", err)
+		return nil, fmt.Errorf("listing moto's x86_64 images in %s: %w", opts.Region, err)
 	}
 	if len(imgs.Images) == 0 {
-		return nil, errors.New("moto lists no x86_64 image")
+		return nil, fmt.Errorf("moto lists no x86_64 image in %s", opts.Region)
 	}
 	e.AMI = aws.ToString(imgs.Images[0].ImageId)
 	return e, nil
 }
 
-// Close stops the bridge and closes the simulator (its nodes, namespaces and directories go).
+// Close stops the bridge; an environment made by NewEC2Env also closes the simulator (its nodes,
+// namespaces and directories go).
 func (e *EC2Env) Close() error {
 	if e.Bridge != nil {
 		e.Bridge.Close()
+	}
+	if !e.ownsSim {
+		return nil
 	}
 	return e.Sim.Close()
 }
