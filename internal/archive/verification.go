@@ -73,6 +73,25 @@ func (l Location) RestoredKey() string {
 	return l.Root + l.RestoredPath()
 }
 
+// RestoreAttemptsPath is the directory, relative to a cluster's own archive's root, under which each of its
+// nodes notes every attempt to restore the cluster (from another archive or its own), one small object per
+// attempt named <node>-<nanoseconds since the epoch>: the apply counts them to tell a restore that keeps
+// failing from one that takes long. Beside VerificationPath, outside the archiver's directories.
+func (l Location) RestoreAttemptsPath() string {
+	if l.Tool == ToolPgBackRest {
+		return "pgnvme/" + l.Stanza + "/restore-attempts/"
+	}
+	return "pgnvme/restore-attempts/"
+}
+
+// RestoreAttemptsKey is RestoreAttemptsPath as an S3 key prefix ("" for a posix repository).
+func (l Location) RestoreAttemptsKey() string {
+	if l.Bucket == "" {
+		return ""
+	}
+	return l.Root + l.RestoreAttemptsPath()
+}
+
 // newestTimeline is the highest timeline whose history file the archive's WAL holds, and when that file
 // was written (0 without one: the cluster never switched timelines).
 func newestTimeline(wal []Object) (uint32, time.Time) {

@@ -252,6 +252,39 @@ func ReadArchiveRestored(ctx context.Context, api ArchiveReaderAPI, loc archive.
 	return readRecord(ctx, api, loc.Bucket, loc.RestoredKey())
 }
 
+// RestoreAttempt is one object under a cluster's restore attempts (archive.Location.RestoreAttemptsKey):
+// its key and what it says.
+type RestoreAttempt struct {
+	Key, Text string
+}
+
+// ReadRestoreAttempts reads the restore attempts noted in loc whose keys are not in known, in key order;
+// none without a bucket.
+func ReadRestoreAttempts(ctx context.Context, api ArchiveReaderAPI, loc archive.Location, known map[string]bool) ([]RestoreAttempt, error) {
+	prefix := loc.RestoreAttemptsKey()
+	if prefix == "" {
+		return nil, nil
+	}
+	var keys []string
+	if err := listAll(ctx, api, loc.Bucket, prefix, "", func(o types.Object, _ string) {
+		if k := aws.ToString(o.Key); !known[k] {
+			keys = append(keys, k)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	slices.Sort(keys)
+	out := make([]RestoreAttempt, 0, len(keys))
+	for _, k := range keys {
+		data, err := readRecord(ctx, api, loc.Bucket, k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, RestoreAttempt{Key: k, Text: string(data)})
+	}
+	return out, nil
+}
+
 // ReadArchiveVerification reads the verification record the primary writes into loc after a timeline
 // switch (archive.Location.VerificationKey); nil when there is none (or no bucket).
 func ReadArchiveVerification(ctx context.Context, api ArchiveReaderAPI, loc archive.Location) (*archive.Verification, error) {

@@ -96,6 +96,27 @@ func TestReadArchiveHistory_moto(t *testing.T) {
 		}
 	})
 
+	t.Run("restore attempts", func(t *testing.T) {
+		put("clusters/a/pgbackrest/pgnvme/demo/restore-attempts/node-1-1733356790000000000", []byte("started\n"))
+		put("clusters/a/pgbackrest/pgnvme/demo/restore-attempts/node-1-1733356790000000000.failed", []byte("pgbackrest restore of x exited 1: ERROR\n"))
+		put("clusters/a/pgbackrest/pgnvme/demo/restore-attempts/node-2-1733356800000000000", []byte("started\n"))
+		put("clusters/d/pgnvme/restore-attempts/node-3-1733356810000000000", []byte("started\n"))
+		got, err := awsclient.ReadRestoreAttempts(ctx, api, pgbr("clusters/a"), map[string]bool{"clusters/a/pgbackrest/pgnvme/demo/restore-attempts/node-2-1733356800000000000": true})
+		want := []awsclient.RestoreAttempt{
+			{Key: "clusters/a/pgbackrest/pgnvme/demo/restore-attempts/node-1-1733356790000000000", Text: "started\n"},
+			{Key: "clusters/a/pgbackrest/pgnvme/demo/restore-attempts/node-1-1733356790000000000.failed", Text: "pgbackrest restore of x exited 1: ERROR\n"},
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("pgBackRest: %+v, %v; want %+v (the known one left out)", got, err, want)
+		}
+		if got, err := awsclient.ReadRestoreAttempts(ctx, api, walg("tf-acc-history", "clusters/d"), nil); err != nil || len(got) != 1 || got[0].Key != "clusters/d/pgnvme/restore-attempts/node-3-1733356810000000000" {
+			t.Errorf("WAL-G: %+v, %v", got, err)
+		}
+		if got, err := awsclient.ReadRestoreAttempts(ctx, api, walg("tf-acc-no-such-bucket", "x"), nil); err != nil || len(got) != 0 {
+			t.Errorf("a missing bucket: %+v, %v; want none", got, err)
+		}
+	})
+
 	t.Run("newest segments and backups", func(t *testing.T) {
 		for _, tc := range []struct {
 			loc     archive.Location

@@ -59,6 +59,9 @@ type ec2View struct {
 	// VerifyPath is where backup.sh records the archive's verification, relative to the archive's root
 	// (archive.Location.VerificationPath).
 	VerifyPath string
+	// AttemptsPath is the directory under which restore.sh notes each attempt, relative to the archive's
+	// root (archive.Location.RestoreAttemptsPath).
+	AttemptsPath string
 	// PsqlArgs reach this node's PostgreSQL as the postgres user over its socket (as pgBackRest does).
 	PsqlArgs []string
 	// HandOverQuery is the query the pre_promote script asks for the first segment the standby does not
@@ -189,6 +192,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 			tool = archive.ToolWALG
 		}
 		v.VerifyPath = archive.Location{Tool: tool, Stanza: v.Stanza}.VerificationPath()
+		v.AttemptsPath = archive.Location{Tool: tool, Stanza: v.Stanza}.RestoreAttemptsPath()
 		v.BackupOnCreate = c.Archive.BackupOnCreate
 		// pgBackRest needs its stanza before the first archive-push; WAL-G
 		// needs nothing before its first backup.

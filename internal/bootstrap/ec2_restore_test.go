@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,10 @@ import (
 // usual user-data: its Identity is RenderEC2's, so the restored nodes are current (no roll after a restore),
 // it fits EC2's limit, and the usual rendering has neither the method nor the script.
 func TestRenderEC2Restore(t *testing.T) {
+	largest, which := 0, ""
+	defer func() {
+		t.Logf("the largest gzipped restore user-data: %d of %d bytes (%s)", largest, bootstrap.MaxUserDataBytes, which)
+	}()
 	for _, combo := range ec2Matrix() {
 		plain, err := bootstrap.RenderEC2(combo.cluster, combo.node)
 		if err != nil {
@@ -28,8 +33,12 @@ func TestRenderEC2Restore(t *testing.T) {
 		if u.Identity != plain.Identity {
 			t.Errorf("%s: the restore's identity differs from the node's usual one: the restored nodes would be rolled", combo.name)
 		}
-		if n := len(u.Gzip()); n > bootstrap.MaxUserDataBytes {
+		n := len(u.Gzip())
+		if n > bootstrap.MaxUserDataBytes {
 			t.Errorf("%s: gzipped restore user-data is %d bytes (limit %d)", combo.name, n, bootstrap.MaxUserDataBytes)
+		}
+		if n > largest {
+			largest, which = n, combo.name
 		}
 		restoreCommand := `restore_command: "/usr/bin/pgbackrest --config=/etc/pgbackrest/pgbackrest.conf --stanza=demo archive-get %f \"%p\""`
 		if strings.Contains(combo.name, "walg") {
@@ -87,10 +96,18 @@ func TestEC2RestoreScript(t *testing.T) {
 			{"the archiver fails", 3, false, false, 3, true},
 			{"a data directory not empty", 0, true, true, 1, false},
 		} {
+			// The stand-ins keep what the script notes in the cluster's own archive in $NOTES (by base name,
+			// the prefix it was put under first), and log anything else.
 			dir := scriptDir(t, "restore.sh", "", map[string]string{
-				"pgbackrest": `echo "pgbackrest $*" >>"$LOG"; exit $STATUS` + "\n",
-				"wal-g":      `echo "wal-g $1 ${2/$DATA/DATA} $3 prefix=$WALG_S3_PREFIX" >>"$LOG"; exit $STATUS` + "\n",
+				"pgbackrest": `if [ "${*: -2:1}" = repo-put ]; then k=${*: -1}; echo "$k $*" >"$NOTES/${k##*/}.args"; cat >"$NOTES/${k##*/}"; exit 0; fi` + "\n" +
+					`echo "pgbackrest $*" >>"$LOG"; exit $STATUS` + "\n",
+				"wal-g": `if [ "$1" = st ]; then k=${*: -1}; echo "$k prefix=$WALG_S3_PREFIX" >"$NOTES/${k##*/}.args"; cat >"$NOTES/${k##*/}"; exit 0; fi` + "\n" +
+					`echo "wal-g $1 ${2/$DATA/DATA} $3 prefix=$WALG_S3_PREFIX" >>"$LOG"; exit $STATUS` + "\n",
 			})
+			notes := filepath.Join(dir, "notes")
+			if err := os.MkdirAll(notes, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			data, envPath := filepath.Join(dir, "data"), filepath.Join(dir, "walg.env")
 			if tc.leftover {
 				if err := os.MkdirAll(data, 0o755); err != nil {
@@ -108,7 +125,8 @@ func TestEC2RestoreScript(t *testing.T) {
 			if err := os.WriteFile(envPath, []byte("WALG_S3_PREFIX=s3://b/p\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s := strings.NewReplacer("ENV_FILE=/etc/wal-g/walg.env\n", "ENV_FILE="+envPath+"\n",
+			s := strings.NewReplacer("ENV_FILE=/etc/wal-g/walg.env\n", "ENV_FILE="+envPath+"\n", "OWN_ENV=/etc/wal-g/walg.env\n", "OWN_ENV="+envPath+"\n",
+				"OWN=(/usr/bin/pgbackrest ", "OWN=("+filepath.Join(dir, "bin", "pgbackrest")+" ",
 				"WALG=/usr/local/bin/wal-g\n", "WALG="+filepath.Join(dir, "bin", "wal-g")+"\n",
 				"PGBACKREST=(/usr/bin/pgbackrest ", "PGBACKREST=("+filepath.Join(dir, "bin", "pgbackrest")+" ",
 				"DATA_DIR=/var/lib/pgnvme/data\n", "DATA_DIR="+data+"\n").Replace(f.Content)
@@ -116,10 +134,42 @@ func TestEC2RestoreScript(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command(filepath.Join(dir, "restore.sh"))
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log"), "STATUS=" + strconv.Itoa(tc.status), "DATA=" + data}
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log"), "STATUS=" + strconv.Itoa(tc.status), "DATA=" + data, "NOTES=" + notes}
 			out, _ := cmd.CombinedOutput()
 			if got := cmd.ProcessState.ExitCode(); got != tc.want {
 				t.Errorf("%s, %s: exit %d, want %d\n%s", archiver, tc.name, got, tc.want, out)
+			}
+			// Every attempt is noted in the cluster's own archive (its attempts' path, the node's name and the
+			// time); the archiver's failure beside it, with its errors.
+			wantNotes := map[string]string{"": "started"}
+			if tc.status != 0 {
+				wantNotes[".failed"] = "exited 3: "
+			}
+			entries, _ := os.ReadDir(notes)
+			var names []string
+			for _, e := range entries {
+				if !strings.HasSuffix(e.Name(), ".args") {
+					names = append(names, e.Name())
+				}
+			}
+			if len(names) != len(wantNotes) {
+				t.Errorf("%s, %s: notes %v, want %d", archiver, tc.name, names, len(wantNotes))
+			}
+			attemptsPath := "pgnvme/demo/restore-attempts/"
+			if archiver == walg {
+				attemptsPath = "pgnvme/restore-attempts/"
+			}
+			for _, name := range names {
+				base, suffix, _ := strings.Cut(name, ".")
+				if suffix != "" {
+					suffix = "." + suffix
+				}
+				text, _ := os.ReadFile(filepath.Join(notes, name))
+				args, _ := os.ReadFile(filepath.Join(notes, name+".args"))
+				if !regexp.MustCompile(`^pg-a-[0-9]{19}$`).MatchString(base) || !strings.Contains(string(text), wantNotes[suffix]) ||
+					!strings.HasPrefix(string(args), attemptsPath+name+" ") {
+					t.Errorf("%s, %s: note %s says %q, put as %q; want %q under %s", archiver, tc.name, name, text, args, wantNotes[suffix], attemptsPath)
+				}
 			}
 			log, _ := os.ReadFile(filepath.Join(dir, "log"))
 			if got := strings.TrimSpace(string(log)); (got == wantRun) != tc.ran || (!tc.ran && got != "") {

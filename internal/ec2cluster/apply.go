@@ -216,8 +216,18 @@ func (se *session) waitWhole(ctx context.Context, what string) error {
 // waitStreaming waits until Patroni shows a running leader and each of nodes (but the leader) streaming
 // in the quorum.
 func (se *session) waitStreaming(ctx context.Context, nodes []string, what string) error {
+	return se.waitStreamingOr(ctx, nodes, what, nil)
+}
+
+// waitStreamingOr is waitStreaming that also gives up when stop, asked at every poll, returns an error.
+func (se *session) waitStreamingOr(ctx context.Context, nodes []string, what string, stop func(context.Context) error) error {
 	var last string
 	err := wait.Until(ctx, what, se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
+		if stop != nil {
+			if err := stop(ctx); err != nil {
+				return false, err
+			}
+		}
 		o, err := se.observe(ctx)
 		if err != nil {
 			return false, wait.NotYet(err)

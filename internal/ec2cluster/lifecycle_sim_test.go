@@ -456,17 +456,24 @@ func (e *simEnv) nodeLogLines(subs ...string) string {
 	return b.String()
 }
 
+// drRegion and drZones are where checkClone's disaster recovery runs: another region than simRegion.
+const drRegion = "us-west-2"
+
+var drZones = []string{"us-west-2a", "us-west-2b", "us-west-2c"}
+
 // checkClone: disaster recovery and a point-in-time clone at once. The lost cluster's archive is copied to
-// a bucket in another region, as S3 replication would (moto does not replicate; the simulator's VPC is in
-// one region, so the new cluster runs in the first region and reads the copy in the other); a new cluster
-// "clone" with a restore block from that copy to target: the plan says what it restores, the apply does,
+// a bucket in another region, as S3 replication would (moto does not replicate); a new cluster "clone"
+// runs in that region (the simulator's second EC2 bridge and VPC, once every node of the first region is
+// gone) with a restore block from that copy to target: the plan says what it restores, the apply does,
 // the clone holds exactly the rows committed before the target, is on a timeline after the source's last
-// (fromTimeline), records what the restore reached, archives into its own prefix, and the copy is untouched.
+// (fromTimeline), records what the restore reached, archives into its own prefix of the replica bucket,
+// and the copy is untouched.
 func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int) {
 	t := e.t
-	copied := e.replicate(ctx, "clusters/sim/", "tf-acc-dr", "us-west-2")
+	copied := e.replicate(ctx, "clusters/sim/", "tf-acc-dr", drRegion)
 	source := e.bucketListing(ctx, "tf-acc-dr", "clusters/sim/")
-	opts := archive.Spec{Bucket: "tf-acc-dr", Prefix: "clusters/sim", Region: "us-west-2",
+	e.moveTo(ctx, drRegion, drZones, "tf-acc-dr")
+	opts := archive.Spec{Bucket: "tf-acc-dr", Prefix: "clusters/sim", Region: drRegion,
 		Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions()
 	var lines []string
 	for _, k := range sortedKeys(opts) {
@@ -475,17 +482,60 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 	e.restore = fmt.Sprintf("\n  restore {\n    archive {\n      stanza = \"sim\"\n      pgbackrest_options = {\n%s\n      }\n    }\n    target {\n      time = %q\n    }\n  }",
 		strings.Join(lines, "\n"), target)
 	e.config("clone", "m6id.xlarge", false)
+	// The role the platform creates has no grant on the source (no node_policy_json): the plan warns at
+	// aws.node_policy_json and names what the nodes need (moto does not enforce IAM, so the restore would
+	// work here all the same). With the source's and the clone's own archive policies, it does not.
+	out, _ := e.mustTerraform("plan", "-no-color", "-input=false")
+	for _, want := range []string{"Nodes May Not Read The Restore Source", "s3:ListBucket on arn:aws:s3:::tf-acc-dr", "s3:GetObject on arn:aws:s3:::tf-acc-dr/clusters/sim/pgbackrest/archive/sim/*"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the clone's plan without a node policy does not warn %q:\n%s", want, out)
+		}
+	}
+	var statements []archive.Statement
+	for _, a := range []archive.Spec{{Bucket: "tf-acc-dr", Prefix: "clusters/sim", Region: drRegion}, {Bucket: "tf-acc-dr", Prefix: "clusters/clone", Region: drRegion}} {
+		for _, st := range a.NodePolicy().Statement {
+			st.Sid = ""
+			statements = append(statements, st)
+		}
+	}
+	e.launch += "\n    node_policy_json = <<-EOT\n" + archive.PolicyDocument{Version: archive.PolicyVersion, Statement: statements}.JSON() + "\n    EOT"
+	e.config("clone", "m6id.xlarge", false)
+	if out, _ := e.mustTerraform("plan", "-no-color", "-input=false"); strings.Contains(out, "Nodes May Not Read The Restore Source") {
+		t.Errorf("the clone's plan with the source's node policy still warns:\n%s", out)
+	}
+	e.checkRestoreGivenUp(strings.Join(lines, "\n"))
 	_, plan := e.plannedSteps()
 	for _, want := range []string{"restore the node that takes Patroni's initialize key", "tf-acc-dr", "then its WAL replayed to " + target[:19]} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the clone's plan does not say %q:\n%s", want, plan)
 		}
 	}
-	t.Logf("the clone's plan (%d objects copied to the replica bucket in us-west-2):\n%s", copied, plan)
+	t.Logf("the clone's plan in %s (%d objects copied to the replica bucket there):\n%s", drRegion, copied, plan)
 	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
 	st := e.state()
 	passwords := e.passwords(st)
 	e.waitSettled(st)
+	insts, err := e.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:pgnvme:cluster"), Values: []string{"clone"}}, {Name: aws.String("instance-state-name"), Values: []string{"running"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each instance's zone is its network interface's subnet's (moto reports every instance launched on an
+	// interface as placed in the region's first zone).
+	var zones []string
+	for _, r := range insts.Reservations {
+		for _, in := range r.Instances {
+			for z, subnet := range e.subnets {
+				if len(in.NetworkInterfaces) > 0 && aws.ToString(in.NetworkInterfaces[0].SubnetId) == subnet {
+					zones = append(zones, z)
+				}
+			}
+		}
+	}
+	slices.Sort(zones)
+	if !slices.Equal(zones, drZones) {
+		t.Errorf("the clone's running instances in %s are in the subnets of zones %v; want one in each of %v", drRegion, zones, drZones)
+	}
 	for table, want := range map[string]string{"pitr_check": "300", "restore_check": "2000"} {
 		if got := e.psql(st.ConnectionURI, passwords[0], "SELECT count(*) FROM "+table); got != want {
 			t.Errorf("the clone holds %s rows of %s; want %s (the rows committed before the target %s)", got, table, want, target)
@@ -509,7 +559,7 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 		t.Errorf("the clone's restored attribute: %+v (reached time %v); want the backup, a reached time at or before %s, timeline %d (after the source's %d), WAL replayed",
 			*r, r.ReachedTime, target, timeline, fromTimeline)
 	default:
-		t.Logf("clone created in %.0f s: backup %s, reached %s at %s on timeline %d, %d bytes of WAL replayed in %.1f s", secs, r.Backup, r.ReachedLSN, *r.ReachedTime, r.Timeline, r.WALReplayedBytes, r.Seconds)
+		t.Logf("clone created in %s in %.0f s: backup %s, reached %s at %s on timeline %d, %d bytes of WAL replayed in %.1f s", drRegion, secs, r.Backup, r.ReachedLSN, *r.ReachedTime, r.Timeline, r.WALReplayedBytes, r.Seconds)
 	}
 	seg := e.psql(st.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
 	acctest.WaitFor(t, 2*time.Minute, "the clone's segment "+seg+" in its own archive", func() (bool, string) {
@@ -522,6 +572,44 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 	}
 	e.emptyPlan("after the clone")
 	e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
+}
+
+// checkRestoreGivenUp: a clone whose restore cannot succeed (a restore point the source's WAL never
+// reaches, which no plan can know) fails on the nodes again and again; the apply gives it up after two
+// failed attempts, saying so, long before its timeout, and destroy then removes it. sourceOptions are the
+// restore block's pgbackrest_options lines; the configuration is the clone's again afterwards.
+func (e *simEnv) checkRestoreGivenUp(sourceOptions string) {
+	t := e.t
+	restore := e.restore
+	defer func() {
+		e.restore = restore
+		e.config("clone", "m6id.xlarge", false)
+	}()
+	e.restore = fmt.Sprintf("\n  restore {\n    archive {\n      stanza = \"sim\"\n      pgbackrest_options = {\n%s\n      }\n    }\n    target {\n      name = \"tf-acc-never-made\"\n    }\n  }", sourceOptions)
+	e.config("clone", "m6id.xlarge", false)
+	start := time.Now()
+	out, err := e.terraform("apply", "-auto-approve", "-no-color", "-input=false")
+	secs := time.Since(start).Seconds()
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"the restore failed 2 times in a row on the nodes", "attempt 1, on node-", "attempt 2, on node-",
+		"PostgreSQL stopped before it finished recovery", "destroy this cluster"} {
+		if err == nil || !strings.Contains(flat, want) {
+			t.Errorf("a clone to a restore point that does not exist: want the apply to fail saying %q, got %v after %.0f s:\n%s", want, err, secs, out)
+		}
+	}
+	if secs > 5*60 {
+		t.Errorf("the apply gave the failing restore up after %.0f s; want it well before its 20-minute wait", secs)
+	}
+	t.Logf("a restore that cannot succeed: the apply gave it up after %.0f s:\n%s", secs, out)
+	e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
+	insts, err := e.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:pgnvme:cluster"), Values: []string{"clone"}}, {Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(insts.Reservations) > 0 {
+		t.Fatalf("destroy after the failed restore left %d reservations of the clone", len(insts.Reservations))
+	}
 }
 
 // killApplyAtFirstBoot starts terraform apply and kills it with its provider (the whole process group) when
@@ -766,7 +854,7 @@ func (e *simEnv) checkImport() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	other := &simEnv{t: e.t, sim: e.sim, bridge: e.bridge, ec2: e.ec2, dir: e.t.TempDir(), env: e.env}
+	other := &simEnv{t: e.t, fx: e.fx, sim: e.sim, region: e.region, zones: e.zones, bridge: e.bridge, ec2: e.ec2, dir: e.t.TempDir(), env: e.env}
 	if err := os.WriteFile(filepath.Join(other.dir, "main.tf"), main, 0o644); err != nil {
 		e.t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
@@ -79,4 +81,52 @@ func (se *session) restored(ctx context.Context) (*cluster.RestoreResult, error)
 		return nil, err
 	}
 	return cluster.ParseRestored(data)
+}
+
+// restoreAttempts reads the restore attempts the nodes noted in the cluster's own archive
+// (archive.Location.RestoreAttemptsKey) whose keys are not in known.
+func (se *session) restoreAttempts(ctx context.Context, known map[string]bool) (map[string]string, error) {
+	loc, api, ok, err := se.archive(ctx)
+	if !ok || err != nil {
+		return nil, err
+	}
+	found, err := awsclient.ReadRestoreAttempts(ctx, api, loc, known)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, a := range found {
+		out[a.Key] = a.Text
+	}
+	return out, nil
+}
+
+// waitRestored is waitWhole for the launch of a restore (of the cluster from its own archive, or of a new
+// cluster from another): it also gives the restore up once the attempts the nodes noted since the launch
+// (those not in before, read just before it) show that it keeps failing (cluster.RestoreGivenUp), rather
+// than waiting out the timeout while a node tries again and again. An archive that cannot be read is only
+// logged: the wait goes on.
+func (se *session) waitRestored(ctx context.Context, what string, before map[string]bool, clone bool) error {
+	return se.waitStreamingOr(ctx, se.s.NodeNames(), what, func(ctx context.Context) error {
+		attempts, err := se.restoreAttempts(ctx, before)
+		if err != nil {
+			tflog.Warn(ctx, "reading the restore's attempts", map[string]any{"error": err.Error()})
+			return nil
+		}
+		return cluster.RestoreGivenUp(cluster.RestoreAttemptsOf(attempts), clone)
+	})
+}
+
+// restoreAttemptsBefore are the keys of the restore attempts noted before a launch (none when the archive
+// cannot be read: then every attempt counts, which at worst stops a restore that failed twice before).
+func (se *session) restoreAttemptsBefore(ctx context.Context) map[string]bool {
+	known := map[string]bool{}
+	attempts, err := se.restoreAttempts(ctx, nil)
+	if err != nil {
+		tflog.Warn(ctx, "reading the restore's earlier attempts", map[string]any{"error": err.Error()})
+	}
+	for k := range attempts {
+		known[k] = true
+	}
+	return known
 }

@@ -99,8 +99,10 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 	case topology.StepForm:
 		// Every member at once: etcd and Patroni form the cluster from all of them.
 		fm, what := m, "the cluster to have a leader and every standby streaming in the quorum"
+		var before map[string]bool
 		if m.form != nil {
 			fm.userData, what = m.form, "the cluster restored from another archive to have a leader and every standby streaming in the quorum"
+			before = se.restoreAttemptsBefore(ctx)
 		}
 		for _, node := range step.Nodes {
 			if err := se.terminateLost(ctx, o, node); err != nil {
@@ -109,6 +111,9 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 			if _, err := se.launch(ctx, t, node, o.enis[node], fm, replacedID(o, node)); err != nil {
 				return err
 			}
+		}
+		if m.form != nil {
+			return se.waitRestored(ctx, what, before, true)
 		}
 		return se.waitWhole(ctx, what)
 	case topology.StepRestore:
@@ -120,6 +125,7 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 		}
 		rm := m
 		rm.userData = data
+		before := se.restoreAttemptsBefore(ctx)
 		for _, node := range step.Nodes {
 			if err := se.terminateLost(ctx, o, node); err != nil {
 				return err
@@ -128,7 +134,7 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 				return err
 			}
 		}
-		return se.waitWhole(ctx, "the cluster restored from its archive to have a leader and every standby streaming in the quorum")
+		return se.waitRestored(ctx, "the cluster restored from its archive to have a leader and every standby streaming in the quorum", before, false)
 	case topology.StepTakeOver:
 		return se.takeOver(ctx, o, step)
 	case topology.StepAwaitLeader, topology.StepAwaitHandover, topology.StepAwaitMembers:

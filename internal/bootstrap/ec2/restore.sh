@@ -18,6 +18,10 @@
 # starts it notes the time beside the data (pgnvme-restore-started), for the post-bootstrap script's record.
 {{- end}}
 #
+# Each attempt is noted in the cluster's own archive ({{.AttemptsPath}}<node>-<nanoseconds>), and when this
+# script fails, what failed beside it (the same name with .failed): the apply counts the attempts, and
+# gives the restore up, saying why, once a restore has failed twice in a row.
+#
 # A non-zero exit makes Patroni give up this bootstrap and release the initialize key; a node tries again.
 set -euo pipefail
 
@@ -38,6 +42,44 @@ PGBACKREST=({{sh .PgBackRestBin}} --config={{sh .PgBackRestConf}} --stanza={{sh 
 
 log() { printf 'pgnvme-restore: %s\n' "$*" >&2; }
 
+# note NAME: stdin into NAME under the attempts' directory of the cluster's own archive. A note that cannot
+# be written is logged and does not stop the restore.
+ATTEMPT={{sh .AttemptsPath}}{{sh .Node}}-$(date +%s%N)
+{{- if .WALG}}
+OWN_ENV={{sh .WALGEnv}}
+{{- else}}
+OWN=({{sh .PgBackRestBin}} --config={{sh .PgBackRestConf}} --stanza={{sh .Stanza}} --log-level-console=warn)
+{{- end}}
+note() {
+  local text
+  text=$(cat)
+{{- if .WALG}}
+  if ! printf '%s\n' "$text" | (
+    set -a
+    # shellcheck source=/dev/null
+    . "$OWN_ENV" && set +a && "$WALG" st put --no-encrypt --no-compress -f --read-stdin "$1"
+  ); then
+{{- else}}
+  if ! printf '%s\n' "$text" | "${OWN[@]}" repo-put "$1"; then
+{{- end}}
+    log "could not note $1 in the cluster's archive"
+  fi
+}
+# run WHAT COMMAND...: COMMAND, whose errors, when it fails, are noted beside the attempt before the
+# script exits with its status.
+ERRORS=$(mktemp)
+run() {
+  local what=$1 rc=0
+  shift
+  "$@" 2>"$ERRORS" || rc=$?
+  cat "$ERRORS" >&2
+  if [ "$rc" -ne 0 ]; then
+    printf '%s exited %s: %s\n' "$what" "$rc" "$(tail -n 5 "$ERRORS" | tr '\n' ' ')" | note "$ATTEMPT.failed"
+    exit "$rc"
+  fi
+}
+echo started | note "$ATTEMPT"
+
 install -d -m 0700 "$DATA_DIR"
 if [ -n "$(ls -A "$DATA_DIR")" ]; then
   log "$DATA_DIR is not empty: a restore starts from an empty data directory"
@@ -54,16 +96,20 @@ fi
 started=$(date +%s.%N)
 {{- end}}
 {{- if .WALG}}
-set -a
-# shellcheck source=/dev/null
-. "$ENV_FILE"
-set +a
+# The archive's environment in a subshell only: the notes go to the cluster's own archive.
+fetch() (
+  set -a
+  # shellcheck source=/dev/null
+  . "$ENV_FILE"
+  set +a
+  exec "$WALG" backup-fetch "$DATA_DIR" "$BACKUP"
+)
 log "wal-g backup-fetch $DATA_DIR $BACKUP"
-"$WALG" backup-fetch "$DATA_DIR" "$BACKUP"
+run "wal-g backup-fetch of $BACKUP" fetch
 {{- else}}
 # --type=none: pgBackRest writes no recovery settings, Patroni writes the method's (as for WAL-G).
 log "pgbackrest restore --type=none of backup $BACKUP into $DATA_DIR"
-"${PGBACKREST[@]}" --type=none restore
+run "pgbackrest restore of $BACKUP" "${PGBACKREST[@]}" --type=none restore
 {{- end}}
 chmod 0700 "$DATA_DIR"
 {{- if .Source}}
