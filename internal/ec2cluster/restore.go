@@ -111,7 +111,7 @@ func (se *session) waitRestored(ctx context.Context, what string, before map[str
 		attempts, err := se.restoreAttempts(ctx, before)
 		if err != nil {
 			tflog.Warn(ctx, "reading the restore's attempts", map[string]any{"error": err.Error()})
-			return nil
+			attempts = nil // no verdict from this poll; the next reads them again
 		}
 		return cluster.RestoreGivenUp(cluster.RestoreAttemptsOf(attempts), clone)
 	})
