@@ -10,29 +10,23 @@ import (
 
 // ArchiveStatus are the file names in n's pg_wal/archive_status (none when it has no such directory).
 func (e *Engine) ArchiveStatus(n Node) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(n.dataDir(), "pg_wal", "archive_status"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the archive status of %s: %w", n.Name, err)
-	}
-	out := make([]string, 0, len(entries))
-	for _, en := range entries {
-		out = append(out, en.Name())
-	}
-	return out, nil
+	return dirNames(filepath.Join(n.dataDir(), "pg_wal", "archive_status"), "the archive status of "+n.Name)
 }
 
 // WALFiles lists the names in n's pg_wal (segments, history files, partial segments, archive_status):
 // none when it has no data directory.
 func (e *Engine) WALFiles(n Node) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(n.dataDir(), "pg_wal"))
+	return dirNames(filepath.Join(n.dataDir(), "pg_wal"), "the WAL directory of "+n.Name)
+}
+
+// dirNames are the names in directory dir (none when it does not exist); what names it in errors.
+func dirNames(dir, what string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the WAL directory of %s: %w", n.Name, err)
+		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	out := make([]string, 0, len(entries))
 	for _, en := range entries {
