@@ -49,6 +49,18 @@ func segmentIndex(name string) (uint64, bool) {
 	return log*segmentsPerLog + seg, true
 }
 
+// WALBytes is how many bytes of WAL the segments from first to last hold, both included (timelines aside:
+// a new timeline goes on from the segment where the old one ended); 0 when either is not a segment's name
+// or last comes before first.
+func WALBytes(first, last string) int64 {
+	a, ok1 := segmentIndex(first)
+	b, ok2 := segmentIndex(last)
+	if !ok1 || !ok2 || b < a {
+		return 0
+	}
+	return int64(b-a+1) * SegmentBytes
+}
+
 // Object is one file or object of an archive's WAL as listed: its name (any path before the base name is
 // ignored) and when it was written.
 type Object struct {

@@ -187,3 +187,20 @@ func TestParsePgBackRestListing(t *testing.T) {
 		t.Errorf("assessed %+v", h)
 	}
 }
+
+func TestWALBytes(t *testing.T) {
+	for _, tc := range []struct {
+		first, last string
+		want        int64
+	}{
+		{"000000010000000000000002", "000000010000000000000002", archive.SegmentBytes},
+		{"0000000100000000000000FF", "000000020000000100000001", 3 * archive.SegmentBytes}, // across a log and a timeline
+		{"000000010000000000000005", "000000010000000000000002", 0},
+		{"", "000000010000000000000002", 0},
+		{"000000010000000000000002", "not a segment", 0},
+	} {
+		if got := archive.WALBytes(tc.first, tc.last); got != tc.want {
+			t.Errorf("WALBytes(%q, %q) = %d, want %d", tc.first, tc.last, got, tc.want)
+		}
+	}
+}

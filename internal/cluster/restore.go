@@ -25,6 +25,31 @@ func ArchiveEnd(h archive.Health) *topology.ArchiveEnd {
 	return end
 }
 
+// RestoreRateFloor is the slowest rate, in bytes per second, at which an apply expects a restore's copies
+// and its replay to go: well below what one pgBackRest process or WAL-G download from S3 and PostgreSQL's
+// replay reach on the instance types pgnvme picks (the restore drill measured about 110 MiB/s from a
+// repository on local disk; see the restore guide).
+const RestoreRateFloor = 16 << 20
+
+// RestoreWait is how long an apply waits for a restore to give the cluster a leader with every standby
+// streaming: healthy (the platform's wait for a cluster to form) plus the time the copies and the replay
+// take at RestoreRateFloor: the base backup of databaseBytes twice (the restore's copy, then the standbys'
+// copies of the restored node, side by side) and walBytes of WAL once. A restore that fails does not wait
+// that long: the attempts the nodes note end it (RestoreGivenUp).
+func RestoreWait(healthy time.Duration, databaseBytes, walBytes int64) time.Duration {
+	return healthy + time.Duration((2*max(databaseBytes, 0)+max(walBytes, 0))/RestoreRateFloor)*time.Second
+}
+
+// RestoreWaitOf is RestoreWait for a restore to the end of the archive h describes (its newest backup and
+// the WAL after it), as the restore of a cluster whose every member is lost.
+func RestoreWaitOf(healthy time.Duration, h archive.Health) time.Duration {
+	b, err := archive.RestoreBackup(h, archive.Target{}, "")
+	if err != nil {
+		return healthy
+	}
+	return RestoreWait(healthy, b.Size, archive.WALBytes(b.WALStart, h.LastArchived))
+}
+
 // RestorePlan is how a cluster with a restore block is created: from which archive, which base backup,
 // to which target. Plan and apply both make it with PlanRestore from what the archive holds then; the
 // plan's text (Summary) and the apply's commands come from it.
@@ -37,6 +62,8 @@ type RestorePlan struct {
 	Target archive.Target
 	// To is when the archive's newest segment arrived, for the plan's words.
 	To time.Time
+	// WALBytes bounds the WAL replayed: from the backup's first segment to the archive's newest.
+	WALBytes int64
 }
 
 // PlanRestore is the restore of s (which has a restore block) from its source archive, whose health the
@@ -80,7 +107,7 @@ func PlanRestoreAt(root []string, r Restore, from archive.Location, h *archive.H
 		}
 		return RestorePlan{}, Errorf(path, "Restore Target Not In The Archive", "Nothing can be restored from %s that way: %v. Nothing was created.", from, err)
 	}
-	return RestorePlan{From: from, Backup: b, Target: target, To: h.RecoverableTo}, nil
+	return RestorePlan{From: from, Backup: b, Target: target, To: h.RecoverableTo, WALBytes: archive.WALBytes(b.WALStart, h.LastArchived)}, nil
 }
 
 // Planned is what p says of a restore before it runs: where from, which backup (when it finished, the

@@ -3,7 +3,9 @@ package cluster_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
@@ -38,5 +40,32 @@ func TestRestoreGivenUp(t *testing.T) {
 	// A cluster restored from its own archive is not to be destroyed: the archive is its data.
 	if err := cluster.RestoreGivenUp(attempts, false); err == nil || strings.Contains(err.Error(), "destroy") || !strings.Contains(err.Error(), "The nodes go on trying") {
 		t.Errorf("from its own archive: %v", err)
+	}
+}
+
+// TestRestoreWait: the usual wait plus the base backup twice and the WAL once at RestoreRateFloor; the
+// archive's newest backup and the WAL after it for a restore to its end; the usual wait alone without a
+// backup.
+func TestRestoreWait(t *testing.T) {
+	const healthy = 20 * time.Minute
+	gib := int64(1 << 30)
+	if got, want := cluster.RestoreWait(healthy, 100*gib, 10*gib), healthy+time.Duration(210*gib/cluster.RestoreRateFloor)*time.Second; got != want {
+		t.Errorf("100 GiB and 10 GiB of WAL: %s, want %s", got, want)
+	}
+	if got := cluster.RestoreWait(healthy, 100*gib, 10*gib); got != 4*time.Hour+4*time.Minute {
+		t.Errorf("100 GiB and 10 GiB of WAL at 16 MiB/s: %s, want 4 h 4 min (20 min, then 210 GiB in 3 h 44 min)", got)
+	}
+	if got := cluster.RestoreWait(healthy, 0, -1); got != healthy {
+		t.Errorf("nothing to copy: %s, want %s", got, healthy)
+	}
+	h := archive.Health{LastArchived: "00000002000000010000000F", Backups: []archive.Backup{
+		{Label: "old", Size: 50 * gib, WALStart: "000000010000000000000002", Stop: 1},
+		{Label: "new", Size: 60 * gib, WALStart: "000000020000000100000000", Stop: 2},
+	}}
+	if got, want := cluster.RestoreWaitOf(healthy, h), cluster.RestoreWait(healthy, 60*gib, 16*archive.SegmentBytes); got != want {
+		t.Errorf("to the end of the archive: %s, want %s (the newest backup and its 16 segments after it)", got, want)
+	}
+	if got := cluster.RestoreWaitOf(healthy, archive.Health{}); got != healthy {
+		t.Errorf("no backup: %s, want %s", got, healthy)
 	}
 }

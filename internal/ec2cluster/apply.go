@@ -216,13 +216,14 @@ func (se *session) waitWhole(ctx context.Context, what string) error {
 // waitStreaming waits until Patroni shows a running leader and each of nodes (but the leader) streaming
 // in the quorum.
 func (se *session) waitStreaming(ctx context.Context, nodes []string, what string) error {
-	return se.waitStreamingOr(ctx, nodes, what, nil)
+	return se.waitStreamingOr(ctx, nodes, what, se.p.timeouts.Healthy, nil)
 }
 
-// waitStreamingOr is waitStreaming that also gives up when stop, asked at every poll, returns an error.
-func (se *session) waitStreamingOr(ctx context.Context, nodes []string, what string, stop func(context.Context) error) error {
+// waitStreamingOr is waitStreaming for at most timeout that also gives up when stop, asked at every poll,
+// returns an error.
+func (se *session) waitStreamingOr(ctx context.Context, nodes []string, what string, timeout time.Duration, stop func(context.Context) error) error {
 	var last string
-	err := wait.Until(ctx, what, se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
+	err := wait.Until(ctx, what, timeout, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
 		if stop != nil {
 			if err := stop(ctx); err != nil {
 				return false, err
@@ -333,6 +334,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 		if m.form, err = se.renderClone(t, addrs, *clone); err != nil {
 			return result(err)
 		}
+		m.formWait = cluster.RestoreWait(se.p.timeouts.Healthy, clone.Backup.Size, clone.WALBytes)
 	}
 	if err := se.converge(ctx, t, in, m); err != nil {
 		return result(err)

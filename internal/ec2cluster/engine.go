@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -30,8 +31,10 @@ type engineInput struct {
 	// lenientConfig turns a dynamic configuration that cannot be read into a configure step (for the
 	// plan, which says so) instead of an error (for the apply, which cannot go on without it).
 	lenientConfig bool
-	// archive is what the archive holds when the decision rests on it (see readLoss), else nil.
-	archive *topology.ArchiveEnd
+	// archive is what the archive holds when the decision rests on it (see readLoss), else nil;
+	// restoreWait how long a restore to its end may take (cluster.RestoreWaitOf).
+	archive     *topology.ArchiveEnd
+	restoreWait time.Duration
 	// wal is how far each live member holds WAL, and walErrors why it could not be read, when no leader
 	// can be elected (see readLoss); nil otherwise.
 	wal       map[string]topology.WAL
@@ -75,7 +78,7 @@ func (se *session) readLoss(ctx context.Context, o observation, in *engineInput)
 		tflog.Warn(ctx, "members are lost, and the archive could not be read", map[string]any{"error": fmt.Sprint(err)})
 		return
 	}
-	in.archive = cluster.ArchiveEnd(*h)
+	in.archive, in.restoreWait = cluster.ArchiveEnd(*h), cluster.RestoreWaitOf(se.p.timeouts.Healthy, *h)
 	tflog.Info(ctx, "members are lost: read the archive's end", map[string]any{
 		"backup": in.archive.Backup, "last_wal": in.archive.LastWAL, "hole": in.archive.Hole})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -102,12 +103,17 @@ func (se *session) restoreAttempts(ctx context.Context, known map[string]bool) (
 }
 
 // waitRestored is waitWhole for the launch of a restore (of the cluster from its own archive, or of a new
-// cluster from another): it also gives the restore up once the attempts the nodes noted since the launch
+// cluster from another), for timeout (cluster.RestoreWait: the restore's size at a floor rate; never less
+// than the usual wait): it also gives the restore up once the attempts the nodes noted since the launch
 // (those not in before, read just before it) show that it keeps failing (cluster.RestoreGivenUp), rather
 // than waiting out the timeout while a node tries again and again. An archive that cannot be read is only
 // logged: the wait goes on.
-func (se *session) waitRestored(ctx context.Context, what string, before map[string]bool, clone bool) error {
-	return se.waitStreamingOr(ctx, se.s.NodeNames(), what, func(ctx context.Context) error {
+func (se *session) waitRestored(ctx context.Context, what string, before map[string]bool, clone bool, timeout time.Duration) error {
+	if timeout < se.p.timeouts.Healthy {
+		timeout = se.p.timeouts.Healthy
+	}
+	tflog.Info(ctx, "waiting for the restore", map[string]any{"timeout_seconds": timeout.Seconds()})
+	return se.waitStreamingOr(ctx, se.s.NodeNames(), what, timeout, func(ctx context.Context) error {
 		attempts, err := se.restoreAttempts(ctx, before)
 		if err != nil {
 			tflog.Warn(ctx, "reading the restore's attempts", map[string]any{"error": err.Error()})

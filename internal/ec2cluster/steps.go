@@ -23,8 +23,10 @@ type machines struct {
 	// when the apply restores.
 	restore func() (map[string][]byte, error)
 	// form is each node's user-data for the cluster's forming when it differs from userData: the
-	// restore from another archive of a cluster with a restore block.
-	form map[string][]byte
+	// restore from another archive of a cluster with a restore block; formWait how long that restore may
+	// take (cluster.RestoreWait).
+	form     map[string][]byte
+	formWait time.Duration
 }
 
 // converge drives the cluster to the spec one step at a time: it observes, maps the observation to the
@@ -113,7 +115,7 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 			}
 		}
 		if m.form != nil {
-			return se.waitRestored(ctx, what, before, true)
+			return se.waitRestored(ctx, what, before, true, m.formWait)
 		}
 		return se.waitWhole(ctx, what)
 	case topology.StepRestore:
@@ -134,7 +136,7 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 				return err
 			}
 		}
-		return se.waitRestored(ctx, "the cluster restored from its archive to have a leader and every standby streaming in the quorum", before, false)
+		return se.waitRestored(ctx, "the cluster restored from its archive to have a leader and every standby streaming in the quorum", before, false, in.restoreWait)
 	case topology.StepTakeOver:
 		return se.takeOver(ctx, o, step)
 	case topology.StepAwaitLeader, topology.StepAwaitHandover, topology.StepAwaitMembers:
