@@ -40,56 +40,43 @@ func ParseVerification(data []byte) (*Verification, error) {
 // root (pgBackRest's repository, as `pgbackrest repo-put` and `repo-get` take it; WAL-G's prefix, as `wal-g st
 // put` takes it): outside the archiver's own directories, so neither its tools nor pgnvme's history checks
 // take it for WAL or backups.
-func (l Location) VerificationPath() string {
-	if l.Tool == ToolPgBackRest {
-		return "pgnvme/" + l.Stanza + "/verification.json"
-	}
-	return "pgnvme/verification.json"
-}
+func (l Location) VerificationPath() string { return l.pgnvmePath("verification.json") }
 
 // VerificationKey is VerificationPath as an S3 key ("" for a posix repository).
-func (l Location) VerificationKey() string {
-	if l.Bucket == "" {
-		return ""
-	}
-	return l.Root + l.VerificationPath()
-}
+func (l Location) VerificationKey() string { return l.key(l.VerificationPath()) }
 
 // RestoredPath is where a cluster restored from another archive records what its restore did (the
 // post-bootstrap script of its first primary), relative to its own archive's root, beside
 // VerificationPath.
-func (l Location) RestoredPath() string {
-	if l.Tool == ToolPgBackRest {
-		return "pgnvme/" + l.Stanza + "/restored.json"
-	}
-	return "pgnvme/restored.json"
-}
+func (l Location) RestoredPath() string { return l.pgnvmePath("restored.json") }
 
 // RestoredKey is RestoredPath as an S3 key ("" for a posix repository).
-func (l Location) RestoredKey() string {
-	if l.Bucket == "" {
-		return ""
-	}
-	return l.Root + l.RestoredPath()
-}
+func (l Location) RestoredKey() string { return l.key(l.RestoredPath()) }
 
 // RestoreAttemptsPath is the directory, relative to a cluster's own archive's root, under which each of its
 // nodes notes every attempt to restore the cluster (from another archive or its own), one small object per
 // attempt named <node>-<nanoseconds since the epoch>: the apply counts them to tell a restore that keeps
 // failing from one that takes long. Beside VerificationPath, outside the archiver's directories.
-func (l Location) RestoreAttemptsPath() string {
-	if l.Tool == ToolPgBackRest {
-		return "pgnvme/" + l.Stanza + "/restore-attempts/"
-	}
-	return "pgnvme/restore-attempts/"
-}
+func (l Location) RestoreAttemptsPath() string { return l.pgnvmePath("restore-attempts/") }
 
 // RestoreAttemptsKey is RestoreAttemptsPath as an S3 key prefix ("" for a posix repository).
-func (l Location) RestoreAttemptsKey() string {
+func (l Location) RestoreAttemptsKey() string { return l.key(l.RestoreAttemptsPath()) }
+
+// pgnvmePath is name in pgnvme's own directory of the archive, relative to its root: pgnvme/<stanza>/ for
+// pgBackRest (a repository holds stanzas side by side), pgnvme/ for WAL-G (a prefix is one cluster's).
+func (l Location) pgnvmePath(name string) string {
+	if l.Tool == ToolPgBackRest {
+		return "pgnvme/" + l.Stanza + "/" + name
+	}
+	return "pgnvme/" + name
+}
+
+// key is path (relative to the archive's root) as an S3 key: "" for a posix repository.
+func (l Location) key(path string) string {
 	if l.Bucket == "" {
 		return ""
 	}
-	return l.Root + l.RestoreAttemptsPath()
+	return l.Root + path
 }
 
 // newestTimeline is the highest timeline whose history file the archive's WAL holds, and when that file

@@ -258,24 +258,35 @@ type RestoreAttempt struct {
 	Key, Text string
 }
 
-// ReadRestoreAttempts reads the restore attempts noted in loc whose keys are not in known, in key order;
-// none without a bucket.
-func ReadRestoreAttempts(ctx context.Context, api ArchiveReaderAPI, loc archive.Location, known map[string]bool) ([]RestoreAttempt, error) {
+// ListRestoreAttempts lists the keys of the restore attempts noted in loc, in key order; none without a
+// bucket.
+func ListRestoreAttempts(ctx context.Context, api ArchiveReaderAPI, loc archive.Location) ([]string, error) {
 	prefix := loc.RestoreAttemptsKey()
 	if prefix == "" {
 		return nil, nil
 	}
 	var keys []string
 	if err := listAll(ctx, api, loc.Bucket, prefix, "", func(o types.Object, _ string) {
-		if k := aws.ToString(o.Key); !known[k] {
-			keys = append(keys, k)
-		}
+		keys = append(keys, aws.ToString(o.Key))
 	}); err != nil {
 		return nil, err
 	}
 	slices.Sort(keys)
-	out := make([]RestoreAttempt, 0, len(keys))
+	return keys, nil
+}
+
+// ReadRestoreAttempts reads the restore attempts noted in loc whose keys are not in known, in key order;
+// none without a bucket.
+func ReadRestoreAttempts(ctx context.Context, api ArchiveReaderAPI, loc archive.Location, known map[string]bool) ([]RestoreAttempt, error) {
+	keys, err := ListRestoreAttempts(ctx, api, loc)
+	if err != nil {
+		return nil, err
+	}
+	var out []RestoreAttempt
 	for _, k := range keys {
+		if known[k] {
+			continue
+		}
 		data, err := readRecord(ctx, api, loc.Bucket, k)
 		if err != nil {
 			return nil, err

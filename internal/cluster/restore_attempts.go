@@ -24,21 +24,15 @@ type RestoreAttempt struct {
 	Name, Failure string
 }
 
-// RestoreAttemptsOf pairs objects (keys or base names to contents, as listed) into attempts, oldest first.
+// RestoreAttemptsOf pairs objects (keys to contents, as listed) into attempts, oldest first: each
+// attempt's object with its ".failed" object beside it.
 func RestoreAttemptsOf(objects map[string]string) []RestoreAttempt {
 	var out []RestoreAttempt
 	for key := range objects {
-		name := path.Base(key)
-		if strings.HasSuffix(name, ".failed") {
+		if strings.HasSuffix(key, ".failed") {
 			continue
 		}
-		a := RestoreAttempt{Name: name}
-		for k, text := range objects {
-			if path.Base(k) == name+".failed" {
-				a.Failure = strings.TrimSpace(text)
-			}
-		}
-		out = append(out, a)
+		out = append(out, RestoreAttempt{Name: path.Base(key), Failure: strings.TrimSpace(objects[key+".failed"])})
 	}
 	sortAttempts(out)
 	return out

@@ -479,8 +479,7 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 	for _, k := range sortedKeys(opts) {
 		lines = append(lines, fmt.Sprintf("        %q = %q", k, opts[k]))
 	}
-	e.restore = fmt.Sprintf("\n  restore {\n    archive {\n      stanza = \"sim\"\n      pgbackrest_options = {\n%s\n      }\n    }\n    target {\n      time = %q\n    }\n  }",
-		strings.Join(lines, "\n"), target)
+	e.restore = simRestoreBlock(strings.Join(lines, "\n"), fmt.Sprintf("time = %q", target))
 	e.config("clone", "m6id.xlarge", false)
 	// The role the platform creates has no grant on the source (no node_policy_json): the plan warns at
 	// aws.node_policy_json and names what the nodes need (moto does not enforce IAM, so the restore would
@@ -574,6 +573,12 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 	e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
 }
 
+// simRestoreBlock is a restore block (with its leading newline) from the sim stanza of the pgBackRest
+// archive whose option lines are options, to the target setting target.
+func simRestoreBlock(options, target string) string {
+	return fmt.Sprintf("\n  restore {\n    archive {\n      stanza = \"sim\"\n      pgbackrest_options = {\n%s\n      }\n    }\n    target {\n      %s\n    }\n  }", options, target)
+}
+
 // checkRestoreGivenUp: a clone whose restore cannot succeed (a restore point the source's WAL never
 // reaches, which no plan can know) fails on the nodes again and again; the apply gives it up after two
 // failed attempts, saying so, long before its timeout, and destroy then removes it. sourceOptions are the
@@ -585,7 +590,7 @@ func (e *simEnv) checkRestoreGivenUp(sourceOptions string) {
 		e.restore = restore
 		e.config("clone", "m6id.xlarge", false)
 	}()
-	e.restore = fmt.Sprintf("\n  restore {\n    archive {\n      stanza = \"sim\"\n      pgbackrest_options = {\n%s\n      }\n    }\n    target {\n      name = \"tf-acc-never-made\"\n    }\n  }", sourceOptions)
+	e.restore = simRestoreBlock(sourceOptions, `name = "tf-acc-never-made"`)
 	e.config("clone", "m6id.xlarge", false)
 	start := time.Now()
 	out, err := e.terraform("apply", "-auto-approve", "-no-color", "-input=false")

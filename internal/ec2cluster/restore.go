@@ -3,6 +3,7 @@ package ec2cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -84,54 +85,53 @@ func (se *session) restored(ctx context.Context) (*cluster.RestoreResult, error)
 	return cluster.ParseRestored(data)
 }
 
-// restoreAttempts reads the restore attempts the nodes noted in the cluster's own archive
-// (archive.Location.RestoreAttemptsKey) whose keys are not in known.
-func (se *session) restoreAttempts(ctx context.Context, known map[string]bool) (map[string]string, error) {
-	loc, api, ok, err := se.archive(ctx)
-	if !ok || err != nil {
-		return nil, err
-	}
-	found, err := awsclient.ReadRestoreAttempts(ctx, api, loc, known)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, a := range found {
-		out[a.Key] = a.Text
-	}
-	return out, nil
-}
-
 // waitRestored is waitWhole for the launch of a restore (of the cluster from its own archive, or of a new
 // cluster from another), for timeout (cluster.RestoreWait: the restore's size at a floor rate; never less
 // than the usual wait): it also gives the restore up once the attempts the nodes noted since the launch
-// (those not in before, read just before it) show that it keeps failing (cluster.RestoreGivenUp), rather
-// than waiting out the timeout while a node tries again and again. An archive that cannot be read is only
-// logged: the wait goes on.
+// (those not in before, listed just before it) show that it keeps failing (cluster.RestoreGivenUp), rather
+// than waiting out the timeout while a node tries again and again. Each poll lists the attempts and reads
+// only those it has not read yet. An archive that cannot be read is only logged: the wait goes on.
 func (se *session) waitRestored(ctx context.Context, what string, before map[string]bool, clone bool, timeout time.Duration) error {
 	if timeout < se.p.timeouts.Healthy {
 		timeout = se.p.timeouts.Healthy
 	}
 	tflog.Info(ctx, "waiting for the restore", map[string]any{"timeout_seconds": timeout.Seconds()})
+	read, attempts := maps.Clone(before), map[string]string{}
 	return se.waitStreamingOr(ctx, se.s.NodeNames(), what, timeout, func(ctx context.Context) error {
-		attempts, err := se.restoreAttempts(ctx, before)
-		if err != nil {
+		if err := se.readRestoreAttempts(ctx, read, attempts); err != nil {
 			tflog.Warn(ctx, "reading the restore's attempts", map[string]any{"error": err.Error()})
-			attempts = nil // no verdict from this poll; the next reads them again
 		}
 		return cluster.RestoreGivenUp(cluster.RestoreAttemptsOf(attempts), clone)
 	})
+}
+
+// readRestoreAttempts adds to attempts (key to content) the restore attempts noted in the cluster's own
+// archive (archive.Location.RestoreAttemptsKey) whose keys are not in read, and adds their keys to read.
+func (se *session) readRestoreAttempts(ctx context.Context, read map[string]bool, attempts map[string]string) error {
+	loc, api, ok, err := se.archive(ctx)
+	if !ok || err != nil {
+		return err
+	}
+	found, err := awsclient.ReadRestoreAttempts(ctx, api, loc, read)
+	for _, a := range found {
+		read[a.Key], attempts[a.Key] = true, a.Text
+	}
+	return err
 }
 
 // restoreAttemptsBefore are the keys of the restore attempts noted before a launch (none when the archive
 // cannot be read: then every attempt counts, which at worst stops a restore that failed twice before).
 func (se *session) restoreAttemptsBefore(ctx context.Context) map[string]bool {
 	known := map[string]bool{}
-	attempts, err := se.restoreAttempts(ctx, nil)
-	if err != nil {
-		tflog.Warn(ctx, "reading the restore's earlier attempts", map[string]any{"error": err.Error()})
+	loc, api, ok, err := se.archive(ctx)
+	var keys []string
+	if ok && err == nil {
+		keys, err = awsclient.ListRestoreAttempts(ctx, api, loc)
 	}
-	for k := range attempts {
+	if err != nil {
+		tflog.Warn(ctx, "listing the restore's earlier attempts", map[string]any{"error": err.Error()})
+	}
+	for _, k := range keys {
 		known[k] = true
 	}
 	return known
