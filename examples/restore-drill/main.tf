@@ -1,8 +1,10 @@
 # A scheduled restore drill of a cluster's archive, for a CI job (for example nightly): every
 # `terraform plan` restores the archive's newest backup into a scratch node on the runner, checks it,
 # removes it, and fails when the archive does not pass or the restore is slower than the RTO. Run it where
-# PostgreSQL and pgBackRest are installed (the same major version as the cluster) with room for the
-# database in work_dir, as root (the scratch node runs as postgres) or as the user PostgreSQL runs as:
+# PostgreSQL is installed (the same major version as the cluster) with the archive's archiver (pgBackRest,
+# or WAL-G's release the nodes run as wal-g on PATH) and room for the database in work_dir, as root (the
+# scratch node runs as postgres) or as the user PostgreSQL runs as. Give pgbackrest_options and stanza,
+# or walg_env:
 #
 #   terraform init && terraform plan -input=false -var-file=orders.tfvars
 #
@@ -17,14 +19,29 @@ terraform {
   }
 }
 
+variable "name" {
+  description = "The cluster whose archive is drilled, for the messages."
+  type        = string
+}
+
 variable "pgbackrest_options" {
-  description = "The archive's pgBackRest options: pgnvme_archive_bucket's pgbackrest_options plus credentials (repo1-s3-key-type = auto on an EC2 runner with an instance profile that can read the archive)."
+  description = "A pgBackRest archive's options: pgnvme_archive_bucket's pgbackrest_options plus credentials (repo1-s3-key-type = auto on an EC2 runner with an instance profile that can read the archive). Null for a WAL-G archive."
   type        = map(string)
+  default     = null
+  sensitive   = true
 }
 
 variable "stanza" {
-  description = "The pgBackRest stanza: the cluster's name."
+  description = "With pgbackrest_options: the pgBackRest stanza, the cluster's name."
   type        = string
+  default     = null
+}
+
+variable "walg_env" {
+  description = "A WAL-G archive's environment: pgnvme_archive_bucket's walg_env (credentials from the runner's instance profile, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY added). Null for a pgBackRest archive."
+  type        = map(string)
+  default     = null
+  sensitive   = true
 }
 
 variable "check_sql" {
@@ -53,6 +70,7 @@ data "pgnvme_restore_drill" "this" {
   archive = {
     pgbackrest_options = var.pgbackrest_options
     stanza             = var.stanza
+    walg_env           = var.walg_env
   }
   check_sql = var.check_sql
   work_dir  = var.work_dir == "" ? null : var.work_dir
@@ -60,15 +78,15 @@ data "pgnvme_restore_drill" "this" {
   lifecycle {
     postcondition {
       condition     = self.verification_ok
-      error_message = "The archive of ${var.stanza} failed its verification: ${self.verification_detail}"
+      error_message = "The archive of ${var.name} failed its verification: ${self.verification_detail}"
     }
     postcondition {
       condition     = self.check_ok
-      error_message = "The database restored from ${var.stanza}'s archive did not pass check_sql."
+      error_message = "The database restored from ${var.name}'s archive did not pass check_sql."
     }
     postcondition {
       condition     = self.restore_seconds <= var.rto_seconds
-      error_message = "Restoring ${var.stanza}'s archive took ${self.restore_seconds} s, over the RTO of ${var.rto_seconds} s."
+      error_message = "Restoring ${var.name}'s archive took ${self.restore_seconds} s, over the RTO of ${var.rto_seconds} s."
     }
   }
 }

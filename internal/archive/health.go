@@ -13,8 +13,8 @@ import (
 // SegmentBytes is the WAL segment size pgnvme's nodes run with (PostgreSQL's default, 16 MiB).
 const SegmentBytes = 16 << 20
 
-// segmentsPerLog is how many segments one 4 GiB "log" (the middle 8 hex digits of a name) holds.
-const segmentsPerLog = (1 << 32) / SegmentBytes
+// SegmentsPerLog is how many segments one 4 GiB "log" (the middle 8 hex digits of a name) holds.
+const SegmentsPerLog = (1 << 32) / SegmentBytes
 
 // Margins of the health rules: how long segments may wait for the archive beyond archive_timeout (twice
 // it, plus ArchiveMargin: an archiver that works succeeds at least that often), and a backup beyond its
@@ -43,10 +43,10 @@ func segmentIndex(name string) (uint64, bool) {
 	}
 	log, err1 := strconv.ParseUint(name[8:16], 16, 32)
 	seg, err2 := strconv.ParseUint(name[16:24], 16, 32)
-	if _, err := strconv.ParseUint(name[0:8], 16, 32); err != nil || err1 != nil || err2 != nil || seg >= segmentsPerLog {
+	if _, err := strconv.ParseUint(name[0:8], 16, 32); err != nil || err1 != nil || err2 != nil || seg >= SegmentsPerLog {
 		return 0, false
 	}
-	return log*segmentsPerLog + seg, true
+	return log*SegmentsPerLog + seg, true
 }
 
 // WALBytes is how many bytes of WAL the segments from first to last hold, both included (timelines aside:
@@ -210,12 +210,12 @@ func Assess(r Reading, now time.Time) Health {
 		last, _ := segmentIndex(h.LastArchived)
 		for i := from; i <= last; i++ {
 			if !have[i] {
-				h.Hole = fmt.Sprintf("%s%08X%08X", h.LastArchived[:8], i/segmentsPerLog, i%segmentsPerLog)
+				h.Hole = fmt.Sprintf("%s%08X%08X", h.LastArchived[:8], i/SegmentsPerLog, i%SegmentsPerLog)
 				h.Warnings = append(h.Warnings, Warning{WarnHole, fmt.Sprintf("The archive has a hole: segment %s (on any timeline) is missing between %s, where the "+
 					"oldest backup's WAL starts, and the newest archived segment %s. A restore from the archive cannot replay past it: point-in-time "+
 					"recovery to a later moment, and a cluster rebuilt from the archive alone, would miss every commit after it. Take a new full "+
 					"backup now (it starts a continuous window), and find out what lost the segment (a failover without the hand-off, a deleted object).",
-					h.Hole, fmt.Sprintf("%s%08X%08X", h.LastArchived[:8], from/segmentsPerLog, from%segmentsPerLog), h.LastArchived)})
+					h.Hole, fmt.Sprintf("%s%08X%08X", h.LastArchived[:8], from/SegmentsPerLog, from%SegmentsPerLog), h.LastArchived)})
 				break
 			}
 		}

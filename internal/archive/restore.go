@@ -27,6 +27,23 @@ func (t Target) PostgresTime() string { return t.Time.UTC().Format("2006-01-02 1
 // End reports whether t is the end of the archive.
 func (t Target) End() bool { return t == Target{} }
 
+// RecoverySettings are PostgreSQL's recovery target settings for t, none for the end of the archive (the
+// restore of a cluster from another archive and the drill of a WAL-G archive write them; pgbackrest restore
+// writes the same from its --type and --target).
+func (t Target) RecoverySettings() map[string]string {
+	switch {
+	case !t.Time.IsZero():
+		return map[string]string{"recovery_target_time": t.PostgresTime()}
+	case t.LSN != "":
+		return map[string]string{"recovery_target_lsn": t.LSN}
+	case t.Name != "":
+		return map[string]string{"recovery_target_name": t.Name}
+	case t.Immediate:
+		return map[string]string{"recovery_target": "immediate"}
+	}
+	return nil
+}
+
 func (t Target) String() string {
 	switch {
 	case !t.Time.IsZero():

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,24 @@ func TestReadWALGSentinel(t *testing.T) {
 	}
 	if err := ReadWALGSentinel([]byte(`not json`), &old); err == nil {
 		t.Error("a sentinel that is not JSON was read")
+	}
+}
+
+// RecoverySettings: PostgreSQL's settings of each kind of target, none for the end of the archive.
+func TestTargetRecoverySettings(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 30, 0, 250_000_000, time.UTC)
+	for _, tc := range []struct {
+		t    Target
+		want map[string]string
+	}{
+		{Target{}, nil},
+		{Target{Time: at}, map[string]string{"recovery_target_time": "2026-12-02 10:30:00.25+00"}},
+		{Target{LSN: "0/5000000"}, map[string]string{"recovery_target_lsn": "0/5000000"}},
+		{Target{Name: "before-migration"}, map[string]string{"recovery_target_name": "before-migration"}},
+		{Target{Immediate: true}, map[string]string{"recovery_target": "immediate"}},
+	} {
+		if got := tc.t.RecoverySettings(); !maps.Equal(got, tc.want) {
+			t.Errorf("RecoverySettings(%v) = %v, want %v", tc.t, got, tc.want)
+		}
 	}
 }

@@ -38,15 +38,7 @@ func (se *session) sourceHealth(ctx context.Context, loc archive.Location) (*arc
 	if err != nil {
 		return nil, err
 	}
-	r := archive.Reading{Tool: loc.Tool}
-	if err := readArchive(ctx, api, loc, &r); err != nil {
-		return nil, err
-	}
-	if err := awsclient.ReadWALGBackupPositions(ctx, api, loc, r.Backups); err != nil {
-		return nil, err
-	}
-	h := archive.Assess(r, se.p.clock.Now())
-	return &h, nil
+	return awsclient.ReadSourceHealth(ctx, api, loc, se.p.clock.Now())
 }
 
 // restoreSummary is the plan's words for p on EC2, where Patroni chooses the node that restores.

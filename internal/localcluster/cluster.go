@@ -127,8 +127,8 @@ type Manager struct {
 	// major caches PostgresMajor once it succeeded.
 	majorMu sync.Mutex
 	major   int
-	// pgbackrest is the pgbackrest executable, "" when it is not installed.
-	pgbackrest string
+	// pgbackrest is the pgbackrest executable, walg WAL-G's (wal-g), "" when it is not installed.
+	pgbackrest, walg string
 	// streamTimeout bounds every wait for standbys to stream.
 	streamTimeout time.Duration
 	// clock paces every wait (wait.Real; tests may inject another).
@@ -165,9 +165,11 @@ func NewManagerWithOptions(o Options) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout, clock: wait.Real, limiter: cgroup.Open(o.CgroupRoot), disks: loopDisks{}}
-	if p, err := exec.LookPath("pgbackrest"); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			m.pgbackrest = abs
+	for name, into := range map[string]*string{"pgbackrest": &m.pgbackrest, "wal-g": &m.walg} {
+		if p, err := exec.LookPath(name); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				*into = abs
+			}
 		}
 	}
 	return m, nil

@@ -50,22 +50,29 @@ type DrillResult struct {
 }
 
 // RunDrill runs drill d: the restore's plan from what the archive holds (cluster.PlanRestoreAt, its errors
-// at the attribute under root), `pgbackrest restore` of the chosen backup into a scratch node with
-// archiving off (a drill never writes to the archive it reads), archive recovery to the target and
-// promotion, the check query, `pgbackrest verify` and the WAL's continuity; then the scratch node is
-// removed, also on error. A restore that fails is an error; a verification or check that fails is a result.
+// at the attribute under root), the chosen backup restored into a scratch node with archiving off (a drill
+// never writes to the archive it reads), archive recovery to the target and promotion, the check query, the
+// archiver's own verification and the WAL's continuity; then the scratch node is removed, also on error. A
+// restore that fails is an error; a verification or check that fails is a result.
+//
+// The archiver does the archiver's part and nothing else (drillArchiver): pgBackRest's `restore`, `verify`
+// and `info`; WAL-G's `backup-fetch`, `wal-fetch` (the nodes' restore_command script) and `wal-verify`, its
+// archive read from S3 as the EC2 platform reads a restore's source. Every decision is the same for both.
 func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out DrillResult, err error) {
-	opts, stanza := d.Restore.Archive.PgBackRestOptions, d.Restore.Archive.Stanza
-	from, ok := archive.LocationOf(opts, nil, stanza)
+	a := d.Restore.Archive
+	from, ok := archive.LocationOf(a.PgBackRestOptions, a.WALGEnv, a.Stanza)
 	if !ok {
-		return out, cluster.Errorf(append(root, "archive"), "Archive Not Readable Here", "The drill reads pgBackRest repositories of type posix or s3; "+
-			"%s is neither.", opts["repo1-type"])
+		return out, cluster.Errorf(append(root, "archive"), "Archive Not Readable Here", "The drill reads pgBackRest repositories of type posix or s3, "+
+			"and WAL-G archives in S3 (WALG_S3_PREFIX); this archive is neither.")
 	}
-	if m.pgbackrest == "" {
-		return out, errors.New("pgBackRest is not installed on the machine that runs Terraform, and the drill restores with it: install the pgbackrest package " +
-			"(apt-get install pgbackrest)")
+	var src drillArchiver = pgbackrestDrill{m: m, opts: a.PgBackRestOptions, stanza: a.Stanza}
+	if from.Tool == archive.ToolWALG {
+		src = walgDrill{m: m, env: a.WALGEnv, from: from}
 	}
-	h, err := m.readHealth(ctx, opts, stanza, archive.Reading{Tool: archive.ToolPgBackRest}, nil)
+	if err := src.installed(); err != nil {
+		return out, err
+	}
+	h, err := src.health(ctx)
 	plan, err := cluster.PlanRestoreAt(root, d.Restore, from, h, err)
 	if err != nil {
 		return out, err
@@ -84,9 +91,13 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 	if err := os.Chown(dir, uid, gid); err != nil && !errors.Is(err, os.ErrPermission) {
 		return out, err
 	}
+	name := a.Stanza
+	if name == "" {
+		name = "drill"
+	}
 	mb := Member{Name: "drill", Zone: "local", Port: d.Port, DataDir: filepath.Join(dir, "data")}
-	s := Spec{Name: stanza, Members: []Member{mb}, Synchronous: bootstrap.Synchronous{Method: "any", DataDurability: bootstrap.DurabilityRequired, Commit: bootstrap.CommitOn},
-		Archive: &bootstrap.Archive{PgBackRestOptions: opts, Stanza: stanza}}
+	s := Spec{Name: name, Members: []Member{mb}, Synchronous: bootstrap.Synchronous{Method: "any", DataDurability: bootstrap.DurabilityRequired, Commit: bootstrap.CommitOn},
+		Archive: src.archive()}
 	n := Node(mb, localnode.RolePrimary)
 	defer func() {
 		if derr := m.engine.Destroy(context.WithoutCancel(ctx), n); derr != nil {
@@ -101,20 +112,17 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 	if err != nil {
 		return out, err
 	}
-	// The drill reads the archive and never writes to it: no archiving, no restore_command but pgBackRest's.
+	// The drill reads the archive and never writes to it: no archiving, no restore_command but the drill's.
 	r.Parameters["archive_mode"] = "off"
 	delete(r.Parameters, "archive_command")
 	delete(r.Parameters, "restore_command")
-	if err := m.writePgBackRest(mb, r); err != nil {
-		return out, err
-	}
 	start := time.Now()
 	tflog.Info(ctx, "restore drill: restoring into a scratch node", map[string]any{"from": from.String(), "backup": plan.Backup.Label, "target": plan.Target.String(), "dir": dir})
 	hole := ""
 	if h.Hole != "" {
 		hole = fmt.Sprintf(" (the archive misses WAL segment %s)", h.Hole)
 	}
-	if err := m.recoverFrom(ctx, s, mb, r.Parameters, filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"), stanza, restoreArgs(plan)...); err != nil {
+	if err := src.recover(ctx, s, mb, r, dir, plan); err != nil {
 		return out, fmt.Errorf("restoring %s from %s%s: %w", plan.Backup.Label, from, hole, err)
 	}
 	conn, err := m.connect(ctx, mb)
@@ -133,27 +141,19 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 		out.CheckOK = &ok
 	}
 	_ = conn.Close(ctx)
-	out.Verified, out.Detail = m.verifyArchive(ctx, opts, stanza, *h, plan, out.Restored.ReachedLSN)
+	verified, checked := src.verify(ctx, dir, *h)
+	out.Verified, out.Detail = judgeDrill(verified, checked, *h, plan, out.Restored.ReachedLSN)
 	tflog.Info(ctx, "restore drill done", map[string]any{"seconds": out.Restored.Seconds, "verified": out.Verified, "detail": out.Detail})
 	return out, nil
 }
 
-// verifyArchive checks the archive a drill restored from: `pgbackrest verify` (every backup file and WAL
-// segment against its checksum and size), the WAL's continuity (h.Hole) and, for a restore to the end of the
-// archive, that replay reached the newest segment (it stops at the first segment it cannot fetch).
-func (m *Manager) verifyArchive(ctx context.Context, opts map[string]string, stanza string, h archive.Health, plan cluster.RestorePlan, reached string) (bool, string) {
+// judgeDrill is the drill's verdict on an archive: the archiver's own verification (verified, and checked
+// saying what it checked or what it found), the WAL's continuity (h.Hole) and, for a restore to the end of
+// the archive, that replay reached the newest segment (it stops at the first segment it cannot fetch).
+func judgeDrill(verified bool, checked string, h archive.Health, plan cluster.RestorePlan, reached string) (bool, string) {
 	var problems []string
-	var verify string
-	_, err := m.withLocation(ctx, opts, stanza, func(_ archive.Location, run pgbackrestRun) error {
-		var err error
-		verify, err = run("--output=text", "--verbose", "verify")
-		return err
-	})
-	switch {
-	case err != nil:
-		problems = append(problems, "pgbackrest verify failed: "+err.Error())
-	case !strings.Contains(verify, "status: ok"):
-		problems = append(problems, "pgbackrest verify found errors:\n"+strings.TrimSpace(verify))
+	if !verified {
+		problems = append(problems, checked)
 	}
 	if h.Hole != "" {
 		problems = append(problems, fmt.Sprintf("WAL segment %s is missing: no restore can replay past it, though the archive holds segments up to %s", h.Hole, h.LastArchived))
@@ -166,7 +166,7 @@ func (m *Manager) verifyArchive(ctx context.Context, opts map[string]string, sta
 	if len(problems) > 0 {
 		return false, strings.Join(problems, "\n")
 	}
-	return true, fmt.Sprintf("pgbackrest verify: %d backups and their WAL valid; WAL continuous up to %s", len(h.Backups), h.LastArchived)
+	return true, fmt.Sprintf("%s; WAL continuous up to %s", checked, h.LastArchived)
 }
 
 // recoveryResult is what a restore planned as p, started at start, did: where the recovery of the server

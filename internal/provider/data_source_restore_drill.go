@@ -78,10 +78,10 @@ func (d *restoreDrillDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 		MarkdownDescription: "A restore drill, run on every plan: a base backup of an archive is restored into a scratch PostgreSQL " +
 			"node on the machine that runs Terraform (as a restore of a cluster would: the newest backup before the target, then its " +
 			"WAL), checked, and removed. It reports how long the restore took, what it reached and whether the archive is sound " +
-			"(`pgbackrest verify` and the WAL's continuity), for `check` blocks in a scheduled job: a restore nobody tries is a " +
-			"restore nobody knows works. The drill only reads the archive (the scratch node never archives). It needs PostgreSQL " +
-			"and pgBackRest on that machine (the provider's local platform's tools), room for the database in `work_dir`, " +
-			"and restores pgBackRest archives. See the restore guide.",
+			"(`pgbackrest verify` or `wal-g wal-verify`, and the WAL's continuity), for `check` blocks in a scheduled job: a restore " +
+			"nobody tries is a restore nobody knows works. The drill only reads the archive (the scratch node never archives). It " +
+			"needs PostgreSQL on that machine (the provider's local platform's tools), the archive's archiver (pgBackRest, or WAL-G " +
+			"as the nodes run it: `wal-g` on `PATH`), and room for the database in `work_dir`. See the restore guide.",
 		Attributes: map[string]schema.Attribute{
 			"archive": schema.SingleNestedAttribute{
 				Required:            true,
@@ -91,9 +91,11 @@ func (d *restoreDrillDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 						MarkdownDescription: "pgBackRest repository options (`repo1-*`), e.g. `pgnvme_archive_bucket.x.pgbackrest_options` plus credentials.",
 						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)}},
 					"walg_env": schema.MapAttribute{ElementType: types.StringType, Optional: true,
-						MarkdownDescription: "A WAL-G archive's environment: not drilled yet (an error says so).",
-						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)}},
-					"stanza": schema.StringAttribute{Required: true, MarkdownDescription: "The pgBackRest stanza: the cluster's `name`."},
+						MarkdownDescription: "A WAL-G archive's environment, e.g. `pgnvme_archive_bucket.x.walg_env` (its `WALG_S3_PREFIX`, region and " +
+							"endpoint), plus credentials unless the machine's own reach the bucket. The drill reads the archive from S3 with it and runs " +
+							"`wal-g backup-fetch`, `wal-fetch` and `wal-verify` with it.",
+						Validators: []validator.Map{mapvalidator.SizeAtLeast(1)}},
+					"stanza": schema.StringAttribute{Optional: true, MarkdownDescription: "With `pgbackrest_options` (required with them): the pgBackRest stanza, which is the cluster's `name`."},
 				},
 			},
 			"target": schema.SingleNestedAttribute{
@@ -111,17 +113,19 @@ func (d *restoreDrillDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"work_dir":    opt("Where the scratch node's directory is made (and removed); the system's temporary directory by default. It needs room for the database."),
 			"run_as_user": opt("The OS user the scratch node runs as; `postgres` when Terraform runs as root, else the current user."),
 
-			"restore_seconds":     schema.Float64Attribute{Computed: true, MarkdownDescription: "From the first byte fetched to the end of recovery: the restore's RTO on this machine."},
-			"restored_backup":     str("The base backup restored."),
-			"backup_finished_at":  str("When that backup finished (RFC 3339)."),
-			"restored_bytes":      num("The database's size in that backup."),
-			"reached_lsn":         str("The last WAL record replayed."),
-			"reached_time":        str("The commit time of the last transaction replayed (RFC 3339); null when none was."),
-			"wal_replayed_bytes":  num("WAL replayed from the backup's start."),
-			"archive_last_wal":    str("The archive's newest WAL segment when the drill read it."),
-			"recoverable_from":    str("The oldest moment the archive can be restored to (its oldest backup's end)."),
-			"recoverable_to":      str("The newest moment it can be restored to (its newest segment's arrival)."),
-			"verification_ok":     schema.BoolAttribute{Computed: true, MarkdownDescription: "True when `pgbackrest verify` found every backup file and WAL segment valid, the WAL is continuous from the oldest backup to the newest segment, and a restore to the end reached the newest segment."},
+			"restore_seconds":    schema.Float64Attribute{Computed: true, MarkdownDescription: "From the first byte fetched to the end of recovery: the restore's RTO on this machine."},
+			"restored_backup":    str("The base backup restored."),
+			"backup_finished_at": str("When that backup finished (RFC 3339)."),
+			"restored_bytes":     num("The database's size in that backup."),
+			"reached_lsn":        str("The last WAL record replayed."),
+			"reached_time":       str("The commit time of the last transaction replayed (RFC 3339); null when none was."),
+			"wal_replayed_bytes": num("WAL replayed from the backup's start."),
+			"archive_last_wal":   str("The archive's newest WAL segment when the drill read it."),
+			"recoverable_from":   str("The oldest moment the archive can be restored to (its oldest backup's end)."),
+			"recoverable_to":     str("The newest moment it can be restored to (its newest segment's arrival)."),
+			"verification_ok": schema.BoolAttribute{Computed: true, MarkdownDescription: "True when the archiver's verification passed (`pgbackrest verify`: every backup file and " +
+				"WAL segment valid; `wal-g wal-verify integrity timeline`: every segment from the oldest backup's start to the newest present, no newer " +
+				"timeline), the WAL is continuous from the oldest backup to the newest segment, and a restore to the end reached the newest segment."},
 			"verification_detail": str("What was checked, or what failed (a missing segment is named)."),
 			"check_ok":            schema.BoolAttribute{Computed: true, MarkdownDescription: "`check_sql`'s answer; null without it."},
 		},
@@ -140,10 +144,9 @@ func (d *restoreDrillDataSource) Read(ctx context.Context, req datasource.ReadRe
 		r.TargetTime, r.TargetLSN, r.TargetName, r.TargetImmediate = t.Time.ValueString(), t.LSN.ValueString(), t.Name.ValueString(), t.Immediate.ValueBool()
 	}
 	problems := cluster.RestoreProblems(nil, r)
-	if len(r.Archive.WALGEnv) > 0 {
-		problems = append(problems, cluster.Errorf([]string{"archive", "walg_env"}, "WAL-G Archive Not Drilled",
-			"The restore drill restores pgBackRest archives (with pgBackRest on this machine); a drill of a WAL-G archive is not built yet. "+
-				"Drill a pgBackRest archive, or restore the WAL-G archive into a new pgnvme_cluster on aws to test it."))
+	if len(r.Archive.PgBackRestOptions) > 0 && r.Archive.Stanza == "" {
+		problems = append(problems, cluster.Errorf([]string{"archive", "stanza"}, "Missing Stanza",
+			"A pgBackRest archive is read by its stanza: set archive.stanza to the name of the cluster that archived into it."))
 	}
 	for _, fe := range problems {
 		resp.Diagnostics.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)

@@ -27,7 +27,7 @@ import (
 // then deleted) is restored into a scratch node; the drill reports the backup, the position and time
 // reached, a passing verification and check query, and leaves nothing in its work directory. With a WAL
 // segment deleted from the middle of the archive, the drill's verification fails and names that segment.
-// Bad inputs are refused: a WAL-G archive, a target the archive cannot reach.
+// Bad inputs are refused: a target the archive cannot reach, a pgBackRest archive without its stanza.
 func TestAccRestoreDrillDataSource(t *testing.T) {
 	dir := clusterDir(t)
 	repo := repoBeside(t, dir)
@@ -145,14 +145,13 @@ data "pgnvme_restore_drill" "nightly" {
 			},
 			{
 				Config: `
-data "pgnvme_restore_drill" "walg" {
+data "pgnvme_restore_drill" "nostanza" {
   archive = {
-    walg_env = { WALG_S3_PREFIX = "s3://bucket/orders" }
-    stanza   = "orders"
+    pgbackrest_options = { "repo1-type" = "posix", "repo1-path" = "/var/lib/pgbackrest" }
   }
 }
 `,
-				ExpectError: regexp.MustCompile(`WAL-G Archive Not Drilled`),
+				ExpectError: regexp.MustCompile(`(?s)Missing Stanza.*set archive.stanza`),
 			},
 		},
 	})

@@ -442,19 +442,6 @@ func TestRenderClone(t *testing.T) {
 	if err != nil || src.RecordPath != "pgnvme/restored.json" || !strings.Contains(src.Record, `"backup_lsn_start":"0/4000028"`) || !strings.Contains(src.Record, `"backup_bytes":1073741824`) {
 		t.Errorf("Source: %+v, %v", src, err)
 	}
-	for _, tc := range []struct {
-		t    archive.Target
-		want map[string]string
-	}{
-		{archive.Target{}, nil},
-		{archive.Target{LSN: "0/5000000"}, map[string]string{"recovery_target_lsn": "0/5000000"}},
-		{archive.Target{Name: "before-migration"}, map[string]string{"recovery_target_name": "before-migration"}},
-		{archive.Target{Immediate: true}, map[string]string{"recovery_target": "immediate"}},
-	} {
-		if got := awsspec.RecoverySettings(tc.t); !maps.Equal(got, tc.want) {
-			t.Errorf("RecoverySettings(%v) = %v, want %v", tc.t, got, tc.want)
-		}
-	}
 	if _, err := awsspec.RenderClone(s, "eu-west-1", awsAddrs(), nil, facts, cluster.RestorePlan{}); err == nil {
 		t.Error("a clone without a planned backup rendered")
 	}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
@@ -113,22 +112,7 @@ func Source(s cluster.Spec, p cluster.RestorePlan) (bootstrap.Source, error) {
 	}
 	a := s.Restore.Archive
 	a.Stanza = from.Stanza
-	return bootstrap.Source{Archive: a, Backup: p.Backup.Label, Recovery: RecoverySettings(p.Target), Record: record, RecordPath: own.RestoredPath()}, nil
-}
-
-// RecoverySettings are PostgreSQL's recovery target settings for t (none for the end of the archive).
-func RecoverySettings(t archive.Target) map[string]string {
-	switch {
-	case !t.Time.IsZero():
-		return map[string]string{"recovery_target_time": t.PostgresTime()}
-	case t.LSN != "":
-		return map[string]string{"recovery_target_lsn": t.LSN}
-	case t.Name != "":
-		return map[string]string{"recovery_target_name": t.Name}
-	case t.Immediate:
-		return map[string]string{"recovery_target": "immediate"}
-	}
-	return nil
+	return bootstrap.Source{Archive: a, Backup: p.Backup.Label, Recovery: p.Target.RecoverySettings(), Record: record, RecordPath: own.RestoredPath()}, nil
 }
 
 func render(renderEC2 func(bootstrap.Cluster, bootstrap.EC2Node) (bootstrap.UserData, error), s cluster.Spec, region string,
