@@ -44,8 +44,12 @@ type awsTest struct {
 	elb *elbv2.Client
 }
 
+// enforcedPolicy, when set (TestOperatorPolicy_moto), is the IAM policy newAWSTest's Cloud runs under, with
+// moto's IAM enforcement on; the test's own clients (arranging and checking) are then an administrator's.
+var enforcedPolicy string
+
 // newAWSTest starts moto and returns the Cloud NewCloud builds on it: the provider's clients with endpoint
-// overrides, and moto's fixed test credentials.
+// overrides, and moto's fixed test credentials (with enforcedPolicy, an IAM user's under that policy).
 func newAWSTest(t *testing.T) *awsTest {
 	t.Helper()
 	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"} {
@@ -58,6 +62,14 @@ func newAWSTest(t *testing.T) *awsTest {
 	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
 	m := acctest.StartMoto(t)
+	var admin *aws.Config
+	if enforcedPolicy != "" {
+		creds := m.EnforceIAM(t, awsTestRegion, map[string]string{"operator": enforcedPolicy, "admin": acctest.AdminPolicy})
+		t.Setenv("AWS_ACCESS_KEY_ID", creds["operator"].AccessKeyID)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", creds["operator"].SecretAccessKey)
+		cfg := m.ConfigAs(awsTestRegion, creds["admin"])
+		admin = &cfg
+	}
 	clients := awsclient.New(awsclient.Config{
 		Region:                    awsTestRegion,
 		Endpoints:                 awsclient.Endpoints{EC2: m.URL, IAM: m.URL, STS: m.URL, SSM: m.URL, S3: m.URL, ELBV2: m.URL},
@@ -80,6 +92,9 @@ func newAWSTest(t *testing.T) *awsTest {
 	}
 	if at.elb, err = clients.ELBV2(ctx, awsTestRegion); err != nil {
 		t.Fatal(err)
+	}
+	if admin != nil {
+		at.ec2, at.iam, at.ssm, at.elb = ec2.NewFromConfig(*admin), iam.NewFromConfig(*admin), ssm.NewFromConfig(*admin), elbv2.NewFromConfig(*admin)
 	}
 	return at
 }

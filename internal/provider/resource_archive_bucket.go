@@ -171,6 +171,9 @@ func providerBug(diags *diag.Diagnostics) {
 
 // detail is a diagnostic's detail: what happened, what to do, then the original error.
 func detail(happened, todo string, err error) string {
+	if hint := awsclient.PermissionHint(err); hint != "" {
+		todo = hint + " " + todo
+	}
 	return happened + " " + todo + "\n\n" + err.Error()
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
@@ -351,6 +352,10 @@ func addClusterError(diags *diag.Diagnostics, summary, what string, err error) {
 		}
 	}
 	if len(others) > 0 {
-		diags.AddError(summary, what+"\n\n"+errors.Join(others...).Error())
+		err := errors.Join(others...)
+		if hint := awsclient.PermissionHint(err); hint != "" {
+			what += " " + hint
+		}
+		diags.AddError(summary, what+"\n\n"+err.Error())
 	}
 }

@@ -1,0 +1,65 @@
+package acctest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+)
+
+// AdminPolicy allows every action: the test's own arranging and checking under IAM enforcement.
+const AdminPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`
+
+// EnforceIAM makes an IAM user with an access key for each of policies (user name -> policy document, as
+// the user's inline policy), then turns moto's IAM enforcement on: from then on moto checks every
+// request's signature against the keys it issued and its action against the caller's policies, and refuses
+// the others with AccessDenied ("... is not authorized to perform: <action>"). It returns each user's
+// credentials. moto checks actions, and resources for S3 only; it does not check conditions, nor the
+// actions AWS checks beside a call (iam:PassRole, tagging at create).
+func (m *Moto) EnforceIAM(t testing.TB, region string, policies map[string]string) map[string]aws.Credentials {
+	t.Helper()
+	ctx := context.Background()
+	api := iam.NewFromConfig(m.AWSConfig(region))
+	out := map[string]aws.Credentials{}
+	for user, doc := range policies {
+		if _, err := api.CreateUser(ctx, &iam.CreateUserInput{UserName: aws.String(user)}); err != nil {
+			t.Fatalf("creating IAM user %s in moto: %v", user, err)
+		}
+		if _, err := api.PutUserPolicy(ctx, &iam.PutUserPolicyInput{UserName: aws.String(user), PolicyName: aws.String(user), PolicyDocument: aws.String(doc)}); err != nil {
+			t.Fatalf("the policy of IAM user %s in moto: %v", user, err)
+		}
+		key, err := api.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: aws.String(user)})
+		if err != nil {
+			t.Fatalf("an access key of IAM user %s in moto: %v", user, err)
+		}
+		out[user] = aws.Credentials{AccessKeyID: aws.ToString(key.AccessKey.AccessKeyId), SecretAccessKey: aws.ToString(key.AccessKey.SecretAccessKey)}
+	}
+	m.resetAuth(t, "0")
+	return out
+}
+
+// resetAuth sets how many more requests moto serves before it enforces IAM (moto-api/reset-auth).
+func (m *Moto) resetAuth(t testing.TB, count string) {
+	t.Helper()
+	resp, err := http.Post(m.URL+"/moto-api/reset-auth", "text/plain", strings.NewReader(count))
+	if err != nil {
+		t.Fatalf("turning moto's IAM enforcement on: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("turning moto's IAM enforcement on: HTTP %d %s", resp.StatusCode, body)
+	}
+}
+
+// ConfigAs is AWSConfig signed with creds (a user EnforceIAM made).
+func (m *Moto) ConfigAs(region string, creds aws.Credentials) aws.Config {
+	cfg := m.AWSConfig(region)
+	cfg.Credentials = credentials.StaticCredentialsProvider{Value: creds}
+	return cfg
+}
