@@ -40,9 +40,11 @@ type Bench struct {
 	// Initialize runs pgbench -i at Options.Scale first (dropping and
 	// re-creating the pgbench_* tables).
 	Initialize bool
-	// Password and SSLMode reach pgbench as PGPASSWORD and PGSSLMODE; empty
-	// ones are left to the environment.
-	Password, SSLMode string
+	// Password and SSLMode reach pgbench as PGPASSWORD and PGSSLMODE, and the
+	// TLS files as PGSSLROOTCERT, PGSSLCERT and PGSSLKEY; empty ones are left
+	// to the environment.
+	Password, SSLMode            string
+	SSLRootCert, SSLCert, SSLKey string
 	// SampleWaitEvents counts pgbench's active backends by wait event every
 	// SampleInterval (1 s when 0) while it runs, paced by Clock (wait.Real
 	// when nil).
@@ -132,8 +134,10 @@ func Benchmark(ctx context.Context, srv BenchServer, b Bench) (BenchResult, erro
 	if b.Password != "" {
 		env = append(env, "PGPASSWORD="+b.Password)
 	}
-	if b.SSLMode != "" {
-		env = append(env, "PGSSLMODE="+b.SSLMode)
+	for _, v := range [][2]string{{"PGSSLMODE", b.SSLMode}, {"PGSSLROOTCERT", b.SSLRootCert}, {"PGSSLCERT", b.SSLCert}, {"PGSSLKEY", b.SSLKey}} {
+		if v[1] != "" {
+			env = append(env, v[0]+"="+v[1])
+		}
 	}
 	if b.Initialize {
 		b.info("initialising pgbench tables", map[string]any{"scale": o.Scale})

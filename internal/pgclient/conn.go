@@ -59,6 +59,12 @@ type Config struct {
 	Password string
 	// SSLMode is one of SSLModes. Empty: PGSSLMODE, else "prefer".
 	SSLMode string
+	// SSLRootCert is a file of the certificate authorities the server's certificate is checked against
+	// (libpq's sslrootcert: with verify-ca and verify-full, and with require, which then checks as
+	// verify-ca). SSLCert and SSLKey are the client's certificate and private key files (libpq's sslcert and
+	// sslkey), for servers that authenticate clients by certificate: both or neither. Empty: libpq's
+	// environment (PGSSLROOTCERT, PGSSLCERT, PGSSLKEY), else none.
+	SSLRootCert, SSLCert, SSLKey string
 	// ConnectTimeout bounds each connection attempt. 0: DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// ApplicationName is the session's application_name. Empty:
@@ -72,8 +78,14 @@ func (c Config) String() string {
 	if c.Password != "" {
 		pw = " password=<hidden>"
 	}
-	return fmt.Sprintf("host=%q port=%d database=%q user=%q%s sslmode=%q connect_timeout=%s application_name=%q",
-		c.Host, c.Port, c.Database, c.User, pw, c.SSLMode, c.ConnectTimeout, c.ApplicationName)
+	tls := ""
+	for _, f := range []struct{ key, value string }{{"sslrootcert", c.SSLRootCert}, {"sslcert", c.SSLCert}, {"sslkey", c.SSLKey}} {
+		if f.value != "" {
+			tls += fmt.Sprintf(" %s=%q", f.key, f.value)
+		}
+	}
+	return fmt.Sprintf("host=%q port=%d database=%q user=%q%s sslmode=%q%s connect_timeout=%s application_name=%q",
+		c.Host, c.Port, c.Database, c.User, pw, c.SSLMode, tls, c.ConnectTimeout, c.ApplicationName)
 }
 
 // GoString is String, so that %#v does not print the password either.
@@ -96,9 +108,16 @@ func (c Config) Validate() error {
 	if c.ConnectTimeout < 0 {
 		return fmt.Errorf("connect timeout %s is negative", c.ConnectTimeout)
 	}
+	if (c.SSLCert == "") != (c.SSLKey == "") {
+		return fmt.Errorf("a client certificate needs its key and the key its certificate: give both sslcert and sslkey, or neither")
+	}
+	if c.SSLMode == "disable" && (c.SSLRootCert != "" || c.SSLCert != "") {
+		return fmt.Errorf("sslmode disable makes no TLS connection, so sslrootcert, sslcert and sslkey would be ignored: use verify-full (or require), or remove them")
+	}
 	for _, f := range []struct{ name, value string }{
 		{"host", c.Host}, {"database", c.Database}, {"user", c.User},
 		{"password", c.Password}, {"application name", c.ApplicationName},
+		{"sslrootcert", c.SSLRootCert}, {"sslcert", c.SSLCert}, {"sslkey", c.SSLKey},
 	} {
 		if strings.IndexByte(f.value, 0) >= 0 {
 			return fmt.Errorf("%s contains a NUL byte, which PostgreSQL connections cannot carry", f.name)
@@ -124,6 +143,9 @@ func (c Config) dsn() string {
 	add("dbname", c.Database)
 	add("user", c.User)
 	add("sslmode", c.SSLMode)
+	add("sslrootcert", c.SSLRootCert)
+	add("sslcert", c.SSLCert)
+	add("sslkey", c.SSLKey)
 	appName := c.ApplicationName
 	if appName == "" {
 		appName = DefaultApplicationName

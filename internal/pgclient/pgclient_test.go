@@ -301,6 +301,9 @@ func TestConfigValidate(t *testing.T) {
 		{"several hosts", pgclient.Config{Host: "a,b"}, "lists several hosts"},
 		{"negative timeout", pgclient.Config{ConnectTimeout: -time.Second}, "negative"},
 		{"NUL", pgclient.Config{Database: "a\x00b"}, "database contains a NUL byte"},
+		{"certificate without key", pgclient.Config{SSLMode: "verify-full", SSLCert: "/c.crt"}, "give both sslcert and sslkey"},
+		{"key without certificate", pgclient.Config{SSLMode: "verify-full", SSLKey: "/c.key"}, "give both sslcert and sslkey"},
+		{"TLS files without TLS", pgclient.Config{SSLMode: "disable", SSLRootCert: "/ca.crt"}, "sslmode disable makes no TLS connection"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -433,5 +436,51 @@ func TestConnectErrors(t *testing.T) {
 func TestErrorClassifiers(t *testing.T) {
 	if pgclient.IsReadOnlyStandby(nil) || pgclient.IsUnknownParameter(errors.New("x")) || pgclient.SQLState(nil) != "" {
 		t.Error("classifiers match errors that did not come from PostgreSQL")
+	}
+}
+
+// TLS as a server that takes TLS 1.3 only and clients by certificate sees it: with verify-full, the
+// server's authority and the client's certificate, the session is TLS (pg_stat_ssl: version, cipher, the
+// client certificate's name); without the client certificate, against another authority, or without TLS,
+// the server or the client refuses, and the error says which.
+func TestTLS(t *testing.T) {
+	tp := acctest.StartTLSPostgres(t)
+	ctx := testContext(t)
+	t.Setenv("PGSSLROOTCERT", "")
+	t.Setenv("PGSSLCERT", "")
+	t.Setenv("PGSSLKEY", "")
+	base := pgclient.Config{Host: "127.0.0.1", Port: tp.Server.Port(), Database: "postgres", User: "postgres", SSLMode: "verify-full",
+		SSLRootCert: tp.CAFile, SSLCert: tp.ClientCert, SSLKey: tp.ClientKey}
+	conn := connect(t, base)
+	row, err := conn.QueryText(ctx, "SELECT concat_ws('|', ssl, version, cipher, client_dn) FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Split(row, "|")
+	if len(f) != 4 || f[0] != "t" || f[1] != "TLSv1.3" || f[2] == "" || f[3] != "/CN=postgres" {
+		t.Errorf("pg_stat_ssl: %q; want true, TLSv1.3, a cipher and the client certificate's name", row)
+	}
+	t.Logf("TLS session (ssl|version|cipher|client): %s", row)
+	for _, tc := range []struct {
+		name string
+		edit func(*pgclient.Config)
+		want string
+	}{
+		{"no client certificate", func(c *pgclient.Config) { c.SSLCert, c.SSLKey = "", "" }, "certificate"},
+		{"another authority", func(c *pgclient.Config) { c.SSLRootCert = tp.OtherCAFile }, "certificate signed by unknown authority"},
+		{"no TLS", func(c *pgclient.Config) { c.SSLMode, c.SSLRootCert, c.SSLCert, c.SSLKey = "disable", "", "", "" }, "no encryption"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := base
+			tc.edit(&cfg)
+			c, err := pgclient.Connect(ctx, cfg)
+			if err == nil {
+				_ = c.Close(ctx)
+				t.Fatalf("connected with %s", cfg)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -43,6 +43,14 @@ type connectionModel struct {
 	Database types.String `tfsdk:"database"`
 	Username types.String `tfsdk:"username"`
 	SSLMode  types.String `tfsdk:"sslmode"`
+	tlsFiles
+}
+
+// tlsFiles are the connection block's TLS files (paths on the machine that runs Terraform).
+type tlsFiles struct {
+	SSLRootCert types.String `tfsdk:"sslrootcert"`
+	SSLCert     types.String `tfsdk:"sslcert"`
+	SSLKey      types.String `tfsdk:"sslkey"`
 }
 
 // resourceConnectionModel adds the write-only password of the resources.
@@ -53,6 +61,7 @@ type resourceConnectionModel struct {
 	Username   types.String `tfsdk:"username"`
 	SSLMode    types.String `tfsdk:"sslmode"`
 	PasswordWO types.String `tfsdk:"password_wo"`
+	tlsFiles
 }
 
 const (
@@ -61,8 +70,30 @@ const (
 	dbDescription   = "Database to connect to. Defaults to `postgres`."
 	userDescription = "Role to connect as; it needs superuser (or `ALTER SYSTEM` privilege on the settings) " +
 		"for changes, and `pg_monitor` for reading replication state. Defaults to `postgres`."
-	sslDescription = "libpq `sslmode`: `disable`, `allow`, `prefer` (default), `require`, `verify-ca` or `verify-full`."
+	sslDescription = "libpq `sslmode`: `disable`, `allow`, `prefer` (default), `require`, `verify-ca` or `verify-full` " +
+		"(TLS, the server's certificate checked against `sslrootcert` and its name against `host`: what a client of a server on " +
+		"another machine wants)."
+	rootCertDescription = "Path of a PEM file of the certificate authorities the server's certificate is checked against (libpq's " +
+		"`sslrootcert`), on the machine that runs Terraform. Unset: `PGSSLROOTCERT`, else libpq's default (`~/.postgresql/root.crt`)."
+	certDescription = "Path of the client's certificate (PEM, libpq's `sslcert`), for a server that authenticates clients by " +
+		"certificate; with `sslkey`. Unset: `PGSSLCERT`, else none."
+	keyDescription = "Path of the client certificate's private key (PEM, libpq's `sslkey`; mode 0600). Unset: `PGSSLKEY`, else none."
 )
+
+// tlsDataSourceAttributes and tlsResourceAttributes are the TLS files' attributes of the connection blocks.
+func tlsDataSourceAttributes(attrs map[string]dschema.Attribute) map[string]dschema.Attribute {
+	for name, desc := range map[string]string{"sslrootcert": rootCertDescription, "sslcert": certDescription, "sslkey": keyDescription} {
+		attrs[name] = dschema.StringAttribute{Optional: true, MarkdownDescription: desc, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}}
+	}
+	return attrs
+}
+
+func tlsResourceAttributes(attrs map[string]rschema.Attribute) map[string]rschema.Attribute {
+	for name, desc := range map[string]string{"sslrootcert": rootCertDescription, "sslcert": certDescription, "sslkey": keyDescription} {
+		attrs[name] = rschema.StringAttribute{Optional: true, MarkdownDescription: desc, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}}
+	}
+	return attrs
+}
 
 func connectionDataSourceAttribute() dschema.SingleNestedAttribute {
 	return dschema.SingleNestedAttribute{
@@ -70,13 +101,13 @@ func connectionDataSourceAttribute() dschema.SingleNestedAttribute {
 		MarkdownDescription: "How to reach the PostgreSQL server. The password is read from `PGPASSWORD` or a " +
 			"passfile (`PGPASSFILE`, `~/.pgpass`): Terraform keeps a data source's arguments in state, so there is no " +
 			"password argument here.",
-		Attributes: map[string]dschema.Attribute{
+		Attributes: tlsDataSourceAttributes(map[string]dschema.Attribute{
 			"host":     dschema.StringAttribute{Required: true, MarkdownDescription: hostDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"port":     dschema.Int64Attribute{Optional: true, MarkdownDescription: portDescription, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
 			"database": dschema.StringAttribute{Optional: true, MarkdownDescription: dbDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"username": dschema.StringAttribute{Optional: true, MarkdownDescription: userDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"sslmode":  dschema.StringAttribute{Optional: true, MarkdownDescription: sslDescription, Validators: []validator.String{stringvalidator.OneOf(pgclient.SSLModes...)}},
-		},
+		}),
 	}
 }
 
@@ -85,7 +116,7 @@ func connectionResourceAttribute() rschema.SingleNestedAttribute {
 		Required: true,
 		MarkdownDescription: "How to reach the primary. Changing `host`, `port` or `database` means another server: the " +
 			"settings are reset on the old one and applied to the new one.",
-		Attributes: map[string]rschema.Attribute{
+		Attributes: tlsResourceAttributes(map[string]rschema.Attribute{
 			"host": rschema.StringAttribute{
 				Required: true, MarkdownDescription: hostDescription,
 				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
@@ -117,7 +148,7 @@ func connectionResourceAttribute() rschema.SingleNestedAttribute {
 					"1.11+). Unset: `PGPASSWORD` or a passfile. Refresh (drift detection) and destroy do not receive " +
 					"write-only values, so they use `PGPASSWORD` or a passfile too.",
 			},
-		},
+		}),
 	}
 }
 
@@ -135,11 +166,15 @@ func pgConfig(c connectionModel, password string) pgclient.Config {
 		User:     stringOr(c.Username, defaultPGUser),
 		SSLMode:  stringOr(c.SSLMode, defaultSSLMode),
 		Password: password,
+
+		SSLRootCert: c.SSLRootCert.ValueString(),
+		SSLCert:     c.SSLCert.ValueString(),
+		SSLKey:      c.SSLKey.ValueString(),
 	}
 }
 
 func (c resourceConnectionModel) plain() connectionModel {
-	return connectionModel{Host: c.Host, Port: c.Port, Database: c.Database, Username: c.Username, SSLMode: c.SSLMode}
+	return connectionModel{Host: c.Host, Port: c.Port, Database: c.Database, Username: c.Username, SSLMode: c.SSLMode, tlsFiles: c.tlsFiles}
 }
 
 // connect opens a connection, reporting failures on the connection attribute.
@@ -148,7 +183,7 @@ func connect(ctx context.Context, cfg pgclient.Config, diags *diag.Diagnostics) 
 	if err != nil {
 		diags.AddAttributeError(path.Root("server"), "Cannot Connect To PostgreSQL",
 			fmt.Sprintf("Connecting to %s:%d/%s as %s failed. Check the server is running and reachable, the "+
-				"credentials (password_wo, PGPASSWORD or a passfile) and sslmode.\n\n%s", cfg.Host, cfg.Port, cfg.Database, cfg.User, err))
+				"credentials (password_wo, PGPASSWORD or a passfile), sslmode and the TLS files.\n\n%s", cfg.Host, cfg.Port, cfg.Database, cfg.User, err))
 		return nil
 	}
 	return conn
@@ -163,6 +198,7 @@ func connectionID(cfg pgclient.Config) string {
 var resourceConnectionAttrTypes = map[string]attr.Type{
 	"host": types.StringType, "port": types.Int64Type, "database": types.StringType,
 	"username": types.StringType, "sslmode": types.StringType, "password_wo": types.StringType,
+	"sslrootcert": types.StringType, "sslcert": types.StringType, "sslkey": types.StringType,
 }
 
 // writeOnlyPassword reads password_wo from the configuration's connection block ("" when unset).

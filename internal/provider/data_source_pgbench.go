@@ -260,7 +260,7 @@ func (m pgbenchModel) bench(ctx context.Context, bin string, cfg pgclient.Config
 	}
 	return localnode.Bench{
 		Pgbench: bin, Options: o, Script: m.Script.ValueString(), Initialize: m.Initialize.ValueBool(),
-		Password: cfg.Password, SSLMode: cfg.SSLMode,
+		Password: cfg.Password, SSLMode: cfg.SSLMode, SSLRootCert: cfg.SSLRootCert, SSLCert: cfg.SSLCert, SSLKey: cfg.SSLKey,
 		SampleWaitEvents: m.SampleWaitEvents.IsNull() || m.SampleWaitEvents.ValueBool(),
 		Info:             func(msg string, fields map[string]any) { tflog.Info(ctx, msg, fields) },
 		Warn:             func(msg string, fields map[string]any) { tflog.Warn(ctx, msg, fields) },

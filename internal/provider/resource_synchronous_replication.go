@@ -388,6 +388,7 @@ func (r *synchronousReplicationResource) ImportState(ctx context.Context, req re
 	conn, d := types.ObjectValue(resourceConnectionAttrTypes, map[string]attr.Value{
 		"host": types.StringValue(host), "port": types.Int64Value(int64(port)), "database": types.StringValue(db),
 		"username": types.StringValue(defaultPGUser), "sslmode": types.StringValue(defaultSSLMode), "password_wo": types.StringNull(),
+		"sslrootcert": types.StringNull(), "sslcert": types.StringNull(), "sslkey": types.StringNull(),
 	})
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("server"), conn)...)
