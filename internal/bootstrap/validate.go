@@ -127,6 +127,10 @@ func (c Cluster) Problems() []Problem {
 	add(c.validateNodes(), "node")
 	out = append(out, c.validateSynchronous()...)
 	add(c.validateParameters(), "parameters")
+	versions := ParameterVersionProblems(c.Parameters, c.PostgresMajor)
+	for _, name := range slices.Sorted(maps.Keys(versions)) {
+		add([]error{versions[name]}, "parameters", name)
+	}
 	if c.Archive != nil {
 		out = append(out, c.Archive.ProblemsAt([]string{"archive"})...)
 		params := defaultParameters()

@@ -201,6 +201,26 @@ func Evaluate(s Sizing, o catalog.Offered) Candidate {
 	}
 }
 
+// DefaultMinVCPUs is the fewest vCPUs a capacity plan considers unless asked for fewer: a database server
+// needs a core for its queries and one for everything else (autovacuum, the WAL writer and archiver,
+// replication, checkpoints).
+const DefaultMinVCPUs = 2
+
+// Reason says which rule picked the recommendation: the smallest of the candidates in the ranking order, at
+// the required NVMe, with the vCPU floor minVCPUs (and whether it is the default).
+func (p Plan) Reason(minVCPUs int, defaulted bool) string {
+	unit := "vCPUs"
+	if minVCPUs == 1 {
+		unit = "vCPU"
+	}
+	floor := fmt.Sprintf("at least %d %s (min_vcpus)", minVCPUs, unit)
+	if defaulted {
+		floor = fmt.Sprintf("at least %d vCPUs (min_vcpus unset: %d, the fewest a database node should have; set it to 1 for smaller types)", minVCPUs, minVCPUs)
+	}
+	return fmt.Sprintf("%s is the smallest of %d candidates that hold %.1f GiB of NVMe per node: fewest vCPUs, then least memory, then least NVMe, with %s.",
+		p.Recommended.Name, len(p.Candidates), p.Sizing.RequiredNVMeGiB, floor)
+}
+
 // Plan is the ranked result of [Rank].
 type Plan struct {
 	// Sizing is the requirement the candidates were ranked against.

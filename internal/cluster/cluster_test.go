@@ -295,3 +295,17 @@ func TestPlanRestore(t *testing.T) {
 		}
 	}
 }
+
+// A parameter of another major: refused at parameters.<name> for the major given (or aws's default); on
+// local without postgres_major it is left to the platform, which knows the installed major.
+func TestValidateParameterMajor(t *testing.T) {
+	in := cluster.Input{Name: "demo", Blocks: localBlock(localspec.Block{DataDir: "/var/lib/pgnvme/demo"}), Parameters: map[string]string{"io_method": "worker"}}
+	if errs := cluster.Validate(cluster.FromInput(in)); len(errs) != 0 {
+		t.Errorf("local without postgres_major: %v", errs)
+	}
+	in.PostgresMajor = 15
+	errs := cluster.Validate(cluster.FromInput(in))
+	if len(errs) != 1 || strings.Join(errs[0].Path, ".") != "parameters.io_method" || !strings.Contains(errs[0].Detail, "PostgreSQL 18 and later") {
+		t.Errorf("local with postgres_major 15: %v", errs)
+	}
+}

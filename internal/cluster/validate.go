@@ -121,6 +121,8 @@ func Validate(s Spec) []*FieldError {
 	// is bootstrap's rule; it reports each problem with its attribute.
 	for _, p := range s.Bootstrap().Problems() {
 		switch {
+		case len(p.Path) == 2 && p.Path[0] == "parameters" && s.PostgresMajor == 0 && s.Block != nil && s.Block.Platform() == PlatformLocal:
+			continue // a parameter of another major: the local platform runs the installed one, and its plan checks them against it
 		case len(p.Path) == 1 && p.Path[0] == "name",
 			len(p.Path) == 1 && p.Path[0] == "node" && (len(s.Nodes) < bootstrap.MinNodes || len(s.Nodes) > bootstrap.MaxNodes),
 			len(p.Path) == 1 && p.Path[0] == "archive" && blockAt(p.Path):

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
@@ -121,6 +122,17 @@ func (m *Manager) members(ls Spec, st []Status) []cluster.Member {
 	return out
 }
 
+// parameterVersions refuses, each at its parameter, the parameters the installed PostgreSQL major does not
+// know (bootstrap.ParameterVersionProblems): the server would not start with them.
+func parameterVersions(params map[string]string, major int) error {
+	probs := bootstrap.ParameterVersionProblems(params, major)
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(probs)) {
+		errs = append(errs, &cluster.FieldError{Path: []string{"parameters", name}, Summary: "Invalid Parameter", Detail: probs[name].Error()})
+	}
+	return errors.Join(errs...)
+}
+
 // major is the installed major version, checked against the one s asks for.
 func (p *Platform) major(ctx context.Context, m *Manager, s cluster.Spec) (int, error) {
 	major, err := m.PostgresMajor(ctx)
@@ -146,6 +158,9 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 	}
 	major, err := p.major(ctx, m, s)
 	if err != nil {
+		return cluster.Plan{}, err
+	}
+	if err := parameterVersions(s.Parameters, major); err != nil {
 		return cluster.Plan{}, err
 	}
 	if err := m.CheckLimits(ls); err != nil {

@@ -66,6 +66,7 @@ type capacityPlanModel struct {
 	RequiredNVMeGiB     types.Float64     `tfsdk:"required_nvme_gib"`
 	Candidates          []candidateModel  `tfsdk:"candidates"`
 	InstanceType        types.String      `tfsdk:"instance_type"`
+	RecommendationWhy   types.String      `tfsdk:"recommendation_reason"`
 	Recommended         *candidateModel   `tfsdk:"recommended"`
 	PostgresParameters  map[string]string `tfsdk:"postgres_parameters"`
 	CatalogDate         types.String      `tfsdk:"catalog_date"`
@@ -101,6 +102,12 @@ func candidateAttributes() map[string]schema.Attribute {
 
 func (d *capacityPlanDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	attrs := filterAttributes()
+	attrs["min_vcpus"] = schema.Int64Attribute{
+		Optional: true,
+		MarkdownDescription: fmt.Sprintf("Keep types with at least this many vCPUs. At least 1; unset means %d, the fewest a database node "+
+			"should have (a core for queries, one for autovacuum, WAL, replication and checkpoints): set 1 to consider single-vCPU types.", capacity.DefaultMinVCPUs),
+		Validators: []validator.Int64{int64validator.AtLeast(1)},
+	}
 	for k, v := range map[string]schema.Attribute{
 		"dataset_gib": schema.Float64Attribute{
 			Optional:            true,
@@ -189,6 +196,8 @@ func (d *capacityPlanDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			NestedObject:        schema.NestedAttributeObject{Attributes: candidateAttributes()},
 		},
 		"instance_type": schema.StringAttribute{Computed: true, MarkdownDescription: "The recommended type: the first candidate."},
+		"recommendation_reason": schema.StringAttribute{Computed: true, MarkdownDescription: "Which rule picked `instance_type`: the smallest " +
+			"candidate in the ranking order that holds `required_nvme_gib`, with the vCPU floor it applied."},
 		"recommended": schema.SingleNestedAttribute{
 			Computed:            true,
 			MarkdownDescription: "The recommended candidate's figures.",
@@ -284,6 +293,11 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	minVCPUs, defaulted := int(m.MinVCPUs.ValueInt64()), m.MinVCPUs.IsNull()
+	if defaulted {
+		minVCPUs = capacity.DefaultMinVCPUs
+		f.MinVCPUs = minVCPUs
+	}
 	f.OfferedInZoneIDs = zoneIDs
 	f.ExcludeSpecialPurpose = !m.IncludeSpecial.ValueBool()
 	f.ExcludePreviousGeneration = !m.IncludePrevious.ValueBool()
@@ -341,6 +355,7 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	recModel := candidateFrom(rec)
 	m.Recommended = &recModel
 	m.InstanceType = types.StringValue(rec.Name)
+	m.RecommendationWhy = types.StringValue(plan.Reason(minVCPUs, defaulted))
 	m.PostgresParameters = params
 	m.CatalogDate = types.StringValue(view.Date)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)

@@ -193,3 +193,48 @@ architectures = ["x86_64"]`), `(?s)No Instance Type Fits.*largest candidate`},
 min_vcpus = 1000`), `(?s)No Instance Type Meets The Filters.*relax`},
 	})
 }
+
+// Without min_vcpus, a plan considers types with 2 vCPUs or more (a database node needs a core for queries
+// and one for the rest), and says so in recommendation_reason; min_vcpus = 1 lets single-vCPU types in, and
+// the smallest that holds 200 GiB then has 1 vCPU (in the embedded catalog: is4gen.medium).
+func TestAccCapacityPlanDataSource_vcpuFloor(t *testing.T) {
+	noCredentials(t)
+	cfg := func(extra string) string {
+		return `
+provider "pgnvme" {
+  region = "us-east-1"
+}
+
+data "pgnvme_capacity_plan" "small" {
+  dataset_gib = 200
+` + extra + `
+}
+
+output "vcpus" {
+  value = data.pgnvme_capacity_plan.small.recommended.vcpus
+}
+`
+	}
+	const addr = "data.pgnvme_capacity_plan.small"
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownOutputValue("vcpus", knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("recommendation_reason"), knownvalue.StringRegexp(regexpOf(
+						`^[a-z0-9]+\.[a-z0-9]+ is the smallest of \d+ candidates that hold \d+\.\d GiB of NVMe per node: fewest vCPUs, then least memory, then least NVMe, with at least 2 vCPUs \(min_vcpus unset`))),
+				},
+			},
+			{
+				Config: cfg("  min_vcpus = 1"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownOutputValue("vcpus", knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("instance_type"), knownvalue.StringExact("is4gen.medium")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("recommendation_reason"), knownvalue.StringRegexp(regexpOf(`with at least 1 vCPU \(min_vcpus\)\.$`))),
+				},
+			},
+		},
+	})
+}

@@ -334,11 +334,18 @@ func attrPath(p []string) path.Path {
 		return path.Empty()
 	}
 	out := path.Root(p[0])
-	for _, name := range p[1:] {
-		out = out.AtName(name)
+	for i, name := range p[1:] {
+		if mapAttributes[p[i]] {
+			out = out.AtMapKey(name)
+		} else {
+			out = out.AtName(name)
+		}
 	}
 	return out
 }
+
+// mapAttributes are the map attributes a field error's path may go into: the next step is a key.
+var mapAttributes = map[string]bool{"parameters": true, "tags": true, "subnet_ids": true, "walg_env": true, "pgbackrest_options": true}
 
 // addClusterError reports err: each cluster.FieldError at its attribute with its own summary, anything
 // else under summary with what (what happened and what to do) before the error.

@@ -172,6 +172,10 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 		{"aws tag", f.config(m, addAWS(`tags = { "aws:owner" = "me" }`)), `(?s)aws.tags`},
 		{"two platform blocks", f.config(m, replace(`  aws {`, "  local { data_dir = \"/tmp/tf-acc-bad\" }\n  aws {")), `(?s)Invalid Attribute Combination`},
 		{"region name", f.config(m, addAWS(`region = "Europe"`)), `(?s)aws.region`},
+		{"PostgreSQL 18's tuning on 15", f.config(m, replace(`  aws {`, "  postgres_major = 15\n  parameters = { io_method = \"worker\" }\n  aws {")),
+			`(?s)Invalid Parameter.*"io_method" is one of PostgreSQL 18 and later.*runs PostgreSQL 15`},
+		{"a parameter removed before the default major", f.config(m, replace(`  aws {`, "  parameters = { force_parallel_mode = \"off\" }\n  aws {")),
+			`(?s)Invalid Parameter.*"force_parallel_mode" is one of PostgreSQL 15 and earlier.*runs PostgreSQL 18`},
 		{"name too long for the created role", f.config(m, replace(`name = "tf-acc-bad"`, `name = "tf-acc-`+strings.Repeat("x", 55)+`"`)), `(?s)Cluster Name Too Long For Its Role`},
 	}
 	for _, tc := range cases {
