@@ -184,6 +184,7 @@ func TestEC2DiskScript_oneDisk(t *testing.T) {
 	for _, want := range []string{
 		"+ mkfs.xfs -K -L pgnvme -l su=8b " + dev,
 		"+ mount -t xfs -o noatime,nofail UUID=<uuid of " + dev + "> " + mnt,
+		"+ install -d -m 0700 -o postgres -g postgres " + mnt,
 		"+ install -d -m 0700 -o postgres -g postgres " + data + " " + filepath.Join(mnt, "walg-prefetch"),
 	} {
 		if !strings.Contains(out, want+"\n") {
@@ -203,7 +204,8 @@ func TestEC2DiskScript_oneDisk(t *testing.T) {
 		if want := blkidUUID(t, dev); uuid != want || uuid == "" {
 			t.Fatalf("%s: mounted UUID %q, the device's %q", step, uuid, want)
 		}
-		for _, d := range []string{data, filepath.Join(mnt, "walg-prefetch")} {
+		// The mount point too: Patroni renames a failed bootstrap's data directory there, as postgres.
+		for _, d := range []string{mnt, data, filepath.Join(mnt, "walg-prefetch")} {
 			fi, err := os.Stat(d)
 			if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 				t.Fatalf("%s: %s: %v %v, want a 0700 directory", step, d, fi, err)
@@ -330,6 +332,7 @@ func TestEC2DiskScript_fourDisks(t *testing.T) {
 			"+ mkfs.xfs -K -L pgnvme -l su=8b /dev/md/pgnvme",
 			"+ mkdir -p " + mnt,
 			"+ mount -t xfs -o noatime,nofail UUID=<uuid of /dev/md/pgnvme> " + mnt,
+			"+ install -d -m 0700 -o postgres -g postgres " + mnt,
 			"+ install -d -m 0700 -o postgres -g postgres " + filepath.Join(mnt, "data") + " " + filepath.Join(mnt, "walg-prefetch"),
 		}, ""},
 		{"disks that carry the array", devs, []string{

@@ -218,5 +218,10 @@ else
 fi
 make_filesystem
 mount_filesystem
+# The file system is the server's alone, its root included: Patroni sets the data directory of a failed
+# bootstrap aside there (data.failed) and the restore's bootstrap removes it, both as the server's user. With
+# a root-owned mount point the rename failed, Patroni exited, and when it came back it started the half-
+# recovered copy and could win the leader race with it.
+run install -d -m 0700 -o "$OWNER" -g "$OWNER" "$MOUNT_POINT"
 run install -d -m 0700 -o "$OWNER" -g "$OWNER" "$DATA_DIR" "${OTHER_DIRS[@]}"
 log "ready: $DEVICE (UUID $UUID) on $MOUNT_POINT, data directory $DATA_DIR"
