@@ -212,3 +212,47 @@ func containsAll(have, want []string) bool {
 	}
 	return true
 }
+
+// Binding names the filters of f that select no type in region on their own account: for each filter set,
+// how many types f would select with that one filter lifted ("min_memory_gib: 12 types without it"), those
+// that free at least one type, most freeing first. Empty when f selects a type, or when no single filter
+// lifted frees one (several bind together). The names are pgnvme_capacity_plan's attributes.
+func Binding(types []InstanceType, region Region, f Filter) []string {
+	if len(Select(types, region, f)) > 0 {
+		return nil
+	}
+	type lifted struct {
+		name  string
+		count int
+	}
+	var found []lifted
+	try := func(name string, set bool, lift func(*Filter)) {
+		if !set {
+			return
+		}
+		g := f
+		lift(&g)
+		if n := len(Select(types, region, g)); n > 0 {
+			found = append(found, lifted{name, n})
+		}
+	}
+	try(fmt.Sprintf("min_vcpus = %d", f.MinVCPUs), f.MinVCPUs > 0, func(g *Filter) { g.MinVCPUs = 0 })
+	try(fmt.Sprintf("min_memory_gib = %g", f.MinMemoryGiB), f.MinMemoryGiB > 0, func(g *Filter) { g.MinMemoryGiB = 0 })
+	try(fmt.Sprintf("architectures = %v", f.Architectures), len(f.Architectures) > 0, func(g *Filter) { g.Architectures = nil })
+	try(fmt.Sprintf("families = %v", f.Families), len(f.Families) > 0, func(g *Filter) { g.Families = nil })
+	try(fmt.Sprintf("exclude_families = %v", f.ExcludeFamilies), len(f.ExcludeFamilies) > 0, func(g *Filter) { g.ExcludeFamilies = nil })
+	try(fmt.Sprintf("the zones (%s)", strings.Join(f.OfferedInZoneIDs, ", ")), len(f.OfferedInZoneIDs) > 0, func(g *Filter) { g.OfferedInZoneIDs = nil })
+	try(fmt.Sprintf("offered in %d zones (node_count)", f.MinZones), f.MinZones > 1, func(g *Filter) { g.MinZones = 0 })
+	try("special-purpose types left out (include_special_purpose)", f.ExcludeSpecialPurpose, func(g *Filter) { g.ExcludeSpecialPurpose = false })
+	try("previous generations left out (include_previous_generation)", f.ExcludePreviousGeneration, func(g *Filter) { g.ExcludePreviousGeneration = false })
+	slices.SortStableFunc(found, func(a, b lifted) int { return cmp.Compare(b.count, a.count) })
+	out := make([]string, len(found))
+	for i, l := range found {
+		unit := "types"
+		if l.count == 1 {
+			unit = "type"
+		}
+		out[i] = fmt.Sprintf("%s (%d %s without it)", l.name, l.count, unit)
+	}
+	return out
+}

@@ -184,3 +184,27 @@ func TestSelectDeterministicAndNoAliasing(t *testing.T) {
 		t.Error("Select sorted the region's offerings in place")
 	}
 }
+
+// Binding names the one filter whose lifting frees types, with how many; none when f selects a type or
+// when no single lift frees one.
+func TestBinding(t *testing.T) {
+	region := catalog.Region{Name: "r", Zones: []catalog.Zone{{Name: "ra", ID: "r-az1"}, {Name: "rb", ID: "r-az2"}}}
+	types := []catalog.InstanceType{
+		{Name: "small.large", VCPUs: 2, MemoryMiB: 8192, Architectures: []string{"x86_64"}, TotalGB: 100},
+		{Name: "big.xlarge", VCPUs: 4, MemoryMiB: 32768, Architectures: []string{"arm64"}, TotalGB: 200},
+	}
+	region.Offerings = map[string][]string{"small.large": {"r-az1", "r-az2"}, "big.xlarge": {"r-az1", "r-az2"}}
+	if b := catalog.Binding(types, region, catalog.Filter{MinVCPUs: 2}); b != nil {
+		t.Errorf("a filter that selects: %v", b)
+	}
+	if b := catalog.Binding(types, region, catalog.Filter{MinMemoryGiB: 16, Architectures: []string{"x86_64"}}); len(b) != 2 ||
+		b[0] != "min_memory_gib = 16 (1 type without it)" || b[1] != "architectures = [x86_64] (1 type without it)" {
+		t.Errorf("memory and architecture: %v", b)
+	}
+	if b := catalog.Binding(types, region, catalog.Filter{MinMemoryGiB: 64, Families: []string{"small"}}); len(b) != 1 || b[0] != "min_memory_gib = 64 (1 type without it)" {
+		t.Errorf("memory binds (families with it select nothing either way): %v", b)
+	}
+	if b := catalog.Binding(types, region, catalog.Filter{MinMemoryGiB: 64, MinVCPUs: 8}); len(b) != 0 {
+		t.Errorf("two filters that bind together: %v", b)
+	}
+}

@@ -85,7 +85,7 @@ func TestValidate(t *testing.T) {
 			in.Parameters = map[string]string{"max_wal_size": "64MB", "wal_keep_size": "0"}
 		}, "", ""},
 		{"relative data dir", func(in *cluster.Input) { in.Blocks[0].(*localspec.Block).DataDir = "data" }, "local.data_dir", "absolute path"},
-		{"ports past 65535", func(in *cluster.Input) { in.Blocks[0].(*localspec.Block).PortBase = 65534 }, "local.port_base", "at most 65535"},
+		{"ports past 65535", func(in *cluster.Input) { in.Blocks[0].(*localspec.Block).PortBase = 65534 }, "local.port_base", "choose a base from 1024 to 65533"},
 		{"major", func(in *cluster.Input) { in.PostgresMajor = 9 }, "postgres_major", "not supported"},
 		{"limits", func(in *cluster.Input) {
 			in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{MemoryMiB: 512, ReadIOPS: 3000, WriteIOPS: 3000, ReadMiBPerSecond: 125, WriteMiBPerSecond: 125, DiskGiB: 20}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -144,7 +145,7 @@ func (d *capacityPlanDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			Optional: true,
 			MarkdownDescription: "Highest share of the NVMe the data may fill at the horizon, above 0 and at most 1. " +
 				"Defaults to `0.75`, leaving room for VACUUM FULL, index rebuilds and surprises.",
-			Validators: []validator.Float64{float64validator.Between(math.SmallestNonzeroFloat64, 1)},
+			Validators: []validator.Float64{fractionValidator{example: 0.75}},
 		},
 		"working_set_gib": schema.Float64Attribute{
 			Optional:            true,
@@ -315,12 +316,17 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if err != nil {
 		var nofit *capacity.NoFitError
 		if errors.As(err, &nofit) {
-			summary := "No Instance Type Fits"
+			summary, binding := "No Instance Type Fits", ""
 			if nofit.Reason == capacity.ReasonHardFilters {
 				summary = "No Instance Type Meets The Filters"
+				if b := catalog.Binding(view.Types, view.Region, f); len(b) > 0 {
+					binding = "\n\nWhat binds: " + strings.Join(b, "; ") + "."
+				} else {
+					binding = "\n\nNo single filter binds: several exclude every type together; relax more than one."
+				}
 			}
-			resp.Diagnostics.AddError(summary, fmt.Sprintf("%s\n\nRegion %s, catalog %s (%s).",
-				nofit.Error(), view.Region.Name, view.Date, view.Origin))
+			resp.Diagnostics.AddError(summary, fmt.Sprintf("%s%s\n\nRegion %s, catalog %s (%s).",
+				nofit.Error(), binding, view.Region.Name, view.Date, view.Origin))
 			return
 		}
 		resp.Diagnostics.AddError("Capacity Plan Failed",

@@ -162,9 +162,11 @@ pgbench_scale = 100`), `(?s)Invalid Attribute Combination.*dataset_gib`},
 		{"negative growth", plan(`dataset_gib = 10
 growth_gib_per_month = -1`), `(?s)growth_gib_per_month.*at least 0`},
 		{"utilisation zero", plan(`dataset_gib = 10
-max_disk_utilization = 0`), `(?s)max_disk_utilization.*between`},
+max_disk_utilization = 0`), `(?s)Invalid Fraction.*max_disk_utilization is 0; it is a fraction above 0 and at most 1, such as\s+0.75 for 75%`},
 		{"utilisation above one", plan(`dataset_gib = 10
-max_disk_utilization = 1.2`), `(?s)max_disk_utilization.*between`},
+max_disk_utilization = 1.2`), `(?s)Invalid Fraction.*max_disk_utilization is 1.2; it is a fraction above 0 and at most`},
+		{"utilisation as a percentage", plan(`dataset_gib = 10
+max_disk_utilization = 75`), `(?s)Invalid Fraction.*max_disk_utilization is 75; it is a fraction.*For 75%,\s+write\s+0.75`},
 		{"bloat below one", plan(`dataset_gib = 10
 bloat_factor = 0.9`), `(?s)bloat_factor.*between 1`},
 		{"negative wal reserve", plan(`dataset_gib = 10
@@ -191,6 +193,12 @@ workload = "batch"`), `(?s)workload.*value must be one of`},
 architectures = ["x86_64"]`), `(?s)No Instance Type Fits.*largest candidate`},
 		{"filters exclude everything", plan(`dataset_gib = 10
 min_vcpus = 1000`), `(?s)No Instance Type Meets The Filters.*relax`},
+		// Before: "No instance type meets the hard filters (vCPUs, memory, architectures, families, zones)", not which.
+		{"one filter binds", plan(`dataset_gib = 10
+min_memory_gib = 100000`), `(?s)No Instance Type Meets The Filters.*What binds:\s+min_memory_gib\s+=\s+100000\s+\(\d+\s+types?\s+without\s+it\)`},
+		{"several filters bind together", plan(`dataset_gib = 10
+min_memory_gib = 100000
+min_vcpus = 1000`), `(?s)No Instance Type Meets The Filters.*No single filter\s+binds`},
 	})
 }
 

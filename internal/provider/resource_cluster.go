@@ -74,7 +74,9 @@ func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureReq
 }
 
 func (r *clusterResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{resourcevalidator.ExactlyOneOf(path.MatchRoot("local"), path.MatchRoot("aws"))}
+	// Both blocks at once is Conflicting's to report; neither, ValidateConfig's (in the product's words, not the
+	// framework's "exactly one of these attributes must be configured").
+	return []resource.ConfigValidator{resourcevalidator.Conflicting(path.MatchRoot("local"), path.MatchRoot("aws"))}
 }
 
 // platform is the platform s runs on.
@@ -102,8 +104,15 @@ func (r *clusterResource) ValidateConfig(ctx context.Context, req resource.Valid
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if m.Local.IsNull() && m.AWS.IsNull() {
+		resp.Diagnostics.AddError("Missing Platform Block",
+			"pgnvme_cluster runs on one platform, given by its block: local { data_dir = \"/var/lib/pgnvme/<name>\" } runs the nodes as "+
+				"PostgreSQL processes on the machine that runs Terraform; aws { instance_type = ..., subnet_ids = {...} } runs them on EC2 "+
+				"instances with instance-store NVMe. Add one of them.")
+		return
+	}
 	s, ok := clusterSpec(ctx, m, &resp.Diagnostics)
-	if !ok || s.Platform() == "" { // the platform block is ExactlyOneOf's to report
+	if !ok || s.Platform() == "" { // both blocks: Conflicting's to report
 		return
 	}
 	for _, fe := range cluster.Validate(s) {

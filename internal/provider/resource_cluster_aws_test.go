@@ -142,6 +142,9 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 		{"zone without a subnet", f.config(m, replace(`      "us-east-1c" = `+fmt.Sprintf("%q", f.subnets["us-east-1c"]), ``)), `(?s)aws.subnet_ids.*us-east-1c`},
 		{"two nodes in one zone", f.config(m, replace(`zone = "us-east-1c"`, `zone = "us-east-1b"`)), `(?s)node.*us-east-1b`},
 		{"node without a zone", f.config(m, replace("    zone = \"us-east-1c\"\n", "")), `(?s)node.*zone`},
+		// Before: three errors "Node node-1 has no zone", ... for nodes the configuration never names.
+		{"node_count on aws", f.config(m, replace("  node {\n    name = \"node-1\"\n    zone = \"us-east-1a\"\n  }\n  node {\n    name = \"node-2\"\n    zone = \"us-east-1b\"\n  }\n  node {\n    name = \"node-3\"\n    zone = \"us-east-1c\"\n  }\n", "  node_count = 3\n")),
+			`(?s)Nodes Need Zones.*node_count\s+gives\s+the\s+nodes\s+none.*node \{ name = "node-1" zone = "[a-z0-9-]+" \}, 3 of them in 3 zones`},
 		{"type without instance store", f.config(m, replace(`"m6id.large"`, `"m6i.large"`)), `(?s)No Instance-Store NVMe.*m6i.large`},
 		{"unknown type", f.config(m, replace(`"m6id.large"`, `"m6id.huge"`)), `(?s)m6id.huge`},
 		{"type not offered in a zone", f.config(m, func(s string) string {
@@ -173,9 +176,9 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 		{"two platform blocks", f.config(m, replace(`  aws {`, "  local { data_dir = \"/tmp/tf-acc-bad\" }\n  aws {")), `(?s)Invalid Attribute Combination`},
 		{"region name", f.config(m, addAWS(`region = "Europe"`)), `(?s)aws.region`},
 		{"PostgreSQL 18's tuning on 15", f.config(m, replace(`  aws {`, "  postgres_major = 15\n  parameters = { io_method = \"worker\" }\n  aws {")),
-			`(?s)Invalid Parameter.*"io_method" is one of PostgreSQL 18 and later.*runs PostgreSQL 15`},
+			`(?s)Invalid Parameter.*"io_method" is one of\s+PostgreSQL\s+18\s+and\s+later.*runs\s+PostgreSQL\s+15`},
 		{"a parameter removed before the default major", f.config(m, replace(`  aws {`, "  parameters = { force_parallel_mode = \"off\" }\n  aws {")),
-			`(?s)Invalid Parameter.*"force_parallel_mode" is one of PostgreSQL 15 and earlier.*runs PostgreSQL 18`},
+			`(?s)Invalid Parameter.*"force_parallel_mode" is one of\s+PostgreSQL\s+15\s+and\s+earlier.*runs\s+PostgreSQL\s+18`},
 		{"name too long for the created role", f.config(m, replace(`name = "tf-acc-bad"`, `name = "tf-acc-`+strings.Repeat("x", 55)+`"`)), `(?s)Cluster Name Too Long For Its Role`},
 	}
 	for _, tc := range cases {

@@ -203,8 +203,11 @@ func TestAccCluster_limitsBadInputs(t *testing.T) {
 		{"negative read iops", c("", "read_iops = -3000"), `(?s)Invalid Limit.*read_iops is -3000`},
 		{"negative throughput", c("", "write_mib_per_second = -125"), `(?s)Invalid Limit.*write_mib_per_second`},
 		{"negative disk", c("", "read_iops = 100, disk_gib = -2"), `(?s)Invalid Limit.*disk_gib`},
-		{"memory below the default shared_buffers", c("", "memory_mib = 150"), `(?s)Memory Limit Too Small.*at least 192`},
-		{"memory below shared_buffers", c(`parameters = { shared_buffers = "1GB" }`, "memory_mib = 1024"), `(?s)Memory Limit Too Small.*shared_buffers is 1024 MiB`},
+		// Below pgnvme_tuning's smallest machine, the error does not send the user to it (it said memory_gib = 0.1465, which
+		// pgnvme_tuning refuses).
+		{"memory below the default shared_buffers", c("", "memory_mib = 150"), `(?s)Memory Limit Too Small.*at least 192,\s+or\s+lower\s+shared_buffers\s+by\s+hand\s+\(pgnvme_tuning\s+sizes\s+machines\s+of\s+0.5\s+GiB`},
+		{"memory below shared_buffers", c(`parameters = { shared_buffers = "1GB" }`, "memory_mib = 1024"),
+			`(?s)Memory Limit Too Small.*shared_buffers is 1024 MiB.*pgnvme_tuning\s+with\s+memory_gib\s+=\s+1\s+sizes\s+it`},
 		{"iops outside the local platform", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  limits = { read_iops = 3000 }\n  local { data_dir = %q }\n}\n", dir),
 			`(?s)Unsupported argument.*"limits" is not expected here`},
 	})

@@ -503,13 +503,16 @@ func TestAccCluster_badInputs(t *testing.T) {
 		{"relative data_dir", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local { data_dir = \"data\" }\n}\n", `(?s)data_dir.*absolute path`},
 		{"port range collides", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  node_count = 1\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", dir, busyPort), `(?s)Cannot Create Cluster Here.*` + strconv.Itoa(busyPort)},
 		{"unreachable data_dir", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = %d\n  }\n}\n", filepath.Join(private, "c"), base), `(?s)Cannot Create Cluster Here`},
+		{"port_base past the last port", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = 65534\n  }\n}\n", dir),
+			`(?s)Invalid Port Base.*needs\s+ports\s+65534\s+to\s+65536;\s+choose\s+a\s+base\s+from\s+1024\s+to\s+65533`},
 		{"reserved parameter", c("parameters = { port = \"5433\" }"), `(?s)Invalid Parameter.*"port" is set by the platform`},
 		// The installed major (15 on the test machines) without postgres_major: PostgreSQL 18's tuning.
 		{"a parameter of a newer major", c("parameters = { io_method = \"worker\", io_workers = \"3\" }"),
-			`(?s)Invalid Parameter.*"io_method" is one of PostgreSQL 18 and later.*runs PostgreSQL 1[0-7]`},
+			`(?s)Invalid Parameter.*"io_method" is one of\s+PostgreSQL\s+18\s+and\s+later.*runs\s+PostgreSQL\s+1[0-7]`},
 		{"a parameter of another major given", c("postgres_major = 15\nparameters = { old_snapshot_threshold = \"-1\", io_method = \"worker\" }"),
-			`(?s)Invalid Parameter.*"io_method" is one of PostgreSQL 18 and later.*runs PostgreSQL 15`},
-		{"no platform block", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n}\n", `(?s)Missing Attribute Configuration.*local`},
+			`(?s)Invalid Parameter.*"io_method" is one of\s+PostgreSQL\s+18\s+and\s+later.*runs\s+PostgreSQL\s+15`},
+		// Before: the framework's "Missing Attribute Configuration ... Exactly one of these attributes must be configured: [local,aws]".
+		{"no platform block", "resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n}\n", `(?s)Missing Platform Block.*local \{ data_dir =.*aws \{ instance_type`},
 		{"cluster name", strings.Replace(c(""), "tf-acc", "TF_acc", 1), `(?s)Invalid Cluster Name.*lower-case`},
 	})
 	if _, err := os.Stat(dir); err == nil {

@@ -309,8 +309,7 @@ func clusterSchema() schema.Schema {
 						Optional:            true,
 						Computed:            true,
 						Default:             int64default.StaticInt64(localspec.DefaultPortBase),
-						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`. Defaults to `54320`.",
-						Validators:          []validator.Int64{int64validator.Between(1024, 65000)},
+						MarkdownDescription: "First TCP port on 127.0.0.1; node `i` (in creation order) listens on `port_base + i`, so every port must be from 1024 to 65535. Defaults to `54320`.",
 						PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
 					},
 					"run_as_user": schema.StringAttribute{

@@ -78,6 +78,18 @@ func (v *awsCheck) placement() {
 	zoneOf := map[string]string{} // zone -> the first node in it
 	regionOf := map[string]string{}
 	var zones []string // the nodes' valid zones, in node order, each once
+	if g := v.s.Given; g != nil && len(g.Nodes) == 0 {
+		// The nodes are node-1 .. node-N from node_count (or the default): none has a zone, and saying so node by
+		// node would name nodes the user never wrote.
+		at, what := []string{"node"}, "a cluster without node blocks"
+		if g.NodeCount != nil {
+			at, what = []string{"node_count"}, "node_count"
+		}
+		v.add(at, "Nodes Need Zones", "On aws every node runs in an availability zone of its own, and %s gives the nodes none: write one node "+
+			"block per node with its zone, such as node { name = \"node-1\" zone = \"%s\" }, %d of them in %d zones (the aws-cluster module "+
+			"places them with pgnvme_placement).", what, exampleZone(a.Region), len(v.s.Nodes), len(v.s.Nodes))
+		return
+	}
 	for _, n := range v.s.Nodes {
 		m := awsZonePattern.FindStringSubmatch(n.Zone)
 		switch {

@@ -122,10 +122,16 @@ func validateLimits(s cluster.Spec, l *Limits) []*cluster.FieldError {
 		if ok {
 			need := ceilMiB(sb) + MemoryHeadroomMiB
 			if l.MemoryMiB < need {
+				lower := fmt.Sprintf("or lower shared_buffers (pgnvme_tuning with memory_gib = %s sizes it for this limit)",
+					strconv.FormatFloat(float64(l.MemoryMiB)/1024, 'f', -1, 64))
+				if gib := float64(l.MemoryMiB) / 1024; gib < capacity.MinMemoryGiB {
+					// pgnvme_tuning sizes nothing smaller: suggesting it would only move the error.
+					lower = fmt.Sprintf("or lower shared_buffers by hand (pgnvme_tuning sizes machines of %g GiB and more, which this limit is below)", capacity.MinMemoryGiB)
+				}
 				out = append(out, cluster.Errorf(at("memory_mib"), "Memory Limit Too Small",
 					"local.limits.memory_mib is %d, but shared_buffers is %s MiB and the servers need at least %d MiB more for connections, work_mem and WAL buffers: "+
-						"set memory_mib to at least %d, or lower shared_buffers (pgnvme_tuning with memory_gib = %s sizes it for this limit).",
-					l.MemoryMiB, strconv.FormatInt(ceilMiB(sb), 10), MemoryHeadroomMiB, need, strconv.FormatFloat(float64(l.MemoryMiB)/1024, 'f', -1, 64)))
+						"set memory_mib to at least %d, %s.",
+					l.MemoryMiB, strconv.FormatInt(ceilMiB(sb), 10), MemoryHeadroomMiB, need, lower))
 			}
 		}
 	}

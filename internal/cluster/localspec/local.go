@@ -80,8 +80,8 @@ func (b *Block) Validate(s cluster.Spec) []*cluster.FieldError {
 		out = append(out, cluster.Errorf([]string{"local", "data_dir"}, "Invalid Data Directory", "local.data_dir %q must be an absolute path, such as /var/lib/pgnvme/%s.", b.DataDir, s.Name))
 	}
 	if b.PortBase < MinPortBase || b.PortBase+len(s.Nodes)-1 > MaxPort {
-		out = append(out, cluster.Errorf([]string{"local", "port_base"}, "Invalid Port Base", "local.port_base %d with %d nodes needs ports %d to %d; choose a base from %d so every port is at most %d.",
-			b.PortBase, len(s.Nodes), b.PortBase, b.PortBase+len(s.Nodes)-1, MinPortBase, MaxPort))
+		out = append(out, cluster.Errorf([]string{"local", "port_base"}, "Invalid Port Base", "local.port_base %d with %d nodes needs ports %d to %d; choose a base from %d to %d, so that every node's port is from %d to %d.",
+			b.PortBase, len(s.Nodes), b.PortBase, b.PortBase+len(s.Nodes)-1, MinPortBase, MaxPort-len(s.Nodes)+1, MinPortBase, MaxPort))
 	}
 	if b.Limits != nil {
 		out = append(out, validateLimits(s, b.Limits)...)
