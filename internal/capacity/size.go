@@ -252,6 +252,25 @@ func Rank(s Sizing, offers []catalog.Offered) (Plan, error) {
 	return Plan{Sizing: s, Candidates: fits, Recommended: fits[0]}, nil
 }
 
+// Recommend ranks the types of region that f keeps against s (Rank); when none meets the filters, its
+// *NoFitError names the filters that bind (catalog.Binding).
+func Recommend(s Sizing, types []catalog.InstanceType, region catalog.Region, f catalog.Filter) (Plan, error) {
+	p, err := Rank(s, catalog.Select(types, region, f))
+	var nofit *NoFitError
+	if errors.As(err, &nofit) && nofit.Reason == ReasonHardFilters {
+		nofit.Binding, nofit.BindingRead = catalog.Binding(types, region, f), true
+	}
+	return p, err
+}
+
+// MinVCPUs is the vCPU floor a plan applies: the one given, else DefaultMinVCPUs (defaulted true).
+func MinVCPUs(given int, set bool) (floor int, defaulted bool) {
+	if set {
+		return given, false
+	}
+	return DefaultMinVCPUs, true
+}
+
 // compareOffers is the ranking order: VCPUs, MemoryMiB, TotalGB, Name.
 func compareOffers(a, b catalog.Offered) int {
 	return cmp.Or(
@@ -282,13 +301,24 @@ type NoFitError struct {
 	Reason string
 	// Sizing is the requirement that was not met.
 	Sizing Sizing
+	// Binding are the filters that exclude every type on their own (catalog.Binding), when Recommend read
+	// them (BindingRead); none read with several binding together.
+	Binding     []string
+	BindingRead bool
 }
 
 // Error says what is missing and what to change.
 func (e *NoFitError) Error() string {
 	if e.Closest == nil {
-		return fmt.Sprintf("No instance type meets the hard filters (vCPUs, memory, architectures, families, zones), "+
+		msg := fmt.Sprintf("No instance type meets the hard filters (vCPUs, memory, architectures, families, zones), "+
 			"before NVMe is even considered; relax them (the plan needs %.1f GiB of NVMe per node).", e.RequiredNVMeGiB)
+		switch {
+		case len(e.Binding) > 0:
+			msg += "\n\nWhat binds: " + strings.Join(e.Binding, "; ") + "."
+		case e.BindingRead:
+			msg += "\n\nNo single filter binds: several exclude every type together; relax more than one."
+		}
+		return msg
 	}
 	s := e.Sizing
 	return fmt.Sprintf("The plan needs %.1f GiB of NVMe per node ((%.1f GiB bloated dataset + %.1f GiB WAL reserve) / %g "+

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -18,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
 )
 
@@ -294,11 +292,8 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	minVCPUs, defaulted := int(m.MinVCPUs.ValueInt64()), m.MinVCPUs.IsNull()
-	if defaulted {
-		minVCPUs = capacity.DefaultMinVCPUs
-		f.MinVCPUs = minVCPUs
-	}
+	minVCPUs, defaulted := capacity.MinVCPUs(int(m.MinVCPUs.ValueInt64()), !m.MinVCPUs.IsNull())
+	f.MinVCPUs = minVCPUs
 	f.OfferedInZoneIDs = zoneIDs
 	f.ExcludeSpecialPurpose = !m.IncludeSpecial.ValueBool()
 	f.ExcludePreviousGeneration = !m.IncludePrevious.ValueBool()
@@ -312,21 +307,16 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	}
 
 	sizing := capacity.Size(r)
-	plan, err := capacity.Rank(sizing, catalog.Select(view.Types, view.Region, f))
+	plan, err := capacity.Recommend(sizing, view.Types, view.Region, f)
 	if err != nil {
 		var nofit *capacity.NoFitError
 		if errors.As(err, &nofit) {
-			summary, binding := "No Instance Type Fits", ""
+			summary := "No Instance Type Fits"
 			if nofit.Reason == capacity.ReasonHardFilters {
 				summary = "No Instance Type Meets The Filters"
-				if b := catalog.Binding(view.Types, view.Region, f); len(b) > 0 {
-					binding = "\n\nWhat binds: " + strings.Join(b, "; ") + "."
-				} else {
-					binding = "\n\nNo single filter binds: several exclude every type together; relax more than one."
-				}
 			}
-			resp.Diagnostics.AddError(summary, fmt.Sprintf("%s%s\n\nRegion %s, catalog %s (%s).",
-				nofit.Error(), binding, view.Region.Name, view.Date, view.Origin))
+			resp.Diagnostics.AddError(summary, fmt.Sprintf("%s\n\nRegion %s, catalog %s (%s).",
+				nofit.Error(), view.Region.Name, view.Date, view.Origin))
 			return
 		}
 		resp.Diagnostics.AddError("Capacity Plan Failed",
