@@ -15,6 +15,11 @@ output "instance_type" {
   value = data.pgnvme_capacity_plan.orders.instance_type
 }
 
+# Which rule picked the type (the ranking order and the vCPU floor it applied).
+output "why" {
+  value = data.pgnvme_capacity_plan.orders.recommendation_reason
+}
+
 output "required_nvme_gib" {
   value = data.pgnvme_capacity_plan.orders.required_nvme_gib
 }

@@ -1,6 +1,13 @@
 data "pgnvme_replication_status" "orders" {
   server = {
     host = "10.0.1.10"
+    # A server that takes TLS only and checks client certificates: verify it against its authority, and
+    # present a certificate of the role (paths on the machine that runs Terraform).
+    sslmode     = "verify-full"
+    sslrootcert = "/etc/pgnvme/orders/ca.crt"
+    sslcert     = "/etc/pgnvme/orders/monitor.crt"
+    sslkey      = "/etc/pgnvme/orders/monitor.key"
+    username    = "monitor"
   }
 }
 
