@@ -7,10 +7,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,6 +57,13 @@ var enforcedPolicy string
 // overrides, and moto's fixed test credentials (with enforcedPolicy, an IAM user's under that policy).
 func newAWSTest(t *testing.T) *awsTest {
 	t.Helper()
+	return newAWSTestIAMVia(t, nil)
+}
+
+// newAWSTestIAMVia is newAWSTest with the Cloud's IAM calls sent to the endpoint iamVia returns for moto's URL
+// (a proxy in front of moto), when iamVia is not nil.
+func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest {
+	t.Helper()
 	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
@@ -70,13 +82,15 @@ func newAWSTest(t *testing.T) *awsTest {
 		cfg := m.ConfigAs(awsTestRegion, creds["admin"])
 		admin = &cfg
 	}
-	clients := awsclient.New(awsclient.Config{
-		Region:                    awsTestRegion,
-		Endpoints:                 awsclient.Endpoints{EC2: m.URL, IAM: m.URL, STS: m.URL, SSM: m.URL, S3: m.URL, ELBV2: m.URL},
-		SkipCredentialsValidation: true,
-	})
+	endpoints := awsclient.Endpoints{EC2: m.URL, IAM: m.URL, STS: m.URL, SSM: m.URL, S3: m.URL, ELBV2: m.URL}
+	clients := awsclient.New(awsclient.Config{Region: awsTestRegion, Endpoints: endpoints, SkipCredentialsValidation: true})
 	ctx := t.Context()
-	cloud, err := awsclient.NewCloud(ctx, clients, awsTestRegion)
+	cloudClients := clients
+	if iamVia != nil {
+		endpoints.IAM = iamVia(m.URL)
+		cloudClients = awsclient.New(awsclient.Config{Region: awsTestRegion, Endpoints: endpoints, SkipCredentialsValidation: true})
+	}
+	cloud, err := awsclient.NewCloud(ctx, cloudClients, awsTestRegion)
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)
 	}
@@ -340,6 +354,44 @@ func awsTestPolicy(t *testing.T, doc string) policyDocument {
 		t.Fatalf("policy %s: %v", doc, err)
 	}
 	return d
+}
+
+// TestAWSCloud_instanceProfileAnswerLost: IAM adds the role to the profile but its answer is lost (a 500 in
+// its place, as a dropped connection or a load balancer's error would be); the SDK retries, IAM says
+// LimitExceeded (a profile holds one role), and CreateInstanceProfile reads the profile and goes on.
+func TestAWSCloud_instanceProfileAnswerLost(t *testing.T) {
+	var lost atomic.Int32
+	c := newAWSTestIAMVia(t, func(motoURL string) string {
+		target, err := url.Parse(motoURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if !strings.Contains(string(body), "Action=AddRoleToInstanceProfile") || lost.Add(1) > 1 {
+				proxy.ServeHTTP(w, r)
+				return
+			}
+			proxy.ServeHTTP(httptest.NewRecorder(), r) // applied by IAM, its answer dropped
+			http.Error(w, "<ErrorResponse><Error><Code>InternalFailure</Code><Message>lost</Message></Error></ErrorResponse>", http.StatusInternalServerError)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	})
+	const name = "tf-acc-lost"
+	profile, err := c.CreateInstanceProfile(t.Context(), name, awsTestRegion, "/pgnvme/"+name, "", nil)
+	if err != nil || profile != "pgnvme-"+name {
+		t.Fatalf("CreateInstanceProfile with the first AddRoleToInstanceProfile answer lost = %q, %v", profile, err)
+	}
+	if n := lost.Load(); n < 2 {
+		t.Fatalf("AddRoleToInstanceProfile was sent %d times; want the retry after the lost answer", n)
+	}
+	ip, err := c.iam.GetInstanceProfile(t.Context(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(profile)})
+	if err != nil || len(ip.InstanceProfile.Roles) != 1 || aws.ToString(ip.InstanceProfile.Roles[0].RoleName) != profile {
+		t.Errorf("GetInstanceProfile: %+v, %v; want the role in the profile", ip, err)
+	}
 }
 
 func TestAWSCloud_instanceProfile(t *testing.T) {

@@ -43,6 +43,7 @@ const (
 	errCodeConcurrentModification = "ConcurrentModification"
 	errCodeDeleteConflict         = "DeleteConflict"
 	errCodeEntityAlreadyExists    = "EntityAlreadyExists"
+	errCodeLimitExceeded          = "LimitExceeded"
 	errCodeNoSuchEntity           = "NoSuchEntity"
 )
 

@@ -166,6 +166,13 @@ func (c *Cloud) CreateInstanceProfile(ctx context.Context, clusterName, region, 
 			func(ctx context.Context) (*iam.AddRoleToInstanceProfileOutput, error) {
 				return c.iam.AddRoleToInstanceProfile(ctx, in)
 			})
+		// LimitExceeded (a profile holds one role) after a retry means the call IAM answered first was
+		// applied and its answer lost (the SDK retries a 5xx or a dropped connection): the role is in.
+		if err != nil && errCodeEquals(err, errCodeLimitExceeded) {
+			if roles, rerr := c.profileRoles(ctx, name); rerr == nil && slices.Contains(roles, name) {
+				err = nil
+			}
+		}
 		if err != nil {
 			return "", fmt.Errorf("adding IAM role %s to instance profile %s: %w", name, name, err)
 		}

@@ -16,7 +16,8 @@ import (
 // simulator fires every minute, then takes an incremental backup and a full one on the primary (pgBackRest
 // backs up only from a primary: the stanza has no backup-standby), and retention (one full backup kept)
 // removes the older chain: archive_status shows one full backup, a new one, and a restore window that
-// starts at it.
+// starts at it. The schedule then goes back to the default (daily, in place): a minutely schedule with one
+// full backup kept would expire, within minutes, the backup that the later point-in-time clone restores from.
 func (e *simEnv) checkBackups(before clusterState) {
 	e.t.Helper()
 	was := before.ArchiveStatus
@@ -71,4 +72,10 @@ func (e *simEnv) checkBackups(before clusterState) {
 		e.t.Errorf("after retention: recoverable from %q, first missing %v; want a window from the kept backup and no hole", final.RecoverableFrom, final.FirstMissingWAL)
 	}
 	e.emptyPlan("after the backup schedule")
+	e.backup = ""
+	e.config("sim", "m6id.xlarge", true)
+	plan, _, _ = e.planIsApply("the default backup schedule again", []string{"change Patroni's dynamic configuration"}, false)
+	if flat := strings.Join(strings.Fields(plan), " "); !strings.Contains(flat, "postgresql.pgnvme_backup.schedule: minutely -> daily") {
+		e.t.Errorf("the plan of the default backup schedule should change Patroni's configuration in place:\n%s", plan)
+	}
 }
