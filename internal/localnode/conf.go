@@ -35,6 +35,10 @@ var reservedParams = map[string]string{
 	"external_pid_file":       "the engine (postmaster.pid in the data directory)",
 	"logging_collector":       "the engine: the server logs to the node's log file, which LogTail reads",
 	"primary_conninfo":        "CreateStandby and Repoint",
+	"ssl":                     "the cluster's tls block",
+	"ssl_cert_file":           "the cluster's tls block",
+	"ssl_key_file":            "the cluster's tls block",
+	"ssl_ca_file":             "the cluster's tls block",
 	"include":                 "nothing: include directives are not parameters",
 	"include_if_exists":       "nothing: include directives are not parameters",
 	"include_dir":             "nothing: include directives are not parameters",
@@ -121,8 +125,18 @@ func renderConf(n Node, params map[string]string) string {
 	fmt.Fprintf(&b, "listen_addresses = %s\n", quoteConf(n.Host))
 	fmt.Fprintf(&b, "port = %d\n", n.Port)
 	fmt.Fprintf(&b, "unix_socket_directories = %s\n", quoteConf(n.SocketDir()))
+	if t := n.TLS; t != nil {
+		b.WriteString("\n# TLS (pg_hba.conf rejects TCP connections without it)\n")
+		for _, kv := range [][2]string{{"ssl", "on"}, {"ssl_cert_file", t.CertFile}, {"ssl_key_file", t.KeyFile}, {"ssl_ca_file", t.CAFile}} {
+			fmt.Fprintf(&b, "%s = %s\n", kv[0], quoteConf(kv[1]))
+		}
+	}
 	b.WriteString("\n# replication and logging defaults (parameters below may override the replication ones)\n")
-	for _, kv := range baseSettings() {
+	settings := baseSettings()
+	if n.TLS != nil {
+		settings = append(settings, [2]string{"ssl_min_protocol_version", "TLSv1.2"})
+	}
+	for _, kv := range settings {
 		fmt.Fprintf(&b, "%s = %s\n", kv[0], quoteConf(kv[1]))
 	}
 	b.WriteString("\n" + paramsMarker + "\n")
@@ -167,9 +181,22 @@ func parseParams(text string) (map[string]string, error) {
 }
 
 // renderHBA is the node's pg_hba.conf: trust for the local socket and the
-// loopback address only.
+// loopback address only. With TLS, a TCP connection without TLS is rejected
+// and replication is authenticated by client certificate.
 func renderHBA(n Node) string {
 	addr := hbaAddress(n.Host)
+	if n.TLS != nil {
+		return "# pg_hba.conf: written by pgnvme for the local platform only, with TLS. The first matching line applies:\n" +
+			"# a TCP connection without TLS is rejected; replication proves its user by a client certificate the\n" +
+			"# cluster's CA issued; other TLS connections from the loopback address are trusted (no password).\n" +
+			"# TYPE     DATABASE     USER  ADDRESS  METHOD\n" +
+			"local      all          all            trust\n" +
+			"local      replication  all            trust\n" +
+			fmt.Sprintf("hostnossl  all          all   %s  reject\n", addr) +
+			fmt.Sprintf("hostnossl  replication  all   %s  reject\n", addr) +
+			fmt.Sprintf("hostssl    replication  all   %s  cert\n", addr) +
+			fmt.Sprintf("hostssl    all          all   %s  trust\n", addr)
+	}
 	return "# pg_hba.conf: written by pgnvme for the local platform only. Every connection over the\n" +
 		"# Unix socket or from the loopback address is trusted (no password): nodes listen on loopback.\n" +
 		"# TYPE  DATABASE     USER  ADDRESS  METHOD\n" +
@@ -193,9 +220,9 @@ func (e *Engine) Parameters(n Node) (map[string]string, error) {
 	return params, nil
 }
 
-// SetParameters rewrites n's pgnvme.conf with n's address and params. The
-// caller reloads or restarts the node, as each parameter requires
-// (pg_settings.context).
+// SetParameters rewrites n's pgnvme.conf with n's address, TLS and params,
+// and its pg_hba.conf for n's TLS. The caller reloads or restarts the node,
+// as each parameter requires (pg_settings.context; TLS needs a reload).
 func (e *Engine) SetParameters(n Node, params map[string]string) error {
 	if err := n.Validate(); err != nil {
 		return err
@@ -210,9 +237,13 @@ func (e *Engine) SetParameters(n Node, params map[string]string) error {
 	return nil
 }
 
-// writeConf writes n's pgnvme.conf and makes sure postgresql.conf includes it.
+// writeConf writes n's pgnvme.conf and pg_hba.conf (both follow n.TLS) and makes sure postgresql.conf
+// includes pgnvme.conf.
 func (e *Engine) writeConf(n Node, params map[string]string) error {
 	if err := e.writeFile(filepath.Join(n.dataDir(), confName), []byte(renderConf(n, params)), 0o600); err != nil {
+		return err
+	}
+	if err := e.writeFile(filepath.Join(n.dataDir(), "pg_hba.conf"), []byte(renderHBA(n)), 0o600); err != nil {
 		return err
 	}
 	main := filepath.Join(n.dataDir(), "postgresql.conf")

@@ -188,7 +188,7 @@ func (e *Engine) ensureLogFile(n Node) error {
 // of its log at once.
 func (e *Engine) waitAccepting(ctx context.Context, n Node) error {
 	err := wait.Until(ctx, "pg_isready to succeed", acceptTimeout, acceptPollInterval, e.clock, func(ctx context.Context) (bool, error) {
-		cmd := e.clientCmd(ctx, "pg_isready", "-q", "-h", n.Host, "-p", strconv.Itoa(n.Port), "-U", e.superuser, "-d", "postgres", "-t", "5")
+		cmd := e.clientCmd(ctx, n, "pg_isready", "-q", "-h", n.Host, "-p", strconv.Itoa(n.Port), "-U", e.superuser, "-d", "postgres", "-t", "5")
 		if err := cmd.Run(); err != nil {
 			if _, statErr := os.Stat(filepath.Join(n.dataDir(), "PG_VERSION")); statErr == nil {
 				if _, running, rerr := e.Running(n); rerr == nil && !running {

@@ -76,9 +76,6 @@ func (e *Engine) InitPrimary(ctx context.Context, n Node, params map[string]stri
 	if _, _, err := run(cmd); err != nil {
 		return fmt.Errorf("initialising primary %s in %s: %w", n.Name, n.dataDir(), err)
 	}
-	if err := e.writeFile(filepath.Join(n.dataDir(), "pg_hba.conf"), []byte(renderHBA(n)), 0o600); err != nil {
-		return fmt.Errorf("initialising primary %s: writing pg_hba.conf: %w", n.Name, err)
-	}
 	if err := e.writeConf(n, p); err != nil {
 		return fmt.Errorf("initialising primary %s: writing %s: %w", n.Name, confName, err)
 	}

@@ -273,10 +273,10 @@ func (e *Engine) serverCmd(ctx context.Context, dir, name string, args ...string
 	return cmd
 }
 
-// clientCmd is a client program (psql, pg_isready) run as the caller.
-func (e *Engine) clientCmd(ctx context.Context, name string, args ...string) *exec.Cmd {
+// clientCmd is a client program (psql, pg_isready) run as the caller against n (with its TLS).
+func (e *Engine) clientCmd(ctx context.Context, n Node, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, e.bin(name), args...)
-	cmd.Env = append(cleanEnv(), "PGCONNECT_TIMEOUT=10", "PGCLIENTENCODING=UTF8")
+	cmd.Env = append(append(cleanEnv(), "PGCONNECT_TIMEOUT=10", "PGCLIENTENCODING=UTF8"), n.TLS.Env()...)
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }

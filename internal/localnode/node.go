@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Role is what a node does in its cluster.
@@ -39,6 +40,48 @@ type Node struct {
 	Port int
 	// DataDir is the node's data directory: an absolute path.
 	DataDir string
+	// TLS, when set, makes the node serve TLS only and its clients (the engine's, a standby's replication
+	// connection) verify it; nil: plain TCP.
+	TLS *TLS
+}
+
+// TLS is a node's TLS: its server certificate, and the cluster's certificate authority and superuser
+// client certificate. With it the node's pgnvme.conf turns ssl on with these files (TLS 1.2 at least,
+// unless parameters raise ssl_min_protocol_version), its pg_hba.conf rejects every TCP connection without
+// TLS and authenticates replication by client certificate (its common name is the superuser), and every
+// client the engine starts, pg_basebackup's and a standby's primary_conninfo included, connects with
+// sslmode=verify-full against CAFile presenting the client certificate. Every path is absolute; the key
+// files are the run user's, mode 0600 (PostgreSQL and libpq refuse others).
+type TLS struct {
+	CAFile         string
+	CertFile       string
+	KeyFile        string
+	ClientCertFile string
+	ClientKeyFile  string
+}
+
+// files are t's paths with what each is, for Validate.
+func (t *TLS) files() [][2]string {
+	return [][2]string{{"CA file", t.CAFile}, {"certificate file", t.CertFile}, {"key file", t.KeyFile},
+		{"client certificate file", t.ClientCertFile}, {"client key file", t.ClientKeyFile}}
+}
+
+// libpq is t as libpq's connection parameters: verify-full against the CA, with the client certificate.
+func (t *TLS) libpq() [][2]string {
+	if t == nil {
+		return nil
+	}
+	return [][2]string{{"sslmode", "verify-full"}, {"sslrootcert", t.CAFile}, {"sslcert", t.ClientCertFile}, {"sslkey", t.ClientKeyFile}}
+}
+
+// Env is t as libpq's environment (PGSSLMODE=verify-full, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY), for a
+// client program run against a node with t; none for nil.
+func (t *TLS) Env() []string {
+	var out []string
+	for _, kv := range t.libpq() {
+		out = append(out, "PG"+strings.ToUpper(kv[0])+"="+kv[1])
+	}
+	return out
 }
 
 // namePattern is what Node.Name may be: safe in a libpq connection string,
@@ -63,6 +106,13 @@ func (n Node) Validate() error {
 	}
 	if !filepath.IsAbs(n.DataDir) || filepath.Clean(n.DataDir) == "/" {
 		errs = append(errs, fmt.Errorf("node %s: data directory %q: use an absolute path below /", n.Name, n.DataDir))
+	}
+	if n.TLS != nil {
+		for _, f := range n.TLS.files() {
+			if !filepath.IsAbs(f[1]) || !socketDirPattern.MatchString(f[1]) {
+				errs = append(errs, fmt.Errorf("node %s: TLS %s %q: use an absolute path of letters, digits, '/', '.', '_' and '-' (it is written into connection strings unquoted)", n.Name, f[0], f[1]))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -114,6 +164,9 @@ func conninfo(n Node, user, applicationName string) string {
 	s := fmt.Sprintf("host=%s port=%d user=%s", n.Host, n.Port, user)
 	if applicationName != "" {
 		s += " application_name=" + applicationName
+	}
+	for _, kv := range n.TLS.libpq() {
+		s += " " + kv[0] + "=" + kv[1]
 	}
 	return s
 }

@@ -20,7 +20,7 @@ func (e *Engine) Psql(ctx context.Context, n Node, db, sql string) (string, erro
 	if db == "" {
 		db = "postgres"
 	}
-	cmd := e.clientCmd(ctx, "psql", "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
+	cmd := e.clientCmd(ctx, n, "psql", "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
 		"-h", n.Host, "-p", strconv.Itoa(n.Port), "-U", e.superuser, "-d", db, "-c", sql)
 	out, _, err := run(cmd)
 	if err != nil {
