@@ -31,6 +31,11 @@ var reservedParameters = map[string]string{
 	"include":                 "nothing: include directives are not parameters",
 	"include_if_exists":       "nothing: include directives are not parameters",
 	"include_dir":             "nothing: include directives are not parameters",
+	// TLS: the cluster's own certificates (the tls block).
+	"ssl":           "the tls block (the cluster's certificates)",
+	"ssl_cert_file": "the tls block (the cluster's certificates)",
+	"ssl_key_file":  "the tls block (the cluster's certificates)",
+	"ssl_ca_file":   "the tls block (the cluster's certificates)",
 	// Replication, quorum and archive: pgnvme's.
 	"hot_standby":               "pgnvme (always on: pgnvme reads every standby's state over SQL)",
 	"primary_conninfo":          "pgnvme (each standby's connection to its primary)",

@@ -70,6 +70,14 @@ func TestValidate(t *testing.T) {
 		{"method", func(in *cluster.Input) { in.Synchronous.Method = "all" }, "synchronous.method", "not supported"},
 		{"commit", func(in *cluster.Input) { in.Synchronous.Commit = "maybe" }, "synchronous.commit", "not supported"},
 		{"reserved parameter", func(in *cluster.Input) { in.Parameters = map[string]string{"port": "1"} }, "parameters", `"port" is set by the platform`},
+		{"ssl as a parameter", func(in *cluster.Input) { in.Parameters = map[string]string{"ssl": "on"} }, "parameters", `"ssl" is set by the tls block`},
+		{"tls with defaults", func(in *cluster.Input) { in.TLS = &cluster.TLSInput{} }, "", ""},
+		{"tls margin as long as the validity", func(in *cluster.Input) {
+			in.TLS = &cluster.TLSInput{ValidityPeriodHours: intp(100), EarlyRenewalHours: intp(100)}
+		}, "tls.early_renewal_hours", "must be shorter than the validity"},
+		{"tls validity too short", func(in *cluster.Input) {
+			in.TLS = &cluster.TLSInput{ValidityPeriodHours: intp(0), EarlyRenewalHours: intp(0)}
+		}, "tls.validity_period_hours", "at least 1 hour"},
 		{"wal-g on local", func(in *cluster.Input) {
 			in.Archive = &cluster.ArchiveInput{WALGEnv: map[string]string{"WALG_S3_PREFIX": "s3://b/p"}}
 		}, "archive.walg_env", "archives with pgBackRest"},

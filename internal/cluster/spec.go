@@ -98,6 +98,8 @@ type Spec struct {
 	// what only lost nodes held, when no survivor is proven to hold every acknowledged commit
 	// (topology.Desired.AcceptLossAt); "" accepts nothing.
 	AcceptDataLossAtLSN string `json:",omitempty"`
+	// TLS is the cluster's TLS; nil means none (plain TCP).
+	TLS *TLS `json:",omitempty"`
 	// Block is the platform's block; nil when the configuration gave none or more than one (an error).
 	Block Block
 	// Given is the configuration as given, before defaults (FromInput keeps it): what an import writes back,
@@ -152,6 +154,8 @@ type Input struct {
 	Restore *RestoreInput `json:",omitempty"`
 	// AcceptDataLossAtLSN is accept_data_loss_at_lsn as given ("" when not).
 	AcceptDataLossAtLSN string `json:",omitempty"`
+	// TLS is the tls block, nil when not given.
+	TLS *TLSInput `json:",omitempty"`
 	// Blocks are the platform blocks given (localspec.Block, *awsspec.Input); a valid configuration gives
 	// exactly one. A platform keeps its own in what it stores (the JSON of Input leaves them out).
 	Blocks []BlockInput `json:"-"`
@@ -253,6 +257,7 @@ func FromInput(in Input) Spec {
 	}
 	s.Restore = restoreOf(in.Restore)
 	s.AcceptDataLossAtLSN = in.AcceptDataLossAtLSN
+	s.TLS = tlsOf(in.TLS)
 	if a := in.Archive; a != nil {
 		s.Archive = &bootstrap.Archive{
 			PgBackRestOptions: maps.Clone(a.PgBackRestOptions),

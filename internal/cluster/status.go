@@ -62,6 +62,9 @@ type Status struct {
 	// Restored is what the restore that created the cluster did (a cluster with a restore block); nil when
 	// the platform does not know (no restore, or not finished yet).
 	Restored *RestoreResult
+	// TLS is the cluster's certificates as read; nil without TLS or when they could not be read (a warning
+	// says why).
+	TLS *TLSStatus
 	// Leftovers is true when objects the platform made for the cluster still exist although no member
 	// does (the aws platform's network interfaces, security group, parameters): the cluster stays in state
 	// so that an apply can rebuild it or a destroy remove them.
@@ -147,6 +150,9 @@ type Plan struct {
 	// Platform is the platform's own planned status (values it cannot know yet are empty and planned as
 	// unknown); nil for none.
 	Platform PlatformStatus
+	// TLS is the cluster's certificates after the apply (those it makes or renews empty: unknown); nil
+	// without TLS.
+	TLS *TLSStatus
 }
 
 // Planned is what members will look like after actions run: every member running, roles carried over

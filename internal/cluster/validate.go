@@ -103,6 +103,7 @@ func Validate(s Spec) []*FieldError {
 			"add an archive block (for example with pgnvme_archive_bucket's settings), or remove the backup block.")
 	}
 	out = append(out, validateRestore(s)...)
+	out = append(out, validateTLS(s)...)
 	if at := s.AcceptDataLossAtLSN; at != "" {
 		if _, err := topology.ParseLSN(at); err != nil {
 			add([]string{"accept_data_loss_at_lsn"}, "Invalid LSN", "accept_data_loss_at_lsn %q is not a WAL position: give the one the refused "+

@@ -45,6 +45,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -58,6 +59,9 @@ type Member struct {
 	Zone    string `json:"zone,omitempty"`
 	Port    int    `json:"port"`
 	DataDir string `json:"data_dir"`
+	// TLS are the member's TLS files while its configuration serves TLS (or is to); nil for plain TCP. Not
+	// in the manifest: Spec.TLS says whether, TLSDir where.
+	TLS *localnode.TLS `json:"-"`
 }
 
 // Spec is the cluster the configuration asks for.
@@ -86,6 +90,11 @@ type Spec struct {
 	// AcceptLossAt is accept_data_loss_at_lsn (topology.Desired.AcceptLossAt): not in the manifest, since it
 	// acts on the apply that gives it only.
 	AcceptLossAt string `json:"-"`
+	// TLS is the cluster's certificate policy when it serves TLS (tls.go); nil for plain TCP.
+	TLS *pki.Policy `json:"tls,omitempty"`
+	// tlsDiffer are the members whose configuration's TLS is not what TLS asks for (observeTLS): the next
+	// apply turns it on or off.
+	tlsDiffer []string
 }
 
 // Node states as Status.State holds them.
@@ -195,7 +204,7 @@ func (m *Manager) PostgresMajor(ctx context.Context) (int, error) {
 
 // Node is member mb as a localnode.Node with role.
 func Node(mb Member, role localnode.Role) localnode.Node {
-	return localnode.Node{Name: mb.Name, Role: role, Host: Host, Port: mb.Port, DataDir: mb.DataDir}
+	return localnode.Node{Name: mb.Name, Role: role, Host: Host, Port: mb.Port, DataDir: mb.DataDir, TLS: mb.TLS}
 }
 
 // member finds a member by name.

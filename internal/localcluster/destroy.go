@@ -16,7 +16,7 @@ import (
 // every member at once (immediate shutdown, SIGKILL when that
 // fails) and removes its data directory, log, socket directory and
 // pgBackRest directory, its cgroup and its own disk (limits), then the
-// manifest, and the data directory root when that is left empty. What is already gone is success. The archive's
+// manifest and the cluster's TLS files, and the data directory root when that is left empty. What is already gone is success. The archive's
 // repository is not touched: it is the user's.
 func (m *Manager) Destroy(ctx context.Context, s Spec) error {
 	var errs []error
@@ -41,6 +41,9 @@ func (m *Manager) Destroy(ctx context.Context, s Spec) error {
 			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
+		}
+		if err := os.RemoveAll(TLSDir(root)); err != nil {
+			errs = append(errs, err)
 		}
 		removeIfEmpty(root)
 	}

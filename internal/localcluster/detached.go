@@ -170,7 +170,16 @@ func (m *Manager) startDetached(ctx context.Context, d detached, s Spec) error {
 	}
 	root := filepath.Dir(script)
 	const launch = `log=$1; shift; "$@" >>"$log" 2>&1 </dev/null & echo $!`
-	launchArgs := append([]string{"-c", launch, "sh", logPath, setsid, detachedShell, script}, args...)
+	launchArgs := []string{"-c", launch, "sh", logPath, setsid}
+	if len(s.Members) > 0 && s.Members[0].TLS != nil {
+		// The scripts' psql connects over TCP: with TLS, as the provider does (verify-full, client certificate).
+		env, err := exec.LookPath("env")
+		if err != nil {
+			return fmt.Errorf("starting the %s: env is not installed: %w", d.what, err)
+		}
+		launchArgs = append(append(launchArgs, env), s.Members[0].TLS.Env()...)
+	}
+	launchArgs = append(append(launchArgs, detachedShell, script), args...)
 	out, err := m.engine.RunAsServerUser(ctx, root, detachedShell, launchArgs...)
 	if err != nil {
 		return fmt.Errorf("starting the %s: %w", d.what, err)

@@ -53,7 +53,7 @@ func ReadManifest(dataDirRoot string) (Spec, error) {
 	if len(mf.Spec.Members) == 0 {
 		return Spec{}, fmt.Errorf("the cluster manifest %s lists no members", path)
 	}
-	return mf.Spec, nil
+	return mf.Spec, mf.Spec.setTLSFiles()
 }
 
 // writeManifest writes s's manifest (mode 0600: archive options may hold

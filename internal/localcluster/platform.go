@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
@@ -71,7 +73,11 @@ func specOf(s cluster.Spec, prior []cluster.Member) (Spec, error) {
 	for _, m := range localspec.Assign(s, prior) {
 		out.Members = append(out.Members, Member{Name: m.Name, Zone: m.Zone, Port: m.Port, DataDir: m.DataDir})
 	}
-	return out, nil
+	if s.TLS != nil {
+		policy := s.TLS.Policy
+		out.TLS = &policy
+	}
+	return out, out.setTLSFiles()
 }
 
 // open is the Manager for s and s as the adapter's Spec. For a cluster that exists (prior members), the
@@ -91,7 +97,40 @@ func (p *Platform) open(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 			return m, ls, err
 		}
 	}
+	if len(prior) > 0 || resumable(ls) {
+		if ls.tlsDiffer, err = m.observeTLS(&ls); err != nil {
+			return m, ls, err
+		}
+	}
 	return m, ls, nil
+}
+
+// primaryOf is the name of the running primary among st, "" when there is not exactly one.
+func primaryOf(st []Status) string {
+	var found []string
+	for _, x := range st {
+		if x.State == StateRunning && x.Role == string(localnode.RolePrimary) {
+			found = append(found, x.Name)
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
+}
+
+// prepareTLS decides what the apply does with ls's TLS (planTLS, st the members as observed) and writes
+// the certificates it makes or renews.
+func (m *Manager) prepareTLS(ls Spec, st []Status) (tlsPlan, error) {
+	now := time.Now()
+	p, err := m.planTLS(ls, ls.tlsDiffer, primaryOf(st), now)
+	if err != nil {
+		return p, fmt.Errorf("planning the cluster's TLS: %w", err)
+	}
+	if err := m.writeTLSFiles(ls, p, now); err != nil {
+		return p, fmt.Errorf("writing the cluster's certificates: %w", err)
+	}
+	return p, nil
 }
 
 // wanted are ls's members as the neutral model, no role or state yet.
@@ -173,6 +212,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 	}
 	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls), BackupSchedulerRunning: BackupsWanted(ls)}}
 	var actions []topology.Action
+	var observed []Status
 	known := map[string]string{}
 	if len(prior) == 0 {
 		restart, err := m.restoreStartsOver(ctx, ls)
@@ -232,6 +272,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 		if err != nil {
 			return out, fmt.Errorf("reading the cluster %s: %w", s.Name, err)
 		}
+		observed = st
 		if actions, err = m.PlanRepairs(ctx, ls, st); err != nil {
 			return out, unrepairable(err)
 		}
@@ -243,6 +284,21 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 		}
 	}
 	out.Members, out.Promoting = cluster.Planned(m.wanted(ls), known, actions, len(prior) == 0 && len(actions) == 0)
+	if ls.TLS != nil || len(ls.tlsDiffer) > 0 {
+		tp := tlsPlan{NewCA: true} // a create, resumed or not, may make every certificate
+		if len(prior) > 0 {
+			if tp, err = m.planTLS(ls, ls.tlsDiffer, primaryOf(observed), time.Now()); err != nil {
+				return out, fmt.Errorf("planning the cluster's TLS: %w", err)
+			}
+		}
+		if lines := tp.lines(); len(lines) > 0 && len(prior) > 0 {
+			if out.Actions != "" {
+				out.Actions += "\n"
+			}
+			out.Actions += strings.Join(lines, "\n")
+		}
+		out.TLS = plannedTLS(ls, m.engine.Superuser(), tp)
+	}
 	return out, nil
 }
 
@@ -278,6 +334,9 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 		}
 	} else if resumable(ls) {
 		tflog.Info(ctx, "resuming the unfinished create of a local cluster", map[string]any{"name": s.Name})
+		if err := p.applyTLS(ctx, m, &ls); err != nil {
+			return p.status(ctx, m, ls, true), fmt.Errorf("resuming the unfinished create of %s: %w", s.Name, err)
+		}
 		if err := p.reconcile(ctx, m, ls); err != nil {
 			return p.status(ctx, m, ls, true), fmt.Errorf("resuming the unfinished create of %s: %w", s.Name, err)
 		}
@@ -287,6 +346,9 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 		return cluster.Status{}, err
 	}
 	if err := m.planRestore(ctx, s, &ls); err != nil {
+		return cluster.Status{}, err
+	}
+	if _, err := m.prepareTLS(ls, nil); err != nil {
 		return cluster.Status{}, err
 	}
 	tflog.Info(ctx, "creating local cluster", map[string]any{"name": s.Name, "nodes": len(ls.Members)})
@@ -299,6 +361,35 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 			"or replaces them: %w", strings.Join(created, ", "), err)
 	}
 	return p.status(ctx, m, ls, true), nil
+}
+
+// applyTLS writes the certificates ls's TLS needs now and turns TLS on or off where the members'
+// configuration differs (the detached scripts paused meanwhile: their clients follow the change), then
+// reloads the members whose certificate was renewed.
+func (p *Platform) applyTLS(ctx context.Context, m *Manager, ls *Spec) (err error) {
+	if ls.TLS == nil && len(ls.tlsDiffer) == 0 {
+		return nil
+	}
+	st, err := m.Observe(ctx, *ls)
+	if err != nil {
+		return err
+	}
+	tp, err := m.prepareTLS(*ls, st)
+	if err != nil || tp.empty() {
+		return err
+	}
+	tflog.Info(ctx, "cluster "+ls.Name+": TLS", map[string]any{"steps": strings.Join(tp.lines(), "; ")})
+	// The scripts connect as the members' TLS is: stopped before it changes, started after for what it
+	// became (ls is updated as each member changes, also when one fails).
+	if err := m.stopWatcher(ctx, *ls, false); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, m.syncWatcher(context.WithoutCancel(ctx), *ls)) }()
+	if err := m.applyTLS(ctx, ls, tp, st); err != nil {
+		return fmt.Errorf("applying the cluster's TLS: %w", err)
+	}
+	ls.tlsDiffer = nil
+	return nil
 }
 
 // reconcile runs topology's repair plan for ls as it is now.
@@ -355,6 +446,9 @@ func (p *Platform) status(ctx context.Context, m *Manager, ls Spec, enforce bool
 		out.Warnings = append(out.Warnings, "Whether the backup scheduler runs could not be checked: "+err.Error())
 	}
 	out.Platform = &localspec.Status{DurabilityWatcherRunning: running, BackupSchedulerRunning: scheduling}
+	if out.TLS, err = tlsStatus(ls, m.engine.Superuser()); err != nil {
+		out.Warnings = append(out.Warnings, "The cluster's certificates could not be read, so tls.not_after is unknown (null); the next apply issues what is missing: "+err.Error())
+	}
 	if out.Restored, err = readRestored(ls); err != nil {
 		out.Warnings = append(out.Warnings, "What the restore that created the cluster did could not be read: "+err.Error())
 	}
@@ -379,6 +473,9 @@ func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior cluster.Pri
 	m, ls, err := p.open(ctx, s, prior.Members)
 	if err != nil {
 		return cluster.Status{}, err
+	}
+	if err := p.applyTLS(ctx, m, &ls); err != nil {
+		return p.status(ctx, m, ls, true), fmt.Errorf("%w; the state records what was observed, apply again to continue", err)
 	}
 	if err := p.reconcile(ctx, m, ls); err != nil {
 		return p.status(ctx, m, ls, true), fmt.Errorf("repairing the cluster: %w; the state records what was observed, apply again to continue", err)
@@ -431,6 +528,9 @@ func (p *Platform) Import(_ context.Context, id string) (cluster.Spec, []cluster
 	}
 	b := &localspec.Block{DataDir: root, RunAsUser: ls.RunAsUser, Limits: ls.Limits}
 	s := cluster.Spec{Name: ls.Name, Synchronous: ls.Synchronous, Parameters: maps.Clone(ls.Parameters), Archive: ls.Archive, Block: b}
+	if ls.TLS != nil {
+		s.TLS = &cluster.TLS{Policy: *ls.TLS}
+	}
 	prior := make([]cluster.Member, 0, len(ls.Members))
 	for _, mb := range ls.Members {
 		s.Nodes = append(s.Nodes, cluster.Node{Name: mb.Name, Zone: mb.Zone})

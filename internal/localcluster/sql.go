@@ -13,10 +13,20 @@ import (
 
 // connect opens a pgclient session to member mb as the superuser.
 func (m *Manager) connect(ctx context.Context, mb Member) (*pgclient.Conn, error) {
-	return pgclient.Connect(ctx, pgclient.Config{
+	return pgclient.Connect(ctx, m.connConfig(mb))
+}
+
+// connConfig is the superuser's session to member mb: over TLS verified against the cluster's authority,
+// with the client certificate, when mb serves TLS; plain TCP otherwise.
+func (m *Manager) connConfig(mb Member) pgclient.Config {
+	c := pgclient.Config{
 		Host: Host, Port: mb.Port, Database: "postgres", User: m.engine.Superuser(),
 		SSLMode: "disable", ConnectTimeout: 5 * time.Second, ApplicationName: "pgnvme-localcluster",
-	})
+	}
+	if t := mb.TLS; t != nil {
+		c.SSLMode, c.SSLRootCert, c.SSLCert, c.SSLKey = "verify-full", t.CAFile, t.ClientCertFile, t.ClientKeyFile
+	}
+	return c
 }
 
 // position reads a running member's role, WAL positions and timeline

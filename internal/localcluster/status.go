@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 )
 
 // SynchronousNow reads synchronous_standby_names on the running primary among st and reports whether
@@ -26,7 +25,7 @@ func (m *Manager) SynchronousNow(ctx context.Context, s Spec, st []Status) (valu
 	if len(primaries) != 1 {
 		return "", degraded, false, nil
 	}
-	db, err := pgclient.Connect(ctx, pgclient.Config{Host: Host, Port: primaries[0].Port, Database: "postgres", User: m.engine.Superuser(), SSLMode: "disable"})
+	db, err := m.connect(ctx, primaries[0].Member)
 	if err != nil {
 		return "", degraded, false, err
 	}

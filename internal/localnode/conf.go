@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -204,6 +205,20 @@ func renderHBA(n Node) string {
 		"local   replication  all            trust\n" +
 		fmt.Sprintf("host    all          all   %s  trust\n", addr) +
 		fmt.Sprintf("host    replication  all   %s  trust\n", addr)
+}
+
+// TLSOn reports whether n's pgnvme.conf turns TLS on (pgnvme wrote it for a Node with TLS); false when
+// n has no data directory yet.
+func (e *Engine) TLSOn(n Node) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(n.dataDir(), confName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s of node %s: %w", confName, n.Name, err)
+	}
+	head, _, _ := strings.Cut(string(b), "\n"+paramsMarker+"\n")
+	return slices.Contains(strings.Split(head, "\n"), "ssl = 'on'"), nil
 }
 
 // Parameters reads the parameters written into n's pgnvme.conf (by

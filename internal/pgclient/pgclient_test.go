@@ -457,7 +457,7 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := strings.Split(row, "|")
-	if len(f) != 4 || f[0] != "t" || f[1] != "TLSv1.3" || f[2] == "" || f[3] != "/CN=postgres" {
+	if len(f) != 4 || f[0] != "t" || f[1] != "TLSv1.3" || f[2] == "" || f[3] != "/O=pgnvme/CN=postgres" {
 		t.Errorf("pg_stat_ssl: %q; want true, TLSv1.3, a cipher and the client certificate's name", row)
 	}
 	t.Logf("TLS session (ssl|version|cipher|client): %s", row)

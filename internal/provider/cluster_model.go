@@ -41,6 +41,7 @@ type clusterModel struct {
 	ArchiveStatus           types.Object `tfsdk:"archive_status"`
 	Restored                types.Object `tfsdk:"restored"`
 	AcceptDataLossAtLSN     types.String `tfsdk:"accept_data_loss_at_lsn"`
+	TLS                     types.Object `tfsdk:"tls"`
 }
 
 type clusterNodeInput struct {
@@ -142,6 +143,9 @@ func clusterSpec(ctx context.Context, m clusterModel, diags *diag.Diagnostics) (
 	}
 	in.Backup = b
 	if in.Restore, ok = restoreSpecInput(ctx, m.Restore, diags); !ok {
+		return cluster.Spec{}, false
+	}
+	if in.TLS, ok = tlsSpecInput(ctx, m.TLS, diags); !ok {
 		return cluster.Spec{}, false
 	}
 	local, ok := localInput(ctx, m.Local, diags)
@@ -284,6 +288,7 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 		m.Restored = restoredValue(st.Restored, diags) // else the platform does not know: what state recorded stays
 	}
 	m.ArchiveStatus = archiveStatusValue(st.Archive, diags)
+	setTLS(ctx, m, st.TLS, false, diags)
 	if h := st.Archive; h != nil {
 		tflog.Info(ctx, "read the archive", map[string]any{"last_archived_wal": h.LastArchived, "archived_segments": h.Segments,
 			"first_missing_wal": h.Hole, "unarchived_segments": h.Unarchived, "primary_read": h.Known, "archiving_ok": h.ArchivingOK, "backups": len(h.Backups),
@@ -291,6 +296,19 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 		for _, w := range st.Archive.Warnings {
 			diags.AddAttributeWarning(path.Root("archive_status"), w.Summary, w.Detail)
 		}
+	}
+}
+
+// setTLS records the cluster's TLS st in m's tls block and connection URI. Without st its outputs are
+// unknown in a plan (planning) and null in a state.
+func setTLS(ctx context.Context, m *clusterModel, st *cluster.TLSStatus, planning bool, diags *diag.Diagnostics) {
+	in, ok := tlsSpecInput(ctx, m.TLS, diags)
+	if !ok || in == nil {
+		return
+	}
+	m.TLS = tlsObject(ctx, in, st, !planning, diags)
+	if known(m.ConnectionURI) {
+		m.ConnectionURI = types.StringValue(withTLS(m.ConnectionURI.ValueString(), st))
 	}
 }
 
@@ -340,6 +358,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		m.AWS = awsObject(ctx, a, diags)
 	}
 	m.Backup = types.ObjectNull(objectAttrTypes(clusterTypes["backup"]))
+	m.TLS = tlsObject(ctx, tlsInputOf(s.TLS), nil, true, diags)
 	if s.Given != nil {
 		m.Backup = backupObject(s.Given.Backup, diags)
 		asGiven(&m, *s.Given, diags)

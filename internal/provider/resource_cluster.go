@@ -177,6 +177,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if awsspec.StatusOf(planned.Platform) != nil {
 		planAWS(ctx, &plan, state, planned, len(prior) > 0, &resp.Diagnostics)
 	}
+	setTLS(ctx, &plan, planned.TLS, true, &resp.Diagnostics)
 	if l := localspec.Of(s); l != nil && l.Limits.Device() && known(plan.Local) {
 		// A node whose device is made by this apply (every node of a new cluster) has no device number yet.
 		for _, mb := range planned.Members {
@@ -232,6 +233,7 @@ func replaceForLimits(ctx context.Context, state clusterModel, s cluster.Spec, p
 	plan.Primary, plan.ConnectionURI = types.ObjectUnknown(clusterPrimaryAttrTypes), types.StringUnknown()
 	plan.SynchronousStandbyNames, plan.SynchronousDegraded = types.StringUnknown(), types.BoolUnknown()
 	plan.ArchiveStatus = types.ObjectUnknown(clusterArchiveStatusAttrTypes)
+	setTLS(ctx, plan, nil, true, &resp.Diagnostics)
 	if known(plan.Local) {
 		attrs := plan.Local.Attributes()
 		for k := range clusterLocalOutputs {

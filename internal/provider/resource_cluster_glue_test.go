@@ -45,7 +45,8 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 		Nodes:   types.ListUnknown(types.ObjectType{AttrTypes: clusterNodeAttrTypes}),
 		Primary: types.ObjectUnknown(clusterPrimaryAttrTypes), ConnectionURI: types.StringUnknown(), ReadOnlyConnectionURI: types.StringUnknown(),
 		SynchronousStandbyNames: types.StringUnknown(), SynchronousDegraded: types.BoolUnknown(), ArchiveStatus: types.ObjectUnknown(clusterArchiveStatusAttrTypes),
-		Restore: types.ObjectNull(clusterRestoreAttrTypes), Restored: types.ObjectUnknown(clusterRestoredAttrTypes), AcceptDataLossAtLSN: types.StringNull()}
+		Restore: types.ObjectNull(clusterRestoreAttrTypes), Restored: types.ObjectUnknown(clusterRestoredAttrTypes), AcceptDataLossAtLSN: types.StringNull(),
+		TLS: types.ObjectNull(clusterTLSAttrTypes)}
 	plan := tfsdk.Plan{Schema: sch, Raw: null}
 	if d := plan.Set(ctx, &proposed); d.HasError() {
 		t.Fatal(d)

@@ -293,6 +293,7 @@ func clusterSchema() schema.Schema {
 			},
 			"backup":  clusterBackupSchema(),
 			"restore": clusterRestoreSchema(),
+			"tls":     clusterTLSSchema(),
 			"local": schema.SingleNestedBlock{
 				MarkdownDescription: "The local platform: the nodes run as PostgreSQL processes on this machine, listening on " +
 					"127.0.0.1. Its inputs, and what only this platform reports. Changing `data_dir`, `port_base` or `run_as_user` replaces the cluster.",

@@ -83,6 +83,9 @@ type Options struct {
 	// Params are the cluster's parameters, written into pgnvme.conf as pgnvme_cluster writes its
 	// parameters (e.g. fsync = off where durability is not what the test checks).
 	Params map[string]string
+	// TLS, when set, makes the server serve TLS with these files (localnode.Node.TLS), and the fixture's
+	// own clients connect with them.
+	TLS *localnode.TLS
 }
 
 func (o Options) name() string {
@@ -107,6 +110,7 @@ func Start(t testing.TB, opts Options) *Server {
 func Init(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s := newServer(t, "", opts.name(), localnode.RolePrimary, freePorts(t, 1)[0])
+	s.Node.TLS = opts.TLS
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
 	if err := s.Engine.InitPrimary(ctx, s.Node, opts.Params); err != nil {

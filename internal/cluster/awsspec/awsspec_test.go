@@ -96,6 +96,9 @@ func TestValidateAWS(t *testing.T) {
 			in.AWS.SubnetIDs = map[string]string{"us-west-2-lax-1a": "subnet-0123456789abcdef0"}
 		}, "", ""},
 
+		// TLS is the local platform's only, for now.
+		{"tls", func(in *awsInput) { in.TLS = &cluster.TLSInput{} }, "tls", "implemented on the local platform only"},
+
 		// The instance type.
 		{"type empty", func(in *awsInput) { in.AWS.InstanceType = "" }, "aws.instance_type", "aws.instance_type is empty"},
 		{"type not a name", func(in *awsInput) { in.AWS.InstanceType = "m6id" }, "aws.instance_type", "not an EC2 instance type name"},

@@ -1,0 +1,161 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
+)
+
+// pgnvme_cluster's tls block: its schema and its conversions to and from cluster.TLSInput and
+// cluster.TLSStatus.
+
+type tlsModel struct {
+	ValidityPeriodHours types.Int64  `tfsdk:"validity_period_hours"`
+	EarlyRenewalHours   types.Int64  `tfsdk:"early_renewal_hours"`
+	CACertificate       types.String `tfsdk:"ca_certificate"`
+	NotAfter            types.Map    `tfsdk:"not_after"`
+}
+
+// clusterTLSSchema is the tls block.
+func clusterTLSSchema() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
+		MarkdownDescription: "TLS for every TCP connection to the nodes, from the cluster's own certificate authority (see [TLS](#tls)). " +
+			"With the block, each node serves TLS only (`ssl = on`, TLS 1.2 at least; set `parameters.ssl_min_protocol_version = \"TLSv1.3\"` " +
+			"when every client allows it): `pg_hba.conf` rejects TCP connections without TLS, replication authenticates by a client certificate, " +
+			"and `connection_uri` carries `sslmode=verify-full` with the authority's certificate. The provider makes the authority (ECDSA P-256, " +
+			"valid 10 years) and a server certificate per node; a plain apply renews each certificate before it ends (the plan says which and " +
+			"why) with a reload, no restart and no failover. Adding or removing the block is done in place (the primary first, each node " +
+			"reloaded). No private key is in Terraform's state. The local platform only in this version: on `aws` the block is refused at plan.",
+		Attributes: map[string]schema.Attribute{
+			"validity_period_hours": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("How long each node's and the client's certificate is valid, in hours: at least %d, at most "+
+					"the authority's %d. Defaults to `%d` (90 days). A shorter value renews the certificates that would outlive it.",
+					int(pki.MinValidity.Hours()), int(pki.CAValidity.Hours()), pki.DefaultValidityHours),
+			},
+			"early_renewal_hours": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("An apply renews a certificate that ends within this many hours; it must be shorter than "+
+					"`validity_period_hours`. Defaults to `%d` (7 days). Apply at least this often (a scheduled `terraform apply`, or a check "+
+					"on `tls.not_after`) so that no certificate ends.", pki.DefaultRenewBeforeHours),
+			},
+			"ca_certificate": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The cluster's certificate authority (PEM): what a client verifies the nodes with (`sslrootcert`).",
+			},
+			"not_after": schema.MapAttribute{
+				ElementType: types.StringType,
+				Computed:    true,
+				MarkdownDescription: "When each certificate ends (RFC 3339), by node name, and `client` for the superuser's client certificate. " +
+					"Use it in a `check` block.",
+			},
+		},
+	}
+}
+
+var clusterTLSAttrTypes = map[string]attr.Type{
+	"validity_period_hours": types.Int64Type, "early_renewal_hours": types.Int64Type,
+	"ca_certificate": types.StringType, "not_after": types.MapType{ElemType: types.StringType},
+}
+
+// tlsSpecInput is the tls block as cluster.TLSInput: nil when the block is absent; ok is false while a
+// value is unknown.
+func tlsSpecInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cluster.TLSInput, bool) {
+	if v.IsNull() {
+		return nil, true
+	}
+	if v.IsUnknown() {
+		return nil, false
+	}
+	var t tlsModel
+	diags.Append(v.As(ctx, &t, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
+	if t.ValidityPeriodHours.IsUnknown() || t.EarlyRenewalHours.IsUnknown() {
+		return nil, false
+	}
+	return &cluster.TLSInput{ValidityPeriodHours: intOrNil(t.ValidityPeriodHours), EarlyRenewalHours: intOrNil(t.EarlyRenewalHours)}, true
+}
+
+// tlsObject is the tls block as given (in) with the status st (nil: its outputs unknown, or null when
+// unread, as after an import before its read); null without the block.
+func tlsObject(ctx context.Context, in *cluster.TLSInput, st *cluster.TLSStatus, unread bool, diags *diag.Diagnostics) types.Object {
+	if in == nil {
+		return types.ObjectNull(clusterTLSAttrTypes)
+	}
+	ca, notAfter := types.StringUnknown(), types.MapUnknown(types.StringType)
+	if unread {
+		ca, notAfter = types.StringNull(), types.MapNull(types.StringType)
+	}
+	if st != nil {
+		if st.CACertificate != "" {
+			ca = types.StringValue(st.CACertificate)
+		}
+		known := true
+		for _, v := range st.NotAfter {
+			known = known && v != ""
+		}
+		if known {
+			var d diag.Diagnostics
+			notAfter, d = types.MapValueFrom(ctx, types.StringType, st.NotAfter)
+			diags.Append(d...)
+		}
+	}
+	num := func(p *int) types.Int64 {
+		if p == nil {
+			return types.Int64Null()
+		}
+		return types.Int64Value(int64(*p))
+	}
+	v, d := types.ObjectValue(clusterTLSAttrTypes, map[string]attr.Value{
+		"validity_period_hours": num(in.ValidityPeriodHours), "early_renewal_hours": num(in.EarlyRenewalHours),
+		"ca_certificate": ca, "not_after": notAfter,
+	})
+	diags.Append(d...)
+	return v
+}
+
+// tlsInputOf is the tls block an imported cluster's policy gives: only what differs from the defaults.
+func tlsInputOf(t *cluster.TLS) *cluster.TLSInput {
+	if t == nil {
+		return nil
+	}
+	in := &cluster.TLSInput{}
+	def := pki.DefaultPolicy()
+	if t.Policy.Validity != def.Validity {
+		h := int(t.Policy.Validity / time.Hour)
+		in.ValidityPeriodHours = &h
+	}
+	if t.Policy.RenewBefore != def.RenewBefore {
+		h := int(t.Policy.RenewBefore / time.Hour)
+		in.EarlyRenewalHours = &h
+	}
+	return in
+}
+
+// withTLS is a connection URI for a cluster with st's TLS: sslmode=verify-full and, when the authority's
+// certificate is a file here, sslrootcert. Unchanged without TLS or when uri is not a URI.
+func withTLS(uri string, st *cluster.TLSStatus) string {
+	if st == nil || uri == "" {
+		return uri
+	}
+	q := url.Values{}
+	q.Set("sslmode", "verify-full")
+	if st.CAFile != "" {
+		q.Set("sslrootcert", st.CAFile)
+	}
+	sep := "?"
+	if strings.Contains(uri, "?") {
+		sep = "&"
+	}
+	return uri + sep + q.Encode()
+}
