@@ -24,6 +24,7 @@ type tlsModel struct {
 	ValidityPeriodHours types.Int64  `tfsdk:"validity_period_hours"`
 	EarlyRenewalHours   types.Int64  `tfsdk:"early_renewal_hours"`
 	CACertificate       types.String `tfsdk:"ca_certificate"`
+	CAFile              types.String `tfsdk:"ca_file"`
 	NotAfter            types.Map    `tfsdk:"not_after"`
 }
 
@@ -54,6 +55,11 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 				Computed:            true,
 				MarkdownDescription: "The cluster's certificate authority (PEM): what a client verifies the nodes with (`sslrootcert`).",
 			},
+			"ca_file": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The authority's certificate as a file on the machine that runs Terraform, for a client's `sslrootcert` " +
+					"(on `local`: `<data_dir>/.pgnvme-tls/ca.crt`, readable by every user).",
+			},
 			"not_after": schema.MapAttribute{
 				ElementType: types.StringType,
 				Computed:    true,
@@ -66,7 +72,7 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 
 var clusterTLSAttrTypes = map[string]attr.Type{
 	"validity_period_hours": types.Int64Type, "early_renewal_hours": types.Int64Type,
-	"ca_certificate": types.StringType, "not_after": types.MapType{ElemType: types.StringType},
+	"ca_certificate": types.StringType, "ca_file": types.StringType, "not_after": types.MapType{ElemType: types.StringType},
 }
 
 // tlsSpecInput is the tls block as cluster.TLSInput: nil when the block is absent; ok is false while a
@@ -92,13 +98,17 @@ func tlsObject(ctx context.Context, in *cluster.TLSInput, st *cluster.TLSStatus,
 	if in == nil {
 		return types.ObjectNull(clusterTLSAttrTypes)
 	}
-	ca, notAfter := types.StringUnknown(), types.MapUnknown(types.StringType)
+	ca, caFile, notAfter := types.StringUnknown(), types.StringUnknown(), types.MapUnknown(types.StringType)
 	if unread {
-		ca, notAfter = types.StringNull(), types.MapNull(types.StringType)
+		ca, caFile, notAfter = types.StringNull(), types.StringNull(), types.MapNull(types.StringType)
 	}
 	if st != nil {
 		if st.CACertificate != "" {
 			ca = types.StringValue(st.CACertificate)
+		}
+		caFile = types.StringNull()
+		if st.CAFile != "" {
+			caFile = types.StringValue(st.CAFile)
 		}
 		known := true
 		for _, v := range st.NotAfter {
@@ -118,7 +128,7 @@ func tlsObject(ctx context.Context, in *cluster.TLSInput, st *cluster.TLSStatus,
 	}
 	v, d := types.ObjectValue(clusterTLSAttrTypes, map[string]attr.Value{
 		"validity_period_hours": num(in.ValidityPeriodHours), "early_renewal_hours": num(in.EarlyRenewalHours),
-		"ca_certificate": ca, "not_after": notAfter,
+		"ca_certificate": ca, "ca_file": caFile, "not_after": notAfter,
 	})
 	diags.Append(d...)
 	return v

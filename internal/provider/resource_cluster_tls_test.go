@@ -90,13 +90,17 @@ func (w *tfWork) attrs() map[string]any {
 
 // tlsPsql runs sql on the node at port over TLS with the cluster's files (the provider's own way).
 func tlsPsql(dir string, port int, sql string) (string, error) {
+	return tlsPsqlCtx(context.Background(), dir, port, sql)
+}
+
+func tlsPsqlCtx(ctx context.Context, dir string, port int, sql string) (string, error) {
 	e, err := localnode.New(localnode.Options{})
 	if err != nil {
 		return "", err
 	}
 	tls := &localnode.TLS{CAFile: filepath.Join(localcluster.TLSDir(dir), "ca.crt"), CertFile: "/unused", KeyFile: "/unused",
 		ClientCertFile: filepath.Join(localcluster.TLSDir(dir), "client.crt"), ClientKeyFile: filepath.Join(localcluster.TLSDir(dir), "client.key")}
-	return e.Psql(context.Background(), localnode.Node{Name: "probe", Host: "127.0.0.1", Port: port, TLS: tls}, "postgres", sql)
+	return e.Psql(ctx, localnode.Node{Name: "probe", Host: "127.0.0.1", Port: port, TLS: tls}, "postgres", sql)
 }
 
 // psqlEnv runs SELECT 1 with psql on port with only env (libpq's variables) set, and returns its output.
@@ -122,6 +126,8 @@ func psqlEnv(port int, env ...string) (string, error) {
 //   - Bad input: a renewal margin as long as the validity is refused at plan.
 //   - A standby lost with its data is copied again over TLS and streams by certificate.
 //   - TLS turned off in place, then on again: plain connections work, then are refused again.
+//   - data_durability "preferred": the durability watcher works over TLS (a commit returns with both
+//     standbys stopped).
 //   - An import of the cluster in another working directory plans nothing.
 func TestAccCluster_tls(t *testing.T) {
 	if os.Getenv("TF_ACC") == "" {
@@ -147,6 +153,9 @@ func TestAccCluster_tls(t *testing.T) {
 	tlsAttrs, _ := a["tls"].(map[string]any)
 	caPEM, _ := tlsAttrs["ca_certificate"].(string)
 	notAfter, _ := tlsAttrs["not_after"].(map[string]any)
+	if got := fmt.Sprint(tlsAttrs["ca_file"]); got != filepath.Join(localcluster.TLSDir(dir), "ca.crt") {
+		t.Errorf("tls.ca_file = %s; want the authority's file in %s", got, localcluster.TLSDir(dir))
+	}
 	if !strings.HasPrefix(caPEM, "-----BEGIN CERTIFICATE-----") || len(notAfter) != 4 {
 		t.Fatalf("tls after create: %v; want the CA's certificate and the end of 4 certificates (3 nodes and client)", tlsAttrs)
 	}
@@ -298,10 +307,34 @@ func TestAccCluster_tls(t *testing.T) {
 		t.Errorf("the plan after TLS on again is not empty:\n%s", out)
 	}
 
+	// data_durability "preferred": the durability watcher's psql connects over TLS too. With both standbys
+	// stopped it lowers the synchronous number, so a commit returns; the next apply starts them again.
+	preferred := strings.Replace(clusterConfig(dir, base, "  tls {}"), `data_durability = "required"`, `data_durability = "preferred"`, 1)
+	w.config(preferred)
+	w.must("apply", "-auto-approve")
+	if local, _ := w.attrs()["local"].(map[string]any); local["durability_watcher_running"] != true {
+		t.Errorf("with TLS and preferred, local.durability_watcher_running = %v; want true", local["durability_watcher_running"])
+	}
+	if _, err := tlsPsql(dir, base, "CREATE TABLE IF NOT EXISTS durability (n serial PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	stopStandbys(t, dir, base)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_, err = tlsPsqlCtx(ctx, dir, base, "INSERT INTO durability DEFAULT VALUES")
+	cancel()
+	if err != nil {
+		t.Errorf("with TLS, preferred and both standbys stopped, a commit did not return within 10 s (%v): the watcher did not lower the number", err)
+		_, _ = tlsPsql(dir, base, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+	}
+	w.must("apply", "-auto-approve")
+	if got, err := tlsPsql(dir, base, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"); err != nil || got != "2" {
+		t.Errorf("after the apply that starts the standbys again: %s streaming (%v); want 2", got, err)
+	}
+
 	// Imported into another working directory with the same configuration: the tls block and its outputs
 	// come back, and the plan is empty.
 	imp := newTFWork(t)
-	imp.config(clusterConfig(dir, base, "  tls {}"))
+	imp.config(preferred)
 	imp.must("import", "pgnvme_cluster.demo", "local:"+dir)
 	if out := imp.must("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") {
 		t.Errorf("the plan after an import of the TLS cluster is not empty:\n%s", out)

@@ -48,6 +48,11 @@ resource "pgnvme_cluster" "this" {
     data_dir  = var.data_dir
     port_base = var.port_base
   }
+
+  dynamic "tls" {
+    for_each = var.tls ? [1] : []
+    content {}
+  }
 }
 
 # A data source runs on every plan and apply: with benchmark set, every plan re-initialises the pgbench tables
@@ -56,8 +61,10 @@ data "pgnvme_pgbench" "this" {
   count = var.benchmark == null ? 0 : 1
 
   server = {
-    host = pgnvme_cluster.this.primary.host
-    port = pgnvme_cluster.this.primary.port
+    host        = pgnvme_cluster.this.primary.host
+    port        = pgnvme_cluster.this.primary.port
+    sslmode     = var.tls ? "verify-full" : null
+    sslrootcert = var.tls ? pgnvme_cluster.this.tls.ca_file : null
   }
   builtin          = var.benchmark.builtin
   script           = var.benchmark.builtin == null ? local.random_update : null

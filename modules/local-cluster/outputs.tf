@@ -4,7 +4,7 @@ output "name" {
 }
 
 output "connection_uri" {
-  description = "libpq URI of the primary, without a password (connections from 127.0.0.1 are trusted); null while no single primary is known."
+  description = "libpq URI of the primary, without a password (connections from 127.0.0.1 are trusted); with `tls`, with `sslmode=verify-full` and the authority's file as `sslrootcert`. Null while no single primary is known."
   value       = pgnvme_cluster.this.connection_uri
 }
 
@@ -49,4 +49,9 @@ output "benchmark" {
     wait_events         = data.pgnvme_pgbench.this[0].wait_events
     server_version      = data.pgnvme_pgbench.this[0].server_version
   }
+}
+
+output "tls" {
+  description = "With `tls`: the authority's certificate (`ca_certificate`, PEM), its file (`ca_file`) and when each certificate ends (`not_after`, by node name and `client`); null without."
+  value       = pgnvme_cluster.this.tls == null ? null : { ca_certificate = pgnvme_cluster.this.tls.ca_certificate, ca_file = pgnvme_cluster.this.tls.ca_file, not_after = pgnvme_cluster.this.tls.not_after }
 }

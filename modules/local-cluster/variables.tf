@@ -108,6 +108,13 @@ variable "parameters" {
   }
 }
 
+variable "tls" {
+  description = "Serve TLS only, from the cluster's own certificate authority (the resource's `tls` block with its defaults: 90-day certificates renewed by an apply within 7 days of their end): connections without TLS are refused, replication authenticates by client certificate, `connection_uri` carries `sslmode=verify-full`, and the benchmark connects that way. Turning it on or off changes the cluster in place."
+  type        = bool
+  default     = false
+  nullable    = false
+}
+
 variable "benchmark" {
   description = "Run pgbench against the primary on every plan and apply (null, the default, runs nothing): `builtin` one of `tpcb-like`, `simple-update`, `select-only`, or unset for the talk's random single-row UPDATE; `scale` (initialised first), `clients`, `duration_seconds`."
   type = object({

@@ -71,10 +71,22 @@ run "reloadable_parameter_applied" {
   }
 }
 
+# TLS turned on in place, and the benchmark over it (the module gives pgbench verify-full and the
+# authority's file).
 run "benchmark" {
   variables {
     parameters = { fsync = "off", work_mem = "8MB" }
     benchmark  = { scale = 1, clients = 2, duration_seconds = 2 }
+    tls        = true
+  }
+
+  assert {
+    condition     = strcontains(output.connection_uri, "sslmode=verify-full") && length(output.tls.not_after) == 4 && startswith(output.tls.ca_certificate, "-----BEGIN CERTIFICATE-----")
+    error_message = "With tls the URI should verify the server, and every node and the client should have a certificate: ${output.connection_uri}"
+  }
+  assert {
+    condition     = output.data_dirs == run.create.data_dirs && [for n in output.nodes : n.role] == ["primary", "standby", "standby"]
+    error_message = "TLS turned on should change the cluster in place: ${jsonencode(output.nodes)}"
   }
 
   assert {
@@ -94,6 +106,7 @@ run "benchmark_duration_plans_no_replacement" {
   variables {
     parameters = { fsync = "off", work_mem = "8MB" }
     benchmark  = { scale = 1, clients = 2, duration_seconds = 1 }
+    tls        = true
   }
 
   assert {
