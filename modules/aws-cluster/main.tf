@@ -7,9 +7,10 @@ data "pgnvme_capacity_plan" "this" {
   dataset_gib          = var.dataset_gib
   growth_gib_per_month = var.growth_gib_per_month
   horizon_months       = var.horizon_months
-  node_count           = 3
-  architectures        = ["x86_64"]
+  node_count           = var.node_count
+  architectures        = [var.architecture]
   postgres_major       = var.postgres_major
+  source               = var.catalog_source
 }
 
 locals {
@@ -21,13 +22,16 @@ locals {
 data "pgnvme_placement" "this" {
   instance_type = local.instance_type
   region        = var.region
-  node_count    = 3
+  node_count    = var.node_count
   zones         = sort(keys(var.subnet_ids))
+  source        = var.catalog_source
 }
 
+# A bucket name has at most 63 characters, 26 of them the generated suffix: the prefix takes the name's
+# first 32 (the archive's prefix inside the bucket is the whole name).
 resource "pgnvme_archive_bucket" "this" {
   count         = var.pgbackrest_options == null ? 1 : 0
-  bucket_prefix = "${var.name}-wal-"
+  bucket_prefix = "${substr(var.name, 0, 32)}-wal-"
   region        = var.region
   prefix        = "clusters/${var.name}"
   tags          = var.tags

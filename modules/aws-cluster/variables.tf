@@ -71,6 +71,42 @@ variable "horizon_months" {
   }
 }
 
+variable "node_count" {
+  description = "Nodes: a primary and `node_count - 1` standbys under `ANY 1` quorum commit, one per zone, so `subnet_ids` needs at least this many zones where the type is offered. 3 to 9; defaults to 3. Changing it adds or removes standbys in place."
+  type        = number
+  default     = 3
+  nullable    = false
+
+  validation {
+    condition     = var.node_count >= 3 && var.node_count <= 9 && floor(var.node_count) == var.node_count
+    error_message = "node_count must be a whole number from 3 to 9: with ANY 1 a cluster of 3 keeps every acknowledged commit and takes writes through the loss of any one node; fewer cannot do both."
+  }
+}
+
+variable "architecture" {
+  description = "CPU architecture the capacity plan chooses among: `x86_64` (default) or `arm64` (Graviton; the nodes then boot Debian 12's arm64 image). Ignored for the type when `instance_type` is set."
+  type        = string
+  default     = "x86_64"
+  nullable    = false
+
+  validation {
+    condition     = contains(["x86_64", "arm64"], var.architecture)
+    error_message = "architecture must be \"x86_64\" or \"arm64\"."
+  }
+}
+
+variable "catalog_source" {
+  description = "Where the capacity plan and the placement read instance types and their zones: `embedded` (default: the snapshot compiled into the provider, no AWS call) or `ec2` (live DescribeInstanceTypes and DescribeInstanceTypeOfferings in `region`: the zones where a type is really offered to this account). Use `ec2` for a real deployment."
+  type        = string
+  default     = "embedded"
+  nullable    = false
+
+  validation {
+    condition     = contains(["embedded", "ec2"], var.catalog_source)
+    error_message = "catalog_source must be \"embedded\" or \"ec2\"."
+  }
+}
+
 variable "instance_type" {
   description = "Instance type override; null takes the capacity plan's recommendation (output `instance_type`). Changing the type replaces the nodes one at a time."
   type        = string

@@ -114,3 +114,54 @@ run "reserved_tag" {
   }
   expect_failures = [var.tags]
 }
+
+run "node_count_two" {
+  command = plan
+  variables {
+    node_count = 2
+  }
+  expect_failures = [var.node_count]
+}
+
+run "node_count_fractional" {
+  command = plan
+  variables {
+    node_count = 3.5
+  }
+  expect_failures = [var.node_count]
+}
+
+run "architecture" {
+  command = plan
+  variables {
+    architecture = "aarch64"
+  }
+  expect_failures = [var.architecture]
+}
+
+run "catalog_source" {
+  command = plan
+  variables {
+    catalog_source = "live"
+  }
+  expect_failures = [var.catalog_source]
+}
+
+# The longest name the role allows plans: the archive bucket's prefix takes its first 32 characters (a
+# bucket name has at most 63, 26 of them generated). The cluster is overridden, so nothing is asked of
+# AWS (the capacity plan and the placement read the embedded catalog); the bucket's own checks run.
+run "name_57_characters_plans" {
+  command = plan
+  variables {
+    name = "orders-with-a-name-of-fifty-seven-characters-exactly-abcd"
+  }
+  override_resource {
+    target = pgnvme_cluster.this
+  }
+  # The checks read the cluster, known only after an apply.
+  expect_failures = [check.quorum, check.archive]
+  assert {
+    condition     = pgnvme_archive_bucket.this[0].bucket_prefix == "orders-with-a-name-of-fifty-seve-wal-" && pgnvme_archive_bucket.this[0].prefix == "clusters/${var.name}"
+    error_message = "The bucket prefix should be the name's first 32 characters: ${pgnvme_archive_bucket.this[0].bucket_prefix}"
+  }
+}
