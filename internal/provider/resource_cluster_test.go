@@ -232,17 +232,27 @@ func TestAccCluster_standbyLoss(t *testing.T) {
 	})
 }
 
-// ackWriter commits numbered rows one at a time and records each number whose commit returned.
+// ackWriter commits numbered rows one at a time and records each number whose commit returned; it stops at
+// the first failed commit (the primary is gone: that commit was not acknowledged) and keeps its error.
 type ackWriter struct {
 	mu    sync.Mutex
 	acked []int
+	err   error
 	stop  chan struct{}
 	done  chan struct{}
 }
 
 func startWriter(t *testing.T, port int) *ackWriter {
 	t.Helper()
-	psqlAt(t, port, "CREATE TABLE IF NOT EXISTS acked (n int PRIMARY KEY)")
+	return startWriterVia(t, func(sql string) (string, error) { return tryPsqlAt(port, sql) })
+}
+
+// startWriterVia is startWriter with run as the way to the primary.
+func startWriterVia(t *testing.T, run func(sql string) (string, error)) *ackWriter {
+	t.Helper()
+	if _, err := run("CREATE TABLE IF NOT EXISTS acked (n int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
 	w := &ackWriter{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -252,8 +262,11 @@ func startWriter(t *testing.T, port int) *ackWriter {
 				return
 			default:
 			}
-			if _, err := tryPsqlAt(port, fmt.Sprintf("INSERT INTO acked VALUES (%d)", n)); err != nil {
-				return // the primary is gone: this commit was not acknowledged
+			if _, err := run(fmt.Sprintf("INSERT INTO acked VALUES (%d)", n)); err != nil {
+				w.mu.Lock()
+				w.err = err
+				w.mu.Unlock()
+				return
 			}
 			w.mu.Lock()
 			w.acked = append(w.acked, n)
