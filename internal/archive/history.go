@@ -133,7 +133,7 @@ func (e *ForeignHistoryError) Error() string {
 		fmt.Fprintf(&b, ", and this cluster is system %s. A cluster never archives into another's history.", e.Own)
 	}
 	b.WriteString(" Nothing was changed. Give this cluster an archive location of its own (another bucket prefix, pgBackRest repo1-path or stanza); " +
-		"or, to keep that history, restore it into a cluster by hand with the archiver (pgnvme does not restore from an archive yet), " +
+		"or, to start from that history, create the cluster with a restore block that reads it (the cluster then archives to a location of its own), " +
 		"or remove it from the archive if it is no longer needed.")
 	return b.String()
 }

@@ -49,6 +49,10 @@ const (
 	AcceleratorNeuron    = "neuron"
 )
 
+// NVMe reports whether the type's instance storage attaches as NVMe (EC2's nvme_support "required" or
+// "supported"; the snapshot's x1 and x1e say "unsupported"): pgnvme's nodes find and prepare NVMe disks only.
+func (t InstanceType) NVMe() bool { return t.NVMeSupport != "unsupported" }
+
 // SpecialPurpose reports whether the type is a poor host for a database
 // even though it has local NVMe: it carries accelerators (paid for and
 // unused by PostgreSQL) or is a Mac (dedicated hosts only, macOS).

@@ -37,6 +37,9 @@ type Filter struct {
 	// ExcludePreviousGeneration drops previous-generation types unless their
 	// family is listed in Families.
 	ExcludePreviousGeneration bool
+	// RequireNVMe drops types whose instance storage is not NVMe
+	// ([InstanceType.NVMe] false: x1, x1e), which pgnvme_cluster cannot run on.
+	RequireNVMe bool
 }
 
 // Validate reports every problem with f, each as a sentence saying what to
@@ -199,6 +202,9 @@ func (f Filter) keeps(t InstanceType) bool {
 		return false
 	}
 	if f.ExcludePreviousGeneration && t.PreviousGeneration && !slices.Contains(f.Families, family) {
+		return false
+	}
+	if f.RequireNVMe && !t.NVMe() {
 		return false
 	}
 	return !slices.Contains(f.ExcludeFamilies, family)

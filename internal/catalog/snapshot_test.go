@@ -196,3 +196,36 @@ func TestEmbedded(t *testing.T) {
 		t.Errorf("selecting m6id with 800-900 GiB in us-east-1 gave %v", got)
 	}
 }
+
+// TestRequireNVMe: in the embedded snapshot's eu-west-1, asking for 100 GiB of memory selects x1e types,
+// whose instance storage is not NVMe (pgnvme_cluster refuses them); RequireNVMe leaves them out and keeps
+// NVMe types.
+func TestRequireNVMe(t *testing.T) {
+	t.Parallel()
+	s, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := s.Region("eu-west-1")
+	if !ok {
+		t.Fatal("eu-west-1 is not in the embedded snapshot")
+	}
+	f := catalog.Filter{MinMemoryGiB: 100, ExcludeSpecialPurpose: true, ExcludePreviousGeneration: true}
+	nonNVMe := func(out []catalog.Offered) []string {
+		var names []string
+		for _, o := range out {
+			if !o.NVMe() {
+				names = append(names, o.Name)
+			}
+		}
+		return names
+	}
+	if got := nonNVMe(catalog.Select(s.Types, r, f)); len(got) == 0 {
+		t.Fatal("without RequireNVMe no type without NVMe is selected: the test no longer shows anything")
+	}
+	f.RequireNVMe = true
+	out := catalog.Select(s.Types, r, f)
+	if got := nonNVMe(out); len(got) > 0 || len(out) == 0 {
+		t.Errorf("with RequireNVMe: %d types, of which without NVMe %v; want some, none without", len(out), got)
+	}
+}

@@ -297,6 +297,7 @@ func (d *capacityPlanDataSource) Read(ctx context.Context, req datasource.ReadRe
 	f.OfferedInZoneIDs = zoneIDs
 	f.ExcludeSpecialPurpose = !m.IncludeSpecial.ValueBool()
 	f.ExcludePreviousGeneration = !m.IncludePrevious.ValueBool()
+	f.RequireNVMe = true // the plan chooses for pgnvme_cluster, which refuses instance storage that is not NVMe
 	if len(zoneIDs) == 0 {
 		f.MinZones = r.NodeCount
 	}

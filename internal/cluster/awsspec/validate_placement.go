@@ -39,7 +39,7 @@ func (v *awsCheck) instanceType() {
 	t := snap.Types[i]
 	arch := awsArchitecture(t)
 	switch {
-	case t.NVMeSupport == "unsupported":
+	case !t.NVMe():
 		v.add(at, "Instance Storage Is Not NVMe", "Instance type %s has instance storage, but not NVMe (an older generation whose disks attach as plain block devices); "+
 			"pgnvme finds and prepares instance-store NVMe disks only: choose a current type from the pgnvme_instance_types data source, such as m6id.large or i4i.large.", name)
 	case t.SpecialPurpose():
