@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,6 +15,8 @@ import (
 // (labels sort by time).
 func PgBackRestBackups(data []byte) ([]Backup, error) {
 	var out []Backup
+	var dbIDs []int
+	majors := map[int]int{} // [db:history]: each database id's major ("db-version")
 	section := ""
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
@@ -24,7 +27,24 @@ func PgBackRestBackups(data []byte) ([]Backup, error) {
 			continue
 		}
 		label, value, ok := strings.Cut(line, "=")
-		if section != "backup:current" || !ok {
+		if !ok {
+			continue
+		}
+		switch section {
+		case "db:history":
+			var db struct {
+				Version string `json:"db-version"`
+			}
+			id, err := strconv.Atoi(label)
+			if err != nil || json.Unmarshal([]byte(value), &db) != nil {
+				continue
+			}
+			if v, err := strconv.Atoi(db.Version); err == nil && v >= 10 { // "15"; 9.6 and older are "9.6"
+				majors[id] = v
+			}
+			continue
+		case "backup:current":
+		default:
 			continue
 		}
 		var b struct {
@@ -38,15 +58,20 @@ func PgBackRestBackups(data []byte) ([]Backup, error) {
 			LSNStart  string `json:"backup-lsn-start"`
 			LSNStop   string `json:"backup-lsn-stop"`
 			BackupErr bool   `json:"backup-error"`
+			DBID      int    `json:"db-id"`
 		}
 		if err := json.Unmarshal([]byte(value), &b); err != nil {
 			return nil, fmt.Errorf("reading backup %s of backup.info: %w", label, err)
 		}
 		out = append(out, Backup{Label: label, Type: b.Type, Start: b.Start, Stop: b.Stop, Size: b.Size, RepoSize: b.RepoSize, WALStart: b.WALStart, WALStop: b.WALStop,
 			LSNStart: b.LSNStart, LSNStop: b.LSNStop})
+		dbIDs = append(dbIDs, b.DBID)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
+	}
+	for i := range out {
+		out[i].Major = majors[dbIDs[i]]
 	}
 	slices.SortFunc(out, func(a, b Backup) int { return strings.Compare(a.Label, b.Label) })
 	return out, nil

@@ -93,7 +93,7 @@ func TestPgBackRestBackups(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []archive.Backup{{Label: "20261202-052928F", Type: "full", Start: 1796189368, Stop: 1796189370, Size: 22992538, RepoSize: 3043457,
-		WALStart: "000000010000000000000002", WALStop: "000000010000000000000002", LSNStart: "0/2000028", LSNStop: "0/2000100"}}
+		WALStart: "000000010000000000000002", WALStop: "000000010000000000000002", LSNStart: "0/2000028", LSNStop: "0/2000100", Major: 15}}
 	if len(backups) != 1 || backups[0] != want[0] {
 		t.Fatalf("backups %+v, want %+v", backups, want)
 	}

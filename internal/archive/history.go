@@ -232,9 +232,13 @@ func ReadWALGSentinel(data []byte, b *Backup) error {
 		CompressedSize   int64   `json:"CompressedSize"`
 		LSN              *uint64 `json:"LSN"`
 		FinishLSN        *uint64 `json:"FinishLSN"`
+		PgVersion        int     `json:"PgVersion"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("reading a WAL-G backup sentinel: %w", err)
+	}
+	if s.PgVersion >= 100000 { // server_version_num: 150004 is 15.4
+		b.Major = s.PgVersion / 10000
 	}
 	b.Size, b.RepoSize = s.UncompressedSize, s.CompressedSize
 	if s.LSN != nil {
@@ -279,6 +283,9 @@ type Backup struct {
 	// LSNStart and LSNStop are the WAL positions where the backup began and where it is consistent ("" when
 	// the archive does not record them).
 	LSNStart, LSNStop string
+	// Major is the PostgreSQL major version the backup was taken from (0 when the archive does not say): a
+	// physical backup restores into that major only.
+	Major int
 }
 
 // History is what the stanza holds of clusters' past, as History: its identities and, as evidence, its
@@ -308,7 +315,9 @@ func ParsePgBackRestInfo(data []byte) (PgBackRestInfo, error) {
 			Message string `json:"message"`
 		} `json:"status"`
 		DB []struct {
+			ID       int         `json:"id"`
 			SystemID json.Number `json:"system-id"`
+			Version  string      `json:"version"`
 		} `json:"db"`
 		Archive []struct {
 			ID  string `json:"id"`
@@ -316,8 +325,11 @@ func ParsePgBackRestInfo(data []byte) (PgBackRestInfo, error) {
 			Max string `json:"max"`
 		} `json:"archive"`
 		Backup []struct {
-			Label   string `json:"label"`
-			Type    string `json:"type"`
+			Label    string `json:"label"`
+			Type     string `json:"type"`
+			Database struct {
+				ID int `json:"id"`
+			} `json:"database"`
 			Archive struct {
 				Start string `json:"start"`
 				Stop  string `json:"stop"`
@@ -348,15 +360,20 @@ func ParsePgBackRestInfo(data []byte) (PgBackRestInfo, error) {
 	}
 	r := raw[0]
 	out := PgBackRestInfo{StatusCode: r.Status.Code, StatusMessage: r.Status.Message}
+	majors := map[int]int{}
 	for _, db := range r.DB {
 		out.SystemIDs = append(out.SystemIDs, db.SystemID.String())
+		if v, err := strconv.Atoi(db.Version); err == nil && v >= 10 { // "15"; 9.6 and older are "9.6"
+			majors[db.ID] = v
+		}
 	}
 	for _, a := range r.Archive {
 		out.Archives = append(out.Archives, PgBackRestArchive{ID: a.ID, Min: a.Min, Max: a.Max})
 	}
 	for _, b := range r.Backup {
 		out.Backups = append(out.Backups, Backup{Label: b.Label, Type: b.Type, Start: b.Timestamp.Start, Stop: b.Timestamp.Stop,
-			Size: b.Info.Size, RepoSize: b.Info.Repository.Delta, WALStart: b.Archive.Start, WALStop: b.Archive.Stop, LSNStart: b.LSN.Start, LSNStop: b.LSN.Stop})
+			Size: b.Info.Size, RepoSize: b.Info.Repository.Delta, WALStart: b.Archive.Start, WALStop: b.Archive.Stop, LSNStart: b.LSN.Start, LSNStop: b.LSN.Stop,
+			Major: majors[b.Database.ID]})
 	}
 	return out, nil
 }

@@ -87,7 +87,7 @@ func TestParsePgBackRestInfo(t *testing.T) {
 	want := archive.PgBackRestInfo{StatusMessage: "ok", SystemIDs: []string{fixtureSystemID},
 		Archives: []archive.PgBackRestArchive{{ID: "15-1", Min: "000000010000000000000001", Max: "000000010000000000000002"}},
 		Backups: []archive.Backup{{Label: "20261202-052928F", Type: "full", Start: 1796189368, Stop: 1796189370, Size: 22992538, RepoSize: 3043457,
-			WALStart: "000000010000000000000002", WALStop: "000000010000000000000002", LSNStart: "0/2000028", LSNStop: "0/2000100"}}}
+			WALStart: "000000010000000000000002", WALStop: "000000010000000000000002", LSNStart: "0/2000028", LSNStop: "0/2000100", Major: 15}}}
 	if !reflect.DeepEqual(info, want) {
 		t.Fatalf("info = %+v\nwant %+v", info, want)
 	}

@@ -112,7 +112,7 @@ func TestReadWALGSentinel(t *testing.T) {
 	if err := ReadWALGSentinel(data, &b); err != nil {
 		t.Fatal(err)
 	}
-	want := Backup{Label: "base_000000010000000000000005", LSNStart: "0/5000028", LSNStop: "0/6000110", Stop: 1764670980, Size: 1 << 30, RepoSize: 1 << 28}
+	want := Backup{Label: "base_000000010000000000000005", LSNStart: "0/5000028", LSNStop: "0/6000110", Stop: 1764670980, Size: 1 << 30, RepoSize: 1 << 28, Major: 17}
 	if b != want {
 		t.Errorf("got %+v\nwant %+v", b, want)
 	}

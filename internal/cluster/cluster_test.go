@@ -253,8 +253,8 @@ func TestPlanRestore(t *testing.T) {
 	}
 	h := &archive.Health{
 		Backups: []archive.Backup{
-			{Label: "20261201-001000F", Stop: at("2026-12-01T00:10:00Z").Unix(), LSNStop: "0/2000100"},
-			{Label: "20261202-001000F", Stop: at("2026-12-02T00:10:00Z").Unix(), LSNStop: "0/9000100"},
+			{Label: "20261201-001000F", Stop: at("2026-12-01T00:10:00Z").Unix(), LSNStop: "0/2000100", Major: 15},
+			{Label: "20261202-001000F", Stop: at("2026-12-02T00:10:00Z").Unix(), LSNStop: "0/9000100", Major: 15},
 		},
 		LastArchived: "00000001000000000000000C", RecoverableFrom: at("2026-12-01T00:10:00Z"), RecoverableTo: at("2026-12-02T09:00:00Z"),
 	}
@@ -262,7 +262,7 @@ func TestPlanRestore(t *testing.T) {
 		return cluster.FromInput(cluster.Input{Name: "clone", Blocks: localBlock(localspec.Block{DataDir: "/d"}),
 			Restore: &cluster.RestoreInput{PgBackRestOptions: map[string]string{"repo1-path": "/src"}, Stanza: "orders", Target: tgt, Backup: backup}})
 	}
-	p, err := cluster.PlanRestore(spec(cluster.RestoreTargetInput{Time: "2026-12-01T12:00:00Z"}, ""), h, nil)
+	p, err := cluster.PlanRestore(spec(cluster.RestoreTargetInput{Time: "2026-12-01T12:00:00Z"}, ""), 15, h, nil)
 	if err != nil || p.Backup.Label != "20261201-001000F" {
 		t.Fatalf("a time target between the backups: %+v, %v", p.Backup, err)
 	}
@@ -271,7 +271,7 @@ func TestPlanRestore(t *testing.T) {
 	if got := p.Summary("node-1", []string{"node-2", "node-3"}); got != want {
 		t.Errorf("Summary =\n%s\nwant\n%s", got, want)
 	}
-	if p, err = cluster.PlanRestore(spec(cluster.RestoreTargetInput{}, ""), h, nil); err != nil || p.Backup.Label != "20261202-001000F" ||
+	if p, err = cluster.PlanRestore(spec(cluster.RestoreTargetInput{}, ""), 0, h, nil); err != nil || p.Backup.Label != "20261202-001000F" ||
 		!strings.Contains(p.Summary("node-1", nil), "replayed to the end of the archive, where it becomes the primary of a new timeline (the archive's newest segment arrived at 2026-12-02T09:00:00Z)") {
 		t.Errorf("the end of the archive: %+v, %v: %s", p.Backup, err, p.Summary("node-1", nil))
 	}
@@ -280,17 +280,22 @@ func TestPlanRestore(t *testing.T) {
 		s       cluster.Spec
 		h       *archive.Health
 		readErr error
+		major   int
 		path    string
 		detail  string
 	}{
-		{"unreadable", spec(cluster.RestoreTargetInput{}, ""), nil, errPlain, "restore.archive", "could not"},
-		{"no backup", spec(cluster.RestoreTargetInput{}, ""), &archive.Health{}, nil, "restore.archive", "holds no base backup"},
-		{"future", spec(cluster.RestoreTargetInput{Time: "2026-12-03T00:00:00Z"}, ""), h, nil, "restore.target.time", "after the newest WAL segment"},
-		{"lsn past the end", spec(cluster.RestoreTargetInput{LSN: "1/0"}, ""), h, nil, "restore.target.lsn", "after the end of the newest WAL segment"},
-		{"missing backup", spec(cluster.RestoreTargetInput{}, "20990101-000000F"), h, nil, "restore.backup", "holds no backup"},
-		{"restore point", spec(cluster.RestoreTargetInput{Name: "x"}, ""), h, nil, "", ""},
+		{"unreadable", spec(cluster.RestoreTargetInput{}, ""), nil, errPlain, 15, "restore.archive", "could not"},
+		{"no backup", spec(cluster.RestoreTargetInput{}, ""), &archive.Health{}, nil, 15, "restore.archive", "holds no base backup"},
+		{"future", spec(cluster.RestoreTargetInput{Time: "2026-12-03T00:00:00Z"}, ""), h, nil, 15, "restore.target.time", "after the newest WAL segment"},
+		{"lsn past the end", spec(cluster.RestoreTargetInput{LSN: "1/0"}, ""), h, nil, 15, "restore.target.lsn", "after the end of the newest WAL segment"},
+		{"missing backup", spec(cluster.RestoreTargetInput{}, "20990101-000000F"), h, nil, 15, "restore.backup", "holds no backup"},
+		{"restore point", spec(cluster.RestoreTargetInput{Name: "x"}, ""), h, nil, 15, "", ""},
+		{"another major", spec(cluster.RestoreTargetInput{}, ""), h, nil, 17, "restore.archive", "taken from PostgreSQL 15, and this server runs PostgreSQL 17"},
+		{"another major, a backup named", spec(cluster.RestoreTargetInput{}, "20261201-001000F"), h, nil, 16, "restore.backup", "restores into its own major version only"},
+		{"major not recorded", spec(cluster.RestoreTargetInput{}, ""), &archive.Health{Backups: []archive.Backup{{Label: "b", Stop: at("2026-12-01T00:10:00Z").Unix()}},
+			LastArchived: "00000001000000000000000C", RecoverableFrom: at("2026-12-01T00:10:00Z"), RecoverableTo: at("2026-12-02T09:00:00Z")}, nil, 17, "", ""},
 	} {
-		_, err := cluster.PlanRestore(tc.s, tc.h, tc.readErr)
+		_, err := cluster.PlanRestore(tc.s, tc.major, tc.h, tc.readErr)
 		if tc.path == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)

@@ -67,18 +67,20 @@ type RestorePlan struct {
 }
 
 // PlanRestore is the restore of s (which has a restore block) from its source archive, whose health the
-// platform read as h (readErr when it could not): PlanRestoreAt for the restore block.
-func PlanRestore(s Spec, h *archive.Health, readErr error) (RestorePlan, error) {
+// platform read as h (readErr when it could not), into PostgreSQL major: PlanRestoreAt for the restore
+// block.
+func PlanRestore(s Spec, major int, h *archive.Health, readErr error) (RestorePlan, error) {
 	from, _ := s.RestoreLocation()
-	return PlanRestoreAt([]string{"restore"}, *s.Restore, from, h, readErr)
+	return PlanRestoreAt([]string{"restore"}, *s.Restore, from, major, h, readErr)
 }
 
 // PlanRestoreAt is the restore r from the archive at from, whose health was read as h (readErr when it
 // could not): the backup archive.RestoreBackup chooses for the target. An unreadable archive, one without a
 // backup, a target outside its recoverable window and a backup that is not there or ends after the target
 // are refused at the attribute they are about, under root (the block that gives r's archive, backup and
-// target).
-func PlanRestoreAt(root []string, r Restore, from archive.Location, h *archive.Health, readErr error) (RestorePlan, error) {
+// target); so is a backup of another PostgreSQL major than major (when both are known: 0 is unknown), which
+// the server would refuse to start.
+func PlanRestoreAt(root []string, r Restore, from archive.Location, major int, h *archive.Health, readErr error) (RestorePlan, error) {
 	at := func(names ...string) []string { return append(slices.Clip(root), names...) }
 	if readErr != nil || h == nil {
 		if readErr == nil {
@@ -106,6 +108,17 @@ func PlanRestoreAt(root []string, r Restore, from archive.Location, h *archive.H
 			path = append(path, "time")
 		}
 		return RestorePlan{}, Errorf(path, "Restore Target Not In The Archive", "Nothing can be restored from %s that way: %v. Nothing was created.", from, err)
+	}
+	if b.Major != 0 && major != 0 && b.Major != major {
+		path := at("archive")
+		if r.Backup != "" && r.Backup != archive.LatestBackup {
+			path = at("backup")
+		}
+		return RestorePlan{}, Errorf(path, "Restore Across Major Versions",
+			"Backup %s in %s was taken from PostgreSQL %d, and this server runs PostgreSQL %d: a physical backup restores into its own major "+
+				"version only (PostgreSQL refuses to start a data directory of another). Restore into a cluster of PostgreSQL %d (postgres_major), "+
+				"then move the data to %d with pg_dump and pg_restore or logical replication (see the major upgrades guide). Nothing was created.",
+			b.Label, from, b.Major, major, b.Major, major)
 	}
 	return RestorePlan{From: from, Backup: b, Target: target, To: h.RecoverableTo, WALBytes: archive.WALBytes(b.WALStart, h.LastArchived)}, nil
 }

@@ -26,7 +26,7 @@ import (
 func (se *session) restorePlan(ctx context.Context) (cluster.RestorePlan, error) {
 	from, _ := se.s.RestoreLocation()
 	h, err := se.sourceHealth(ctx, from)
-	return cluster.PlanRestore(se.s, h, err)
+	return cluster.PlanRestore(se.s, se.s.MajorOrDefault(), h, err)
 }
 
 // sourceHealth reads the archive at loc (no cluster of it runs here: its WAL and base backups only).

@@ -52,8 +52,12 @@ func (m *Manager) planRestore(ctx context.Context, s cluster.Spec, ls *Spec) err
 	if ls.Restore == nil {
 		return nil
 	}
+	major, err := m.PostgresMajor(ctx)
+	if err != nil {
+		return err
+	}
 	h, err := m.RestoreSourceHealth(ctx, *ls)
-	p, err := cluster.PlanRestore(s, h, err)
+	p, err := cluster.PlanRestore(s, major, h, err)
 	if err != nil {
 		return err
 	}

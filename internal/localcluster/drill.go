@@ -72,16 +72,16 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 	if err := src.installed(); err != nil {
 		return out, err
 	}
-	h, err := src.health(ctx)
-	plan, err := cluster.PlanRestoreAt(root, d.Restore, from, h, err)
-	if err != nil {
-		return out, err
-	}
-	out.Plan, out.Health = plan, *h
 	major, err := m.PostgresMajor(ctx)
 	if err != nil {
 		return out, err
 	}
+	h, err := src.health(ctx)
+	plan, err := cluster.PlanRestoreAt(root, d.Restore, from, major, h, err)
+	if err != nil {
+		return out, err
+	}
+	out.Plan, out.Health = plan, *h
 
 	dir, err := os.MkdirTemp(d.WorkDir, "pgnvme-drill-")
 	if err != nil {
