@@ -153,7 +153,8 @@ run "catalog_source" {
 run "name_57_characters_plans" {
   command = plan
   variables {
-    name = "orders-with-a-name-of-fifty-seven-characters-exactly-abcd"
+    name               = "orders-with-a-name-of-fifty-seven-characters-exactly-abcd"
+    pgbackrest_options = null # the bucket is made for WAL-G only (a caller may pass pgBackRest options to every run)
   }
   override_resource {
     target = pgnvme_cluster.this
