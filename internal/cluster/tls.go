@@ -56,9 +56,9 @@ func validateTLS(s Spec) []*FieldError {
 				"would each need the cluster's certificates on every node, and a half-encrypted cluster would promise more than it keeps. "+
 				"Remove the block; inside the VPC, keep the nodes' security group closed to everything but the cluster and its clients."))
 	}
-	if problem := s.TLS.Policy.Problem(); problem != "" {
+	if field, problem := s.TLS.Policy.Problem(); problem != "" {
 		path := []string{"tls", "early_renewal_hours"}
-		if s.TLS.Policy.Validity < pki.MinValidity || s.TLS.Policy.Validity > pki.CAValidity {
+		if field == pki.FieldValidity {
 			path = []string{"tls", "validity_period_hours"}
 		}
 		out = append(out, Errorf(path, "Invalid Certificate Lifetime", "%s. The defaults are validity_period_hours = %d (90 days) and "+

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
@@ -103,34 +101,6 @@ func (p *Platform) open(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 		}
 	}
 	return m, ls, nil
-}
-
-// primaryOf is the name of the running primary among st, "" when there is not exactly one.
-func primaryOf(st []Status) string {
-	var found []string
-	for _, x := range st {
-		if x.State == StateRunning && x.Role == string(localnode.RolePrimary) {
-			found = append(found, x.Name)
-		}
-	}
-	if len(found) != 1 {
-		return ""
-	}
-	return found[0]
-}
-
-// prepareTLS decides what the apply does with ls's TLS (planTLS, st the members as observed) and writes
-// the certificates it makes or renews.
-func (m *Manager) prepareTLS(ls Spec, st []Status) (tlsPlan, error) {
-	now := time.Now()
-	p, err := m.planTLS(ls, ls.tlsDiffer, primaryOf(st), now)
-	if err != nil {
-		return p, fmt.Errorf("planning the cluster's TLS: %w", err)
-	}
-	if err := m.writeTLSFiles(ls, p, now); err != nil {
-		return p, fmt.Errorf("writing the cluster's certificates: %w", err)
-	}
-	return p, nil
 }
 
 // wanted are ls's members as the neutral model, no role or state yet.
@@ -284,22 +254,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 		}
 	}
 	out.Members, out.Promoting = cluster.Planned(m.wanted(ls), known, actions, len(prior) == 0 && len(actions) == 0)
-	if ls.TLS != nil || len(ls.tlsDiffer) > 0 {
-		tp := tlsPlan{NewCA: true} // a create, resumed or not, may make every certificate
-		if len(prior) > 0 {
-			if tp, err = m.planTLS(ls, ls.tlsDiffer, primaryOf(observed), time.Now()); err != nil {
-				return out, fmt.Errorf("planning the cluster's TLS: %w", err)
-			}
-		}
-		if lines := tp.lines(); len(lines) > 0 && len(prior) > 0 {
-			if out.Actions != "" {
-				out.Actions += "\n"
-			}
-			out.Actions += strings.Join(lines, "\n")
-		}
-		out.TLS = plannedTLS(ls, m.engine.Superuser(), tp)
-	}
-	return out, nil
+	return out, m.planTLSInto(&out, ls, len(prior) > 0, observed)
 }
 
 func unrepairable(err error) error {
@@ -361,35 +316,6 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 			"or replaces them: %w", strings.Join(created, ", "), err)
 	}
 	return p.status(ctx, m, ls, true), nil
-}
-
-// applyTLS writes the certificates ls's TLS needs now and turns TLS on or off where the members'
-// configuration differs (the detached scripts paused meanwhile: their clients follow the change), then
-// reloads the members whose certificate was renewed.
-func (p *Platform) applyTLS(ctx context.Context, m *Manager, ls *Spec) (err error) {
-	if ls.TLS == nil && len(ls.tlsDiffer) == 0 {
-		return nil
-	}
-	st, err := m.Observe(ctx, *ls)
-	if err != nil {
-		return err
-	}
-	tp, err := m.prepareTLS(*ls, st)
-	if err != nil || tp.empty() {
-		return err
-	}
-	tflog.Info(ctx, "cluster "+ls.Name+": TLS", map[string]any{"steps": strings.Join(tp.lines(), "; ")})
-	// The scripts connect as the members' TLS is: stopped before it changes, started after for what it
-	// became (ls is updated as each member changes, also when one fails).
-	if err := m.stopWatcher(ctx, *ls, false); err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, m.syncWatcher(context.WithoutCancel(ctx), *ls)) }()
-	if err := m.applyTLS(ctx, ls, tp, st); err != nil {
-		return fmt.Errorf("applying the cluster's TLS: %w", err)
-	}
-	ls.tlsDiffer = nil
-	return nil
 }
 
 // reconcile runs topology's repair plan for ls as it is now.

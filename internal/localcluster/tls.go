@@ -37,10 +37,12 @@ func TLSDir(root string) string { return filepath.Join(filepath.Clean(root), tls
 
 func caKeyFile(dir string) string { return filepath.Join(dir, "ca.key") }
 
+func caCertFile(dir string) string { return filepath.Join(dir, "ca.crt") }
+
 // tlsFiles are member name's TLS files in dir.
 func tlsFiles(dir, name string) *localnode.TLS {
 	return &localnode.TLS{
-		CAFile: filepath.Join(dir, "ca.crt"), CertFile: filepath.Join(dir, name+".crt"), KeyFile: filepath.Join(dir, name+".key"),
+		CAFile: caCertFile(dir), CertFile: filepath.Join(dir, name+".crt"), KeyFile: filepath.Join(dir, name+".key"),
 		ClientCertFile: filepath.Join(dir, clientCertName+".crt"), ClientKeyFile: filepath.Join(dir, clientCertName+".key"),
 	}
 }
@@ -245,7 +247,7 @@ func (s Spec) withDesiredTLS(root string) Spec {
 func readCA(dir string) (pki.Pair, *x509.Certificate, error) {
 	var ca pki.Pair
 	var err error
-	if ca.CertPEM, err = os.ReadFile(filepath.Join(dir, "ca.crt")); err != nil {
+	if ca.CertPEM, err = os.ReadFile(caCertFile(dir)); err != nil {
 		return ca, nil, err
 	}
 	if ca.KeyPEM, err = os.ReadFile(caKeyFile(dir)); err != nil {
@@ -256,7 +258,7 @@ func readCA(dir string) (pki.Pair, *x509.Certificate, error) {
 		return ca, nil, err
 	}
 	if !pki.KeyMatches(ca.CertPEM, ca.KeyPEM) {
-		return ca, nil, fmt.Errorf("%s is not the key of %s", caKeyFile(dir), filepath.Join(dir, "ca.crt"))
+		return ca, nil, fmt.Errorf("%s is not the key of %s", caKeyFile(dir), caCertFile(dir))
 	}
 	return ca, c, nil
 }
@@ -287,7 +289,7 @@ func (m *Manager) writeTLSFiles(s Spec, p tlsPlan, now time.Time) error {
 		if err := writeAtomic(caKeyFile(dir), ca.KeyPEM, 0o600); err != nil {
 			return err
 		}
-		if err := writeAtomic(filepath.Join(dir, "ca.crt"), ca.CertPEM, 0o644); err != nil {
+		if err := writeAtomic(caCertFile(dir), ca.CertPEM, 0o644); err != nil {
 			return err
 		}
 	} else if err != nil {
@@ -401,11 +403,12 @@ func tlsStatus(s Spec, superuser string) (*cluster.TLSStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	ca, err := os.ReadFile(filepath.Join(TLSDir(root), "ca.crt"))
+	dir := TLSDir(root)
+	ca, err := os.ReadFile(caCertFile(dir))
 	if err != nil {
 		return nil, err
 	}
-	out := &cluster.TLSStatus{CACertificate: string(ca), CAFile: filepath.Join(TLSDir(root), "ca.crt"), NotAfter: map[string]string{}}
+	out := &cluster.TLSStatus{CACertificate: string(ca), CAFile: caCertFile(dir), NotAfter: map[string]string{}}
 	for _, w := range tlsWants(s.withDesiredTLS(root), superuser) {
 		b, err := os.ReadFile(w.Cert)
 		if err != nil {
@@ -420,23 +423,20 @@ func tlsStatus(s Spec, superuser string) (*cluster.TLSStatus, error) {
 	return out, nil
 }
 
-// plannedTLS is tlsStatus after p: what p makes or renews unknown ("").
+// plannedTLS is tlsStatus after p: what p makes or renews, and what cannot be read now, unknown ("").
 func plannedTLS(s Spec, superuser string, p tlsPlan) *cluster.TLSStatus {
 	if s.TLS == nil {
 		return nil
 	}
-	out, err := tlsStatus(s, superuser)
-	if err != nil || out == nil {
-		root, _ := DataDirRoot(s)
-		out = &cluster.TLSStatus{CAFile: filepath.Join(TLSDir(root), "ca.crt"), NotAfter: map[string]string{}}
+	root, _ := DataDirRoot(s)
+	out := &cluster.TLSStatus{CAFile: caCertFile(TLSDir(root)), NotAfter: map[string]string{}}
+	if now, err := tlsStatus(s, superuser); err == nil && !p.NewCA {
+		out = now
 	}
-	for _, w := range tlsWants(s.withDesiredTLS(filepath.Dir(filepath.Dir(out.CAFile))), superuser) {
-		if _, ok := out.NotAfter[w.Key]; !ok || p.NewCA {
+	for _, w := range tlsWants(s.withDesiredTLS(root), superuser) {
+		if _, ok := out.NotAfter[w.Key]; !ok {
 			out.NotAfter[w.Key] = ""
 		}
-	}
-	if p.NewCA {
-		out.CACertificate = ""
 	}
 	for _, r := range p.Renew {
 		out.NotAfter[r.Key] = ""

@@ -13,10 +13,8 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -186,10 +184,4 @@ func KeyMatches(certPEM, keyPEM []byte) bool {
 	}
 	eq, ok := pub.Public().(interface{ Equal(crypto.PublicKey) bool })
 	return ok && eq.Equal(c.PublicKey)
-}
-
-// Fingerprint is the SHA-256 of a certificate's DER, hex: what the plan names a certificate by.
-func Fingerprint(c *x509.Certificate) string {
-	sum := sha256.Sum256(c.Raw)
-	return hex.EncodeToString(sum[:])
 }

@@ -162,7 +162,7 @@ func TestPolicyProblem(t *testing.T) {
 		{pki.Policy{Validity: 24 * time.Hour, RenewBefore: -time.Hour}, "cannot be negative"},
 		{pki.Policy{Validity: 2 * pki.CAValidity, RenewBefore: time.Hour}, "longer than the cluster's certificate authority"},
 	} {
-		if got := c.p.Problem(); (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+		if _, got := c.p.Problem(); (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%+v: problem %q; want %q", c.p, got, c.want)
 		}
 	}

@@ -31,20 +31,26 @@ func DefaultPolicy() Policy {
 // makes it by far.
 const MinValidity = time.Hour
 
-// Problem is what is wrong with p, "" when nothing.
-func (p Policy) Problem() string {
+// Policy's fields, as Problem names the one at fault.
+const (
+	FieldValidity    = "validity"
+	FieldRenewBefore = "renew_before"
+)
+
+// Problem is what is wrong with p and the field at fault (FieldValidity, FieldRenewBefore); "" when nothing.
+func (p Policy) Problem() (field, problem string) {
 	switch {
 	case p.Validity < MinValidity:
-		return fmt.Sprintf("a certificate must be valid for at least %d hour", int(MinValidity.Hours()))
+		return FieldValidity, fmt.Sprintf("a certificate must be valid for at least %d hour", int(MinValidity.Hours()))
 	case p.Validity > CAValidity:
-		return fmt.Sprintf("a certificate cannot be valid for longer than the cluster's certificate authority (%d hours)", int(CAValidity.Hours()))
+		return FieldValidity, fmt.Sprintf("a certificate cannot be valid for longer than the cluster's certificate authority (%d hours)", int(CAValidity.Hours()))
 	case p.RenewBefore < 0:
-		return "the renewal margin cannot be negative"
+		return FieldRenewBefore, "the renewal margin cannot be negative"
 	case p.RenewBefore >= p.Validity:
-		return fmt.Sprintf("the renewal margin (%s) must be shorter than the validity (%s): every certificate would be due for renewal as soon as it is made",
+		return FieldRenewBefore, fmt.Sprintf("the renewal margin (%s) must be shorter than the validity (%s): every certificate would be due for renewal as soon as it is made",
 			hours(p.RenewBefore), hours(p.Validity))
 	}
-	return ""
+	return "", ""
 }
 
 func hours(d time.Duration) string {
@@ -64,8 +70,6 @@ type Renewal struct {
 	Name   string
 	Reason string
 }
-
-func (r Renewal) String() string { return "renew " + r.Name + ": " + r.Reason }
 
 // slack is how far past now+Validity a certificate may end before it counts as longer-lived than the
 // policy allows (the backdate and the time between issuing and checking).
