@@ -296,12 +296,21 @@ func (m *Manager) writeTLSFiles(s Spec, p tlsPlan, now time.Time) error {
 		return fmt.Errorf("reading the cluster's certificate authority: %w", err)
 	}
 	for _, r := range p.Renew {
-		pair, err := pki.Issue(ca, r.Subject, r.Usage, now, s.TLS.Validity)
-		if err != nil {
-			return fmt.Errorf("issuing %s: %w", r.Name, err)
+		// A renewal keeps the key in place: only the certificate file is replaced (at once), so a client that
+		// reads both meanwhile never gets a certificate and a key that do not match. A new authority, or a key
+		// that is missing or unreadable, gets a new key, written before its certificate.
+		key, kerr := os.ReadFile(r.Priv)
+		var pair pki.Pair
+		if !p.NewCA && kerr == nil {
+			pair, err = pki.Reissue(ca, key, r.Subject, r.Usage, now, s.TLS.Validity)
 		}
-		if err := m.engine.WriteFileOwned(r.Priv, pair.KeyPEM, 0o600); err != nil {
-			return fmt.Errorf("writing %s: %w", r.Name, err)
+		if p.NewCA || kerr != nil || err != nil {
+			if pair, err = pki.Issue(ca, r.Subject, r.Usage, now, s.TLS.Validity); err != nil {
+				return fmt.Errorf("issuing %s: %w", r.Name, err)
+			}
+			if err := m.engine.WriteFileOwned(r.Priv, pair.KeyPEM, 0o600); err != nil {
+				return fmt.Errorf("writing %s: %w", r.Name, err)
+			}
 		}
 		if err := m.engine.WriteFileOwned(r.Cert, pair.CertPEM, 0o600); err != nil {
 			return fmt.Errorf("writing %s: %w", r.Name, err)

@@ -78,6 +78,29 @@ func NewCA(commonName string, now time.Time) (Pair, error) {
 // Issue makes a certificate for s, for usage, signed by ca, valid for validity from now (but never past
 // the authority's own end).
 func Issue(ca Pair, s Subject, usage Usage, now time.Time, validity time.Duration) (Pair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, err
+	}
+	return issue(ca, key, s, usage, now, validity)
+}
+
+// Reissue is Issue for the key keyPEM (an ECDSA key, as Issue makes them): the new certificate matches the
+// key already in place, so a client that reads the certificate and the key while the certificate file is
+// replaced gets a pair that matches, old or new.
+func Reissue(ca Pair, keyPEM []byte, s Subject, usage Usage, now time.Time, validity time.Duration) (Pair, error) {
+	k, err := parseKey(keyPEM)
+	if err != nil {
+		return Pair{}, err
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		return Pair{}, fmt.Errorf("the key is a %T, not an ECDSA key", k)
+	}
+	return issue(ca, key, s, usage, now, validity)
+}
+
+func issue(ca Pair, key *ecdsa.PrivateKey, s Subject, usage Usage, now time.Time, validity time.Duration) (Pair, error) {
 	caCert, err := ParseCert(ca.CertPEM)
 	if err != nil {
 		return Pair{}, fmt.Errorf("the certificate authority: %w", err)
@@ -85,10 +108,6 @@ func Issue(ca Pair, s Subject, usage Usage, now time.Time, validity time.Duratio
 	caKey, err := parseKey(ca.KeyPEM)
 	if err != nil {
 		return Pair{}, fmt.Errorf("the certificate authority's key: %w", err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Pair{}, err
 	}
 	tmpl, err := template(s, now, validity)
 	if err != nil {
