@@ -168,7 +168,7 @@ func (d *pgbenchDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 					"when sampling is off or no sample saw an active backend.",
 			},
 			"wait_event_samples":  schema.Int64Attribute{Computed: true, MarkdownDescription: "Backend observations behind `wait_events`."},
-			"logged_transactions": schema.Int64Attribute{Computed: true, MarkdownDescription: "Transactions in pgbench's per-transaction log (the percentiles' population); equals `transactions_processed` plus any failed or skipped ones."},
+			"logged_transactions": schema.Int64Attribute{Computed: true, MarkdownDescription: "Lines in pgbench's per-transaction log: `transactions_processed` plus the failed (and skipped) transactions. The percentiles are over the successful ones only."},
 			"output":              schema.StringAttribute{Computed: true, MarkdownDescription: "pgbench's own summary, verbatim."},
 		},
 	}
@@ -321,6 +321,6 @@ func (m *pgbenchModel) fill(r localnode.BenchResult) {
 	m.PgbenchVersion = types.StringValue(r.PgbenchVersion)
 	m.WaitEvents = pgbench.Shares(r.WaitEvents)
 	m.WaitSamples = types.Int64Value(r.WaitSamples)
-	m.LoggedTransactions = types.Int64Value(stats.Transactions)
+	m.LoggedTransactions = types.Int64Value(stats.Transactions + stats.Failed + stats.Skipped)
 	m.Output = types.StringValue(sum.Raw)
 }
