@@ -59,9 +59,18 @@ resource "pgnvme_cluster" "this" {
     ami_id              = var.ami_id
     subnet_ids          = { for n in data.pgnvme_placement.this.nodes : n.zone => var.subnet_ids[n.zone] }
     allowed_cidrs       = var.allowed_cidrs
-    node_policy_json    = var.pgbackrest_options == null ? pgnvme_archive_bucket.this[0].node_policy_json : null
+    node_policy_json    = var.pgbackrest_options == null && var.aws_settings.iam_instance_profile == null ? pgnvme_archive_bucket.this[0].node_policy_json : null
     tags                = var.tags
     deletion_protection = var.deletion_protection
+
+    load_balancer        = var.aws_settings.load_balancer
+    api_address          = var.aws_settings.api_address
+    security_group_ids   = var.aws_settings.security_group_ids
+    iam_instance_profile = var.aws_settings.iam_instance_profile
+    key_name             = var.aws_settings.key_name
+    ami_ssm_parameter    = var.ami_id == null ? var.aws_settings.ami_ssm_parameter : null
+    placement_group      = var.aws_settings.placement_group
+    root_volume_gib      = var.aws_settings.root_volume_gib
   }
 }
 

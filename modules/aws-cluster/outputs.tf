@@ -52,3 +52,8 @@ output "archive_status" {
   description = "The archive as the last refresh read it: the newest archived segment and its time, segments waiting, `archiving_ok`, the base backups and the window a restore can reach (see pgnvme_cluster's `archive_status`)."
   value       = pgnvme_cluster.this.archive_status
 }
+
+output "load_balancer_dns_name" {
+  description = "DNS name of the Network Load Balancer in front of the primary (aws_settings.load_balancer), null without one."
+  value       = pgnvme_cluster.this.aws.load_balancer_dns_name
+}

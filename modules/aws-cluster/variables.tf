@@ -144,6 +144,56 @@ variable "pgbackrest_options" {
   description = "Archive with pgBackRest to an existing repository (its `repo1-*` options) instead of a WAL-G bucket created here; null creates the bucket."
   type        = map(string)
   default     = null
+
+  validation {
+    condition     = var.pgbackrest_options == null || alltrue([for k in keys(coalesce(var.pgbackrest_options, {})) : can(regex("^[a-z][a-z0-9]*(-[a-z0-9]+)*$", k)) && !can(regex("^pg[0-9]+-", k))])
+    error_message = "pgbackrest_options keys must be pgBackRest option names such as repo1-s3-bucket (the nodes' own pg1-* options are set by the cluster), or pgbackrest_options null for a WAL-G bucket made here."
+  }
+}
+
+variable "aws_settings" {
+  description = <<-EOT
+    More of pgnvme_cluster's `aws` settings, each optional (the resource's page says what each does):
+    `load_balancer` (a Network Load Balancer in front of the primary, output `load_balancer_dns_name`; default false),
+    `api_address` (`private_ip`, the default, or `public_ip`: an Elastic IP per node for a Terraform outside the VPC),
+    `security_group_ids` (the nodes' groups instead of the one created), `iam_instance_profile` (the nodes' profile
+    instead of the role created; it must then read the cluster's SSM path and the archive), `key_name` (SSH),
+    `ami_ssm_parameter` (where the AMI is read when `ami_id` is null), `placement_group` (a spread group) and
+    `root_volume_gib` (default 20).
+  EOT
+  type = object({
+    load_balancer        = optional(bool, false)
+    api_address          = optional(string, "private_ip")
+    security_group_ids   = optional(list(string))
+    iam_instance_profile = optional(string)
+    key_name             = optional(string)
+    ami_ssm_parameter    = optional(string)
+    placement_group      = optional(string)
+    root_volume_gib      = optional(number, 20)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = contains(["private_ip", "public_ip"], var.aws_settings.api_address)
+    error_message = "aws_settings.api_address must be \"private_ip\" or \"public_ip\"."
+  }
+  validation {
+    condition     = var.aws_settings.security_group_ids == null || (length(coalesce(var.aws_settings.security_group_ids, [])) >= 1 && length(coalesce(var.aws_settings.security_group_ids, [])) <= 5 && alltrue([for g in coalesce(var.aws_settings.security_group_ids, []) : can(regex("^sg-[0-9a-f]{8,17}$", g))]))
+    error_message = "aws_settings.security_group_ids must hold 1 to 5 security group IDs (sg-...), or be left out for the group the cluster creates."
+  }
+  validation {
+    condition     = var.aws_settings.root_volume_gib >= 8 && var.aws_settings.root_volume_gib <= 16384 && floor(var.aws_settings.root_volume_gib) == var.aws_settings.root_volume_gib
+    error_message = "aws_settings.root_volume_gib must be a whole number of GiB from 8 to 16384."
+  }
+  validation {
+    condition     = alltrue([for v in [var.aws_settings.iam_instance_profile, var.aws_settings.key_name, var.aws_settings.ami_ssm_parameter, var.aws_settings.placement_group] : v == null || trimspace(coalesce(v, "-")) != ""])
+    error_message = "aws_settings.iam_instance_profile, key_name, ami_ssm_parameter and placement_group must be names, or be left out."
+  }
+  validation {
+    condition     = var.aws_settings.ami_ssm_parameter == null || startswith(coalesce(var.aws_settings.ami_ssm_parameter, "/"), "/")
+    error_message = "aws_settings.ami_ssm_parameter must be an SSM parameter name starting with / (for example /aws/service/debian/release/12/latest/amd64)."
+  }
 }
 
 variable "tags" {

@@ -166,3 +166,70 @@ run "name_57_characters_plans" {
     error_message = "The bucket prefix should be the name's first 32 characters: ${pgnvme_archive_bucket.this[0].bucket_prefix}"
   }
 }
+
+run "aws_settings_api_address" {
+  command = plan
+  variables {
+    aws_settings = { api_address = "public" }
+  }
+  expect_failures = [var.aws_settings]
+}
+
+run "aws_settings_security_groups" {
+  command = plan
+  variables {
+    aws_settings = { security_group_ids = ["default"] }
+  }
+  expect_failures = [var.aws_settings]
+}
+
+run "aws_settings_root_volume" {
+  command = plan
+  variables {
+    aws_settings = { root_volume_gib = 4 }
+  }
+  expect_failures = [var.aws_settings]
+}
+
+run "aws_settings_ami_parameter" {
+  command = plan
+  variables {
+    aws_settings = { ami_ssm_parameter = "aws/service/debian/release/12/latest/amd64" }
+  }
+  expect_failures = [var.aws_settings]
+}
+
+run "pgbackrest_node_option" {
+  command = plan
+  variables {
+    pgbackrest_options = { "pg1-path" = "/var/lib/postgresql/data" }
+  }
+  expect_failures = [var.pgbackrest_options]
+}
+
+# The settings reach the cluster: with a profile of the caller's own, the bucket's node policy is not
+# passed (the resource takes node_policy_json only with the role it creates).
+run "aws_settings_reach_the_cluster" {
+  command = plan
+  variables {
+    pgbackrest_options = null
+    aws_settings = {
+      load_balancer        = true
+      api_address          = "public_ip"
+      security_group_ids   = ["sg-0123456789abcdef0"]
+      iam_instance_profile = "orders-nodes"
+      key_name             = "ops"
+      root_volume_gib      = 40
+    }
+  }
+  override_resource {
+    target = pgnvme_cluster.this
+  }
+  expect_failures = [check.quorum, check.archive]
+  assert {
+    condition = (pgnvme_cluster.this.aws.load_balancer && pgnvme_cluster.this.aws.api_address == "public_ip" &&
+      pgnvme_cluster.this.aws.security_group_ids == tolist(["sg-0123456789abcdef0"]) && pgnvme_cluster.this.aws.iam_instance_profile == "orders-nodes" &&
+    pgnvme_cluster.this.aws.key_name == "ops" && pgnvme_cluster.this.aws.root_volume_gib == 40 && pgnvme_cluster.this.aws.node_policy_json == null)
+    error_message = "aws_settings should reach the cluster's aws block, and node_policy_json stay null with a profile of the caller's own."
+  }
+}
