@@ -149,6 +149,14 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 				"with the block (a new name or local.data_dir), or replace this one with `terraform apply -replace` (its data is destroyed first).")
 		return
 	}
+	if from, to := state.PostgresMajor, plan.PostgresMajor; !req.State.Raw.IsNull() && known(from) && known(to) && from.ValueInt64() != to.ValueInt64() {
+		resp.Diagnostics.AddAttributeWarning(path.Root("postgres_major"), "Changing PostgreSQL's Major Version Destroys This Cluster",
+			fmt.Sprintf("postgres_major %d -> %d: pgnvme has no in-place major upgrade, so this plan replaces the cluster: Terraform destroys "+
+				"every node with its data, then creates a new, empty cluster of PostgreSQL %d. With an archive, the data survives only there, "+
+				"and only a cluster of PostgreSQL %d can restore it. If you need the data, do not apply: put postgres_major = %d back and "+
+				"follow the major upgrades guide (a new cluster of the new major beside this one, loaded with pg_dump or logical replication).",
+				from.ValueInt64(), to.ValueInt64(), to.ValueInt64(), from.ValueInt64(), from.ValueInt64()))
+	}
 	if req.State.Raw.IsNull() && plan.Restore.IsNull() {
 		plan.Restored = types.ObjectNull(clusterRestoredAttrTypes)
 	}

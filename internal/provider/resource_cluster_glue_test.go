@@ -107,6 +107,26 @@ func TestClusterGlue_fakeDirect(t *testing.T) {
 		}
 	}
 
+	// A change of postgres_major replaces the cluster (RequiresReplace); the plan says loudly what that does.
+	major := model(t, ur.State.Get)
+	major.PostgresMajor = types.Int64Value(major.PostgresMajor.ValueInt64() + 1)
+	proposed3 := tfsdk.Plan{Schema: sch, Raw: ur.State.Raw}
+	if d := proposed3.Set(ctx, &major); d.HasError() {
+		t.Fatal(d)
+	}
+	mp = resource.ModifyPlanResponse{Plan: proposed3}
+	r.ModifyPlan(ctx, resource.ModifyPlanRequest{Config: config, Plan: proposed3, State: ur.State}, &mp)
+	var warned bool
+	for _, w := range mp.Diagnostics.Warnings() {
+		if wp, ok := w.(diag.DiagnosticWithPath); ok && wp.Path().String() == "postgres_major" && strings.Contains(w.Summary(), "Destroys This Cluster") &&
+			strings.Contains(w.Detail(), "postgres_major 15 -> 16") && strings.Contains(w.Detail(), "only a cluster of PostgreSQL 15 can restore it") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Fatalf("a plan changing postgres_major 15 -> 16 should warn at postgres_major that it destroys the cluster: %v", mp.Diagnostics)
+	}
+
 	// Destroy.
 	dr := resource.DeleteResponse{State: ur.State}
 	r.Delete(ctx, resource.DeleteRequest{State: ur.State}, &dr)
