@@ -171,3 +171,12 @@ func hclMap(params map[string]string) string {
 	b.WriteString("  }")
 	return b.String()
 }
+
+// formatParams writes params as "name=value" in name order, comma-separated.
+func formatParams(params map[string]string) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		out = append(out, k+"="+params[k])
+	}
+	return strings.Join(out, ", ")
+}

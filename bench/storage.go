@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
@@ -15,8 +18,9 @@ import (
 // StorageBench is the talk's experiment under local.limits: two single-node clusters with the same
 // PostgreSQL, tuning and data and the same memory limit (the dataset 8x memory), one on an unthrottled
 // disk ("NVMe-like") and one throttled to gp3's baseline ("gp3-like"), the talk's random UPDATE on each,
-// paired; then, under the same limits, pgnvme_tuning's parameters for the limited memory against
-// PostgreSQL's defaults on the NVMe-like node, paired.
+// paired; then, under the same limits on the NVMe-like node, pgnvme_tuning's parameters for the limited
+// machine against PostgreSQL's defaults and against a peer's recommendation for the same machine
+// (timescaledb-tune's, see peer.go), one run of each per round.
 type StorageBench struct {
 	MemoryMiB  int     `json:"memory_mib"`
 	Scale      int     `json:"scale"`
@@ -37,7 +41,17 @@ type StorageBench struct {
 	TunedOverDefault Stat     `json:"tuned_over_default_ratio"`
 	TunedWins        int      `json:"tuned_wins"`
 	TunedParameters  string   `json:"tuned_parameters"`
-	Note             string   `json:"note"`
+
+	// Peer is timescaledb-tune's recommendation for the same machine, what of it ran and why the rest did
+	// not; nil, with PeerMissing saying why, when the peer could not be run (then no peer figures either).
+	Peer        *PeerTuning `json:"peer,omitempty"`
+	PeerMissing string      `json:"peer_missing,omitempty"`
+	PeerRun     *RunStats   `json:"peer_run,omitempty"`
+	// TunedOverPeer and PeerOverDefault are TPS ratios within each round.
+	TunedOverPeer     *Stat  `json:"tuned_over_peer_ratio,omitempty"`
+	PeerOverDefault   *Stat  `json:"peer_over_default_ratio,omitempty"`
+	TunedWinsOverPeer int    `json:"tuned_wins_over_peer"`
+	Note              string `json:"note"`
 }
 
 // RunStats are one side of a paired comparison.
@@ -78,9 +92,12 @@ const (
 	storageRatio     = 8   // dataset / memory
 	storageClients   = 8
 	storageDiskGiB   = 16
+	// tunedParams is the NVMe-like cluster's parameters in the tuned arm.
+	tunedParams = "data.pgnvme_tuning.lim.postgres_parameters"
 )
 
-func storageClustersTF(dir string, base int, nvmeTuned bool) string {
+// storageClustersTF is both clusters; nvmeParams is the NVMe-like cluster's parameters as an HCL expression.
+func storageClustersTF(dir string, base int, nvmeParams string) string {
 	return fmt.Sprintf(`
 terraform {
   required_providers {
@@ -97,7 +114,7 @@ data "pgnvme_tuning" "lim" {
 resource "pgnvme_cluster" "nvme" {
   name       = "bench-nvme"
   node_count = 1
-  parameters = %t ? data.pgnvme_tuning.lim.postgres_parameters : null
+  parameters = %s
   local {
     data_dir  = "%s/nvme"
     port_base = %d
@@ -125,7 +142,7 @@ resource "pgnvme_cluster" "gp3" {
   }
 }
 output "tuned" { value = jsonencode(data.pgnvme_tuning.lim.postgres_parameters) }
-`, float64(storageMemoryMiB)/1024, storageDiskGiB, nvmeTuned, dir, base, storageMemoryMiB, storageDiskGiB, dir, base+1, storageMemoryMiB, storageDiskGiB)
+`, float64(storageMemoryMiB)/1024, storageDiskGiB, nvmeParams, dir, base, storageMemoryMiB, storageDiskGiB, dir, base+1, storageMemoryMiB, storageDiskGiB)
 }
 
 func storageRunTF(scale, seconds int) string {
@@ -161,6 +178,15 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 	ctx := context.Background()
 	scale := pgbench.ScaleForGiB(float64(storageMemoryMiB) / 1024 * storageRatio)
 	b := &StorageBench{MemoryMiB: storageMemoryMiB, Scale: scale, DatasetGiB: pgbench.SizeGiB(scale), Clients: storageClients, Seconds: seconds}
+	// The peer is asked about the machine data.pgnvme_tuning.lim describes.
+	peer, err := timescaledbTune(ctx, peerMachine{VCPUs: 2, MemoryMiB: storageMemoryMiB, DiskGiB: storageDiskGiB, PostgresMajor: 15})
+	if err != nil {
+		b.PeerMissing = err.Error()
+		progress("storage under limits: NO PEER, tuned is measured against defaults only: %v", err)
+	} else {
+		b.Peer = peer
+		progress("storage under limits: peer %s %s recommends %d parameters, %d of them dropped", peer.Name, peer.Version, len(peer.Recommended), len(peer.Dropped))
+	}
 	scratch, err := os.MkdirTemp("", "pgnvme-bench-lim-")
 	if err != nil {
 		return nil, err
@@ -172,12 +198,12 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 	if err != nil {
 		return nil, err
 	}
-	cws, err := env.workspace("storage-clusters", map[string]string{"main.tf": storageClustersTF(scratch, base, true)})
+	cws, err := env.workspace("storage-clusters", map[string]string{"main.tf": storageClustersTF(scratch, base, tunedParams)})
 	if err != nil {
 		return nil, err
 	}
-	setTuned := func(tuned bool) error {
-		if err := os.WriteFile(filepath.Join(cws, "main.tf"), []byte(storageClustersTF(scratch, base, tuned)), 0o644); err != nil {
+	setParams := func(params string) error {
+		if err := os.WriteFile(filepath.Join(cws, "main.tf"), []byte(storageClustersTF(scratch, base, params)), 0o644); err != nil {
 			return err
 		}
 		return env.run(cws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
@@ -191,7 +217,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 		_ = os.RemoveAll(scratch)
 	}()
 	progress("storage under limits: creating an NVMe-like and a gp3-like node (%d MiB memory each, %d GiB disks)", storageMemoryMiB, storageDiskGiB)
-	if err := setTuned(true); err != nil {
+	if err := setParams(tunedParams); err != nil {
 		return nil, err
 	}
 	if tuned, err := env.output(cws, "tuned"); err == nil {
@@ -242,38 +268,58 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 	b.NVMe, b.GP3 = nvme.stats(), gp3.stats()
 	b.TPSRatio, b.P50Ratio, b.P95Ratio, b.P99Ratio = newStat(tpsR), newStat(p50R), newStat(p95R), newStat(p99R)
 
-	// 2. Tuned for the limited memory against PostgreSQL's defaults, on the NVMe-like node, paired.
-	var tuned, defaults samples
-	var ratio []float64
+	// 2. Tuned for the limited machine against PostgreSQL's defaults and the peer's recommendation, on the
+	// NVMe-like node: one run of each per round, the order rotated by one every round so that drift over the
+	// rounds falls on every arm alike; the ratios are within a round.
+	type arm struct {
+		name, params string
+		s            samples
+	}
+	tuned, defaults := &arm{name: "tuned", params: tunedParams}, &arm{name: "defaults", params: "null"}
+	arms := []*arm{tuned, defaults}
+	var peerArm *arm
+	if b.Peer != nil {
+		peerArm = &arm{name: "peer", params: hclMap(b.Peer.Parameters)}
+		arms = append(arms, peerArm)
+	}
+	var tunedDef, tunedPeer, peerDef []float64
 	for i := 0; i < pairs; i++ {
-		progress("storage under limits: tuned vs defaults on the NVMe-like node, pair %d/%d (%d s each)", i+1, pairs, seconds)
-		order := []bool{true, false}
-		if i%2 == 1 {
-			order = []bool{false, true}
-		}
-		got := map[bool]runResult{}
-		for _, t := range order {
-			if err := setTuned(t); err != nil {
-				return nil, err
+		got := map[*arm]runResult{}
+		var line []string
+		for j := range arms {
+			a := arms[(i+j)%len(arms)]
+			progress("storage under limits: round %d/%d on the NVMe-like node, %s parameters (%d s)", i+1, pairs, a.name, seconds)
+			if err := setParams(a.params); err != nil {
+				return nil, fmt.Errorf("%s parameters: %w", a.name, err)
 			}
 			r, err := run(base)
 			if err != nil {
 				return nil, err
 			}
-			got[t] = r
+			got[a] = r
+			a.s.add(r)
+			line = append(line, fmt.Sprintf("%s %.0f tps", a.name, r.TPS))
 		}
-		tuned.add(got[true])
-		defaults.add(got[false])
-		ratio = append(ratio, got[true].TPS/got[false].TPS)
-		if ratio[len(ratio)-1] > 1 {
+		tunedDef = append(tunedDef, got[tuned].TPS/got[defaults].TPS)
+		if got[tuned].TPS > got[defaults].TPS {
 			b.TunedWins++
 		}
-		progress("storage under limits: pair %d/%d: tuned %.0f tps, defaults %.0f tps", i+1, pairs, got[true].TPS, got[false].TPS)
+		if peerArm != nil {
+			tunedPeer, peerDef = append(tunedPeer, got[tuned].TPS/got[peerArm].TPS), append(peerDef, got[peerArm].TPS/got[defaults].TPS)
+			if got[tuned].TPS > got[peerArm].TPS {
+				b.TunedWinsOverPeer++
+			}
+		}
+		progress("storage under limits: round %d/%d: %s", i+1, pairs, strings.Join(line, ", "))
 	}
-	b.Tuned, b.Defaults, b.TunedOverDefault = tuned.stats(), defaults.stats(), newStat(ratio)
+	b.Tuned, b.Defaults, b.TunedOverDefault = tuned.s.stats(), defaults.s.stats(), newStat(tunedDef)
+	if peerArm != nil {
+		st, tp, pd := peerArm.s.stats(), newStat(tunedPeer), newStat(peerDef)
+		b.PeerRun, b.TunedOverPeer, b.PeerOverDefault = &st, &tp, &pd
+	}
 	b.Note = fmt.Sprintf("1 node each, %d MiB memory limit (page cache included), pgbench scale %d (%.1f GiB, %.0fx memory), %d clients, %d s runs; "+
 		"NVMe-like = a loop device on this machine's disk, unthrottled; gp3-like = the same, throttled to 3,000 IOPS and 125 MiB/s (cgroup v1 throttles "+
-		"reads and the servers' own writes, not the kernel's flusher)", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds)
+		"reads and the servers' own writes, not the kernel's flusher); tuned, defaults and the peer: one run of each per round on the NVMe-like node, the order rotated every round", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds)
 	return b, nil
 }
 
@@ -302,8 +348,26 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 	line("p50 gp3-like / NVMe-like, paired", b.P50Ratio, "x", fmt.Sprintf("   talk: %.1fx (36.9 / 4.0 ms)", 36.9/4.0))
 	line("p95 gp3-like / NVMe-like, paired", b.P95Ratio, "x", "")
 	line("p99 gp3-like / NVMe-like, paired", b.P99Ratio, "x", "")
-	fmt.Fprintf(w, "  tuned for %d MiB (pgnvme_tuning, nvme) vs PostgreSQL defaults on the NVMe-like node\n", b.MemoryMiB)
+	peer := "no peer"
+	if b.Peer != nil {
+		peer = fmt.Sprintf("the peer (%s %s) for the same machine", b.Peer.Name, b.Peer.Version)
+	}
+	fmt.Fprintf(w, "  tuned for %d MiB (pgnvme_tuning, nvme) vs PostgreSQL defaults vs %s on the NVMe-like node\n", b.MemoryMiB, peer)
 	side("defaults", b.Defaults)
 	side("tuned", b.Tuned)
-	line("tuned / defaults TPS, paired", b.TunedOverDefault, "x", fmt.Sprintf("   tuned won %d of %d pairs", b.TunedWins, len(b.TunedOverDefault.Samples)))
+	if b.PeerRun != nil {
+		side("peer", *b.PeerRun)
+	}
+	rounds := len(b.TunedOverDefault.Samples)
+	line("tuned / defaults TPS, paired", b.TunedOverDefault, "x", fmt.Sprintf("   tuned won %d of %d rounds", b.TunedWins, rounds))
+	if b.PeerRun != nil {
+		line("tuned / peer TPS, paired", *b.TunedOverPeer, "x", fmt.Sprintf("   tuned won %d of %d rounds", b.TunedWinsOverPeer, rounds))
+		line("peer / defaults TPS, paired", *b.PeerOverDefault, "x", "")
+		fmt.Fprintf(w, "  peer: %s\n  peer parameters used: %s\n", b.Peer.Command, formatParams(b.Peer.Parameters))
+		for _, k := range slices.Sorted(maps.Keys(b.Peer.Dropped)) {
+			fmt.Fprintf(w, "  peer parameter dropped: %s = %s (%s)\n", k, b.Peer.Recommended[k], b.Peer.Dropped[k])
+		}
+	} else {
+		fmt.Fprintf(w, "  peer not measured: %s\n", b.PeerMissing)
+	}
 }
