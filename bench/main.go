@@ -1,7 +1,8 @@
 // Command bench measures pgnvme against its baselines in one run and prints ratios side by side. It writes
 // JSON under -out (git-ignored) and a short table to stdout, and a progress line to stderr before every step.
 // These machines are noisy (2 shared CPUs): every figure is the median of -runs repetitions (the figures that
-// decide something, the paired ratios under limits and tuned against defaults, of -decide-runs longer runs),
+// decide something, the paired ratios under limits, tuned against defaults and pgnvme_pgbench against the
+// pgbench CLI, of -decide-runs longer runs),
 // printed with its spread (min-max), and comparisons are paired within the same run.
 package main
 
@@ -33,7 +34,7 @@ func run() error {
 	providerBin := flag.String("provider", "bin/terraform-provider-pgnvme", "provider binary to measure")
 	outDir := flag.String("out", "bench/results", "directory for the JSON results")
 	runs := flag.Int("runs", 5, "repetitions per measurement (the median is reported)")
-	decideRuns := flag.Int("decide-runs", 5, "paired repetitions of the figures that decide something (tuned vs defaults, NVMe-like vs gp3-like); at least 3")
+	decideRuns := flag.Int("decide-runs", 5, "paired repetitions of the figures that decide something (tuned vs defaults, NVMe-like vs gp3-like, pgnvme_pgbench vs the pgbench CLI); at least 3")
 	seconds := flag.Int("decide-seconds", 30, "length of each pgbench run behind those figures")
 	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage,restore,ablation); empty runs all but ablation, which runs only when named")
 	ablationPairs := flag.Int("ablation-pairs", 3, "ablation: paired runs per parameter; at least 1")
@@ -89,7 +90,7 @@ func run() error {
 		}
 	}
 	if want("pgbench") {
-		if report.Pgbench, err = benchPgbench(env, *runs); err != nil {
+		if report.Pgbench, err = benchPgbench(env, *runs, *decideRuns, *seconds); err != nil {
 			return fmt.Errorf("pgbench: %w", err)
 		}
 	}
@@ -185,9 +186,8 @@ func (r *Report) print(w *os.File) {
 		fmt.Fprintf(w, "\nlocal nodes and pgbench (%s)\n", pb.Note)
 		line("primary + 2 standbys streaming", pb.ClusterReadySeconds, "s", "")
 		line("pgbench CLI by hand", pb.HandTPS, "tps", "")
-		line("pgnvme_pgbench, same arguments", pb.ProviderTPS, "tps", "   paired ratio "+pb.ProviderOverHand.Format(""))
-		line("pgnvme_pgbench, sampler off", pb.SamplerOffTPS, "tps", "")
-		line("pgnvme_pgbench, sampler on", pb.SamplerOnTPS, "tps", "   paired ratio "+pb.SamplerOnOverOff.Format(""))
+		line("pgnvme_pgbench, same arguments", pb.ProviderTPS, "tps", "   paired ratio over hand "+pb.ProviderOverHand.Format(""))
+		line("pgnvme_pgbench, sampler off", pb.SamplerOffTPS, "tps", "   paired ratio on/off "+pb.SamplerOnOverOff.Format(""))
 	}
 	if c3 := r.Cluster; c3 != nil {
 		fmt.Fprintln(w, "\npgnvme_cluster, local platform (talk's random UPDATE, 8 clients)")

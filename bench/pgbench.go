@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,15 +19,18 @@ import (
 
 // PgbenchBench compares pgnvme_pgbench with the pgbench CLI run by hand with the same arguments, the wait
 // event sampler on against off, and measures how long internal/localnode takes to get a primary and two
-// standbys streaming.
+// standbys streaming. The TPS figures come from rounds of three runs of DurationSeconds each (the bench's
+// -decide-runs and -decide-seconds): by hand, pgnvme_pgbench with the sampler on, pgnvme_pgbench with it
+// off. ProviderTPS and SamplerOnTPS are the same runs.
 type PgbenchBench struct {
 	ClusterReadySeconds Stat   `json:"cluster_ready_seconds"`
 	HandTPS             Stat   `json:"hand_tps"`
 	ProviderTPS         Stat   `json:"provider_tps"`
-	ProviderOverHand    Stat   `json:"provider_over_hand_ratio"` // per pair
+	ProviderOverHand    Stat   `json:"provider_over_hand_ratio"` // per round
 	SamplerOnTPS        Stat   `json:"sampler_on_tps"`
 	SamplerOffTPS       Stat   `json:"sampler_off_tps"`
-	SamplerOnOverOff    Stat   `json:"sampler_on_over_off_ratio"` // per pair
+	SamplerOnOverOff    Stat   `json:"sampler_on_over_off_ratio"` // per round
+	Rounds              int    `json:"rounds"`
 	Scale               int    `json:"scale"`
 	Clients             int    `json:"clients"`
 	DurationSeconds     int    `json:"duration_seconds"`
@@ -34,9 +39,8 @@ type PgbenchBench struct {
 }
 
 const (
-	benchScale    = 10
-	benchClients  = 4
-	benchDuration = 5
+	benchScale   = 10
+	benchClients = 4
 )
 
 // localCluster builds a primary and two streaming standbys under dir and returns them.
@@ -90,13 +94,15 @@ func destroyCluster(ctx context.Context, e *localnode.Engine, nodes ...localnode
 	}
 }
 
-func benchPgbench(env *terraformEnv, runs int) (*PgbenchBench, error) {
+// benchPgbench times runs cluster starts, then compares the TPS of pgbench by hand and of pgnvme_pgbench
+// (sampler on and off) over rounds rounds of runs of seconds each.
+func benchPgbench(env *terraformEnv, runs, rounds, seconds int) (*PgbenchBench, error) {
 	ctx := context.Background()
 	e, err := localnode.New(localnode.Options{})
 	if err != nil {
 		return nil, err
 	}
-	b := &PgbenchBench{Scale: benchScale, Clients: benchClients, DurationSeconds: benchDuration, Synchronous: "ANY 1 (s1, s2)"}
+	b := &PgbenchBench{Rounds: rounds, Scale: benchScale, Clients: benchClients, DurationSeconds: seconds, Synchronous: "ANY 1 (s1, s2)"}
 
 	// Ready time: nothing to a primary and two streaming standbys, five times.
 	var ready []float64
@@ -156,7 +162,7 @@ func benchPgbench(env *terraformEnv, runs int) (*PgbenchBench, error) {
 	opts := pgbench.Options{
 		Host: primary.Host, Port: primary.Port, User: "postgres", Database: "postgres",
 		ScriptPath: script, Scale: benchScale, Clients: benchClients, Threads: min(benchClients, 2),
-		DurationSeconds: benchDuration, Protocol: pgbench.ProtocolSimple, ProgressSeconds: 5,
+		DurationSeconds: seconds, Protocol: pgbench.ProtocolSimple, ProgressSeconds: 5,
 	}
 	if _, _, err := localnode.RunPgbench(ctx, bin, pgbench.InitArgs(opts), nil, nil); err != nil {
 		return nil, fmt.Errorf("pgbench -i: %w", err)
@@ -196,7 +202,7 @@ data "pgnvme_pgbench" "talk" {
   sample_wait_events = %t
 }
 output "tps" { value = data.pgnvme_pgbench.talk.tps }
-`, primary.Host, primary.Port, pgbench.TalkScript, benchScale, benchClients, opts.Threads, benchDuration, sample)})
+`, primary.Host, primary.Port, pgbench.TalkScript, benchScale, benchClients, opts.Threads, seconds, sample)})
 	}
 	on, err := tfDir("pgbench-on", true)
 	if err != nil {
@@ -217,43 +223,37 @@ output "tps" { value = data.pgnvme_pgbench.talk.tps }
 		return strconv.ParseFloat(out, 64)
 	}
 
-	var handTPS, provTPS, ratio, onTPS, offTPS, samplerRatio []float64
-	for i := 0; i < runs; i++ {
-		progress("pgbench by hand vs pgnvme_pgbench, sampler on vs off: round %d/%d (4 runs of %d s)", i+1, runs, benchDuration)
-		// Alternate which goes first, so drift on the machine hits both alike.
-		var h, p float64
-		if i%2 == 0 {
-			if h, err = hand(); err == nil {
-				p, err = provider(on)
-			}
-		} else {
-			if p, err = provider(on); err == nil {
-				h, err = hand()
-			}
+	// Each round runs the data source with the sampler on in the middle, next to both runs it is compared
+	// with, and alternates which of those goes first (by hand, on, off; then off, on, by hand), so drift on
+	// the machine during a round hits both sides of each ratio alike.
+	var handTPS, onTPS, offTPS, ratio, samplerRatio []float64
+	for i := 0; i < rounds; i++ {
+		var h, a, z float64
+		steps := []struct {
+			name string
+			run  func() (float64, error)
+			dst  *float64
+		}{
+			{"by hand", hand, &h},
+			{"pgnvme_pgbench", func() (float64, error) { return provider(on) }, &a},
+			{"pgnvme_pgbench, sampler off", func() (float64, error) { return provider(off) }, &z},
 		}
-		if err != nil {
-			return nil, err
+		if i%2 == 1 {
+			slices.Reverse(steps)
 		}
-		handTPS, provTPS, ratio = append(handTPS, h), append(provTPS, p), append(ratio, p/h)
-
-		var a, z float64
-		if i%2 == 0 {
-			if a, err = provider(on); err == nil {
-				z, err = provider(off)
-			}
-		} else {
-			if z, err = provider(off); err == nil {
-				a, err = provider(on)
+		for _, st := range steps {
+			progress("pgbench round %d/%d: %s (%d s)", i+1, rounds, st.name, seconds)
+			if *st.dst, err = st.run(); err != nil {
+				return nil, fmt.Errorf("round %d, %s: %w", i+1, st.name, err)
 			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		onTPS, offTPS, samplerRatio = append(onTPS, a), append(offTPS, z), append(samplerRatio, a/z)
+		handTPS, onTPS, offTPS = append(handTPS, h), append(onTPS, a), append(offTPS, z)
+		ratio, samplerRatio = append(ratio, a/h), append(samplerRatio, a/z)
 	}
-	b.HandTPS, b.ProviderTPS, b.ProviderOverHand = newStat(handTPS), newStat(provTPS), newStat(ratio)
+	b.HandTPS, b.ProviderTPS, b.ProviderOverHand = newStat(handTPS), newStat(onTPS), newStat(ratio)
 	b.SamplerOnTPS, b.SamplerOffTPS, b.SamplerOnOverOff = newStat(onTPS), newStat(offTPS), newStat(samplerRatio)
-	b.Note = "talk's random UPDATE, ANY 1 (s1, s2) on three local nodes sharing this machine's 2 CPUs and disk; fsync on"
+	b.Note = fmt.Sprintf("talk's random UPDATE, %d clients, ANY 1 (s1, s2) on three local nodes sharing this machine's "+
+		"%d CPUs and disk, fsync on; %d rounds of 3 runs of %d s", benchClients, runtime.NumCPU(), rounds, seconds)
 	return b, nil
 }
 
