@@ -188,6 +188,7 @@ func (r *Report) print(w *os.File) {
 		line("pgbench CLI by hand", pb.HandTPS, "tps", "")
 		line("pgnvme_pgbench, same arguments", pb.ProviderTPS, "tps", "   paired ratio over hand "+pb.ProviderOverHand.Format(""))
 		line("pgnvme_pgbench, sampler off", pb.SamplerOffTPS, "tps", "   paired ratio on/off "+pb.SamplerOnOverOff.Format(""))
+		line("load average before each run", pb.LoadAverage, "", fmt.Sprintf("   (%d CPUs)", r.CPUs))
 	}
 	if c3 := r.Cluster; c3 != nil {
 		fmt.Fprintln(w, "\npgnvme_cluster, local platform (talk's random UPDATE, 8 clients)")

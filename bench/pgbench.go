@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
@@ -21,7 +22,8 @@ import (
 // event sampler on against off, and measures how long internal/localnode takes to get a primary and two
 // standbys streaming. The TPS figures come from rounds of three runs of DurationSeconds each (the bench's
 // -decide-runs and -decide-seconds): by hand, pgnvme_pgbench with the sampler on, pgnvme_pgbench with it
-// off. ProviderTPS and SamplerOnTPS are the same runs.
+// off. ProviderTPS and SamplerOnTPS are the same runs. Other work on the machine can move TPS more than the
+// differences measured here, so the load average before each run is kept beside them.
 type PgbenchBench struct {
 	ClusterReadySeconds Stat   `json:"cluster_ready_seconds"`
 	HandTPS             Stat   `json:"hand_tps"`
@@ -30,6 +32,7 @@ type PgbenchBench struct {
 	SamplerOnTPS        Stat   `json:"sampler_on_tps"`
 	SamplerOffTPS       Stat   `json:"sampler_off_tps"`
 	SamplerOnOverOff    Stat   `json:"sampler_on_over_off_ratio"` // per round
+	LoadAverage         Stat   `json:"load_average"`              // 1-minute load average before each run
 	Rounds              int    `json:"rounds"`
 	Scale               int    `json:"scale"`
 	Clients             int    `json:"clients"`
@@ -226,7 +229,7 @@ output "tps" { value = data.pgnvme_pgbench.talk.tps }
 	// Each round runs the data source with the sampler on in the middle, next to both runs it is compared
 	// with, and alternates which of those goes first (by hand, on, off; then off, on, by hand), so drift on
 	// the machine during a round hits both sides of each ratio alike.
-	var handTPS, onTPS, offTPS, ratio, samplerRatio []float64
+	var handTPS, onTPS, offTPS, ratio, samplerRatio, load []float64
 	for i := 0; i < rounds; i++ {
 		var h, a, z float64
 		steps := []struct {
@@ -242,7 +245,12 @@ output "tps" { value = data.pgnvme_pgbench.talk.tps }
 			slices.Reverse(steps)
 		}
 		for _, st := range steps {
-			progress("pgbench round %d/%d: %s (%d s)", i+1, rounds, st.name, seconds)
+			l, err := loadAverage()
+			if err != nil {
+				return nil, err
+			}
+			load = append(load, l)
+			progress("pgbench round %d/%d: %s (%d s, load average %.1f)", i+1, rounds, st.name, seconds, l)
 			if *st.dst, err = st.run(); err != nil {
 				return nil, fmt.Errorf("round %d, %s: %w", i+1, st.name, err)
 			}
@@ -252,9 +260,20 @@ output "tps" { value = data.pgnvme_pgbench.talk.tps }
 	}
 	b.HandTPS, b.ProviderTPS, b.ProviderOverHand = newStat(handTPS), newStat(onTPS), newStat(ratio)
 	b.SamplerOnTPS, b.SamplerOffTPS, b.SamplerOnOverOff = newStat(onTPS), newStat(offTPS), newStat(samplerRatio)
+	b.LoadAverage = newStat(load)
 	b.Note = fmt.Sprintf("talk's random UPDATE, %d clients, ANY 1 (s1, s2) on three local nodes sharing this machine's "+
 		"%d CPUs and disk, fsync on; %d rounds of 3 runs of %d s", benchClients, runtime.NumCPU(), rounds, seconds)
 	return b, nil
+}
+
+// loadAverage is the first field of /proc/loadavg: runnable and uninterruptible tasks, averaged over a minute.
+func loadAverage() (float64, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, fmt.Errorf("reading the load average: %w", err)
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	return strconv.ParseFloat(f, 64)
 }
 
 // run runs a terraform command in dir.
