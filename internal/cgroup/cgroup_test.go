@@ -124,22 +124,22 @@ func TestDisk_iopsLimitsHold(t *testing.T) {
 	name := group(t, h)
 	dir := t.TempDir()
 	ctx := context.Background()
-	d, err := cgroup.CreateDisk(ctx, filepath.Join(dir, "disk.img"), filepath.Join(dir, "mnt"), 1<<30, os.Getuid(), os.Getgid())
+	d, err := cgroup.CreateDisk(ctx, filepath.Join(dir, "disk.img"), filepath.Join(dir, "mnt"), 1<<30, os.Getuid(), os.Getgid(), nil)
 	if err != nil {
 		t.Fatalf("CreateDisk: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := cgroup.RemoveDisk(context.Background(), d.Image, d.Mount); err != nil {
+		if err := cgroup.RemoveDisk(context.Background(), d.Image, d.Mount, nil); err != nil {
 			t.Errorf("RemoveDisk: %v", err)
 		}
-		if _, err := cgroup.FindDisk(d.Image, d.Mount); err == nil {
+		if _, err := cgroup.FindDisk(d.Image, d.Mount, nil); err == nil {
 			t.Errorf("the disk image %s is left", d.Image)
 		}
 	})
 	if !d.Mounted || d.Device == "" || d.Number.IsZero() {
 		t.Fatalf("CreateDisk = %+v", d)
 	}
-	if again, err := cgroup.AttachDisk(ctx, d.Image, d.Mount); err != nil || again.Device != d.Device {
+	if again, err := cgroup.AttachDisk(ctx, d.Image, d.Mount, nil); err != nil || again.Device != d.Device {
 		t.Fatalf("AttachDisk on an attached disk changes nothing: %+v, %v", again, err)
 	}
 	file := filepath.Join(d.Mount, "data")

@@ -22,7 +22,8 @@ import (
 
 // Disk is a block device of its own for one tree of processes: a loop device on a sparse file (with direct
 // I/O, so the host's page cache does not hold a second copy), formatted with XFS and mounted. I/O limits
-// set on its device number apply to it alone.
+// set on its device number apply to it alone. With a Layer, the loop device is attached to the file the
+// layer serves the image as (the latency layer, internal/latencydisk), not to the image itself.
 type Disk struct {
 	// Image is the sparse file behind the device; Mount where it is mounted.
 	Image, Mount string
@@ -31,6 +32,18 @@ type Disk struct {
 	Number Device
 	// Mounted is true when Device is mounted at Mount.
 	Mounted bool
+}
+
+// A Layer serves a disk's image through something in between; nil means none.
+type Layer interface {
+	// Ensure makes the layer over image serve (started when it does not run) and returns the file to
+	// attach the loop device to.
+	Ensure(ctx context.Context, image string) (string, error)
+	// File is that file, whether or not the layer serves now.
+	File(image string) string
+	// Stop ends the layer over image, once no loop device is attached to its file. Nothing running is
+	// success.
+	Stop(ctx context.Context, image string) error
 }
 
 // diskPrograms are what CreateDisk runs.
@@ -56,9 +69,10 @@ func CheckDisks() error {
 var losetupMu sync.Mutex
 
 // CreateDisk makes a new disk: the sparse file image of sizeBytes (which must not exist), a loop device on
-// it with direct I/O, an XFS file system, mounted (noatime) at mount, which is created when missing and
-// must otherwise be an empty directory, and owned by uid:gid (mode 0750). On error it removes what it made.
-func CreateDisk(ctx context.Context, image, mount string, sizeBytes int64, uid, gid int) (d Disk, err error) {
+// it (or on layer's file over it) with direct I/O, an XFS file system, mounted (noatime) at mount, which is
+// created when missing and must otherwise be an empty directory, and owned by uid:gid (mode 0750). On
+// error it removes what it made.
+func CreateDisk(ctx context.Context, image, mount string, sizeBytes int64, uid, gid int, layer Layer) (d Disk, err error) {
 	d = Disk{Image: filepath.Clean(image), Mount: filepath.Clean(mount)}
 	if entries, err := os.ReadDir(d.Mount); err == nil && len(entries) > 0 {
 		return d, fmt.Errorf("mount point %s is not empty: a node's disk is mounted on an empty directory", d.Mount)
@@ -69,14 +83,14 @@ func CreateDisk(ctx context.Context, image, mount string, sizeBytes int64, uid, 
 	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, RemoveDisk(context.WithoutCancel(ctx), d.Image, d.Mount))
+			err = errors.Join(err, RemoveDisk(context.WithoutCancel(ctx), d.Image, d.Mount, layer))
 		}
 	}()
 	terr := f.Truncate(sizeBytes)
 	if err := errors.Join(terr, f.Close()); err != nil {
 		return d, fmt.Errorf("sizing disk image %s: %w", d.Image, err)
 	}
-	if err := attach(ctx, &d); err != nil {
+	if err := attach(ctx, &d, layer); err != nil {
 		return d, err
 	}
 	if _, err := runCmd(ctx, "mkfs.xfs", "-q", d.Device); err != nil {
@@ -94,15 +108,23 @@ func CreateDisk(ctx context.Context, image, mount string, sizeBytes int64, uid, 
 	return d, nil
 }
 
-// AttachDisk makes an existing disk usable again (after a restart of the machine): its image attached to a
-// loop device and mounted at mount, each only when it is not already.
-func AttachDisk(ctx context.Context, image, mount string) (Disk, error) {
-	d, err := FindDisk(image, mount)
+// AttachDisk makes an existing disk usable again (after a restart of the machine): layer serving its image
+// (started when it does not run; a running one takes its settings in place), the image (or layer's file)
+// attached to a loop device and mounted at mount, each only when it is not already.
+func AttachDisk(ctx context.Context, image, mount string, layer Layer) (Disk, error) {
+	d, err := FindDisk(image, mount, layer)
 	if err != nil {
 		return d, err
 	}
+	if layer != nil {
+		// Before attaching: after a restart the layer must serve again first. A running layer only takes
+		// its (possibly changed) settings.
+		if _, err := layer.Ensure(ctx, d.Image); err != nil {
+			return d, err
+		}
+	}
 	if d.Device == "" {
-		if err := attach(ctx, &d); err != nil {
+		if err := attach(ctx, &d, layer); err != nil {
 			return d, err
 		}
 	}
@@ -117,14 +139,14 @@ func AttachDisk(ctx context.Context, image, mount string) (Disk, error) {
 	return d, nil
 }
 
-// FindDisk reports, changing nothing, the loop device image is attached to and whether it is mounted at
-// mount. An image that does not exist is an error wrapping fs.ErrNotExist.
-func FindDisk(image, mount string) (Disk, error) {
+// FindDisk reports, changing nothing, the loop device image (or layer's file over it) is attached to and
+// whether it is mounted at mount. An image that does not exist is an error wrapping fs.ErrNotExist.
+func FindDisk(image, mount string, layer Layer) (Disk, error) {
 	d := Disk{Image: filepath.Clean(image), Mount: filepath.Clean(mount)}
 	if _, err := os.Stat(d.Image); err != nil {
 		return d, fmt.Errorf("disk image: %w", err)
 	}
-	devs, err := loopDevicesOf(d.Image)
+	devs, err := loopDevicesOf(backings(d.Image, layer)...)
 	if err != nil {
 		return d, err
 	}
@@ -147,15 +169,20 @@ func FindDisk(image, mount string) (Disk, error) {
 	return d, nil
 }
 
-// unmountTimeout bounds the retries of an unmount that finds the file system busy.
-const unmountTimeout = 15 * time.Second
+// unmountTimeout bounds the retries of an unmount that finds the file system busy; detachGrace the wait
+// for a detached loop device to let go of its file.
+const (
+	unmountTimeout = 15 * time.Second
+	detachGrace    = 3 * time.Second
+)
 
 // RemoveDisk unmounts mount (when the image's device is mounted there), detaches every loop device on
-// image, removes the image and the mount point (when empty). What is already gone is success.
-func RemoveDisk(ctx context.Context, image, mount string) error {
+// image (and on layer's file over it), stops layer, removes the image and the mount point (when empty).
+// What is already gone is success.
+func RemoveDisk(ctx context.Context, image, mount string, layer Layer) error {
 	image, mount = filepath.Clean(image), filepath.Clean(mount)
 	var errs []error
-	devs, err := loopDevicesOf(image)
+	devs, err := loopDevicesOf(backings(image, layer)...)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -177,6 +204,22 @@ func RemoveDisk(ctx context.Context, image, mount string) error {
 			errs = append(errs, err)
 		}
 	}
+	if layer != nil && len(devs) > 0 && len(errs) == 0 {
+		// A loop device still open somewhere is only marked to detach on its last close (autoclear), and
+		// holds the layer's file until then: give it a moment. It can stay open for long: a process that
+		// made a mount namespace of its own while the disk was mounted (ip netns exec, unshare) holds a copy
+		// of the mount, and so the device, until it exits. layer.Stop copes with that; waiting longer would not.
+		_ = wait.Until(ctx, "the loop devices of "+image+" to detach", detachGrace, 20*time.Millisecond, wait.Real, func(context.Context) (bool, error) {
+			left, err := loopDevicesOf(backings(image, layer)...)
+			return len(left) == 0, err
+		})
+	}
+	if layer != nil {
+		if err := layer.Stop(ctx, image); err != nil {
+			// The image stays: a layer that still serves it must find it.
+			return errors.Join(append(errs, err)...)
+		}
+	}
 	if err := os.Remove(image); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
@@ -186,11 +229,19 @@ func RemoveDisk(ctx context.Context, image, mount string) error {
 	return errors.Join(errs...)
 }
 
-// attach puts d.Image on a free loop device with direct I/O.
-func attach(ctx context.Context, d *Disk) error {
+// attach puts d.Image (or, with layer, the file layer serves it as, the layer started when it does not
+// run) on a free loop device with direct I/O.
+func attach(ctx context.Context, d *Disk, layer Layer) error {
+	backing := d.Image
+	if layer != nil {
+		var err error
+		if backing, err = layer.Ensure(ctx, d.Image); err != nil {
+			return err
+		}
+	}
 	losetupMu.Lock()
 	defer losetupMu.Unlock()
-	out, err := runCmd(ctx, "losetup", "--find", "--show", "--direct-io=on", d.Image)
+	out, err := runCmd(ctx, "losetup", "--find", "--show", "--direct-io=on", backing)
 	if err != nil {
 		return err
 	}
@@ -208,8 +259,17 @@ func mountDisk(d *Disk) error {
 	return nil
 }
 
-// loopDevicesOf lists the loop devices whose backing file is image, from /sys/block/loop*/loop/backing_file.
-func loopDevicesOf(image string) ([]string, error) {
+// backings are the files a loop device of image may be attached to: image, and layer's file over it.
+func backings(image string, layer Layer) []string {
+	if layer == nil {
+		return []string{image}
+	}
+	return []string{image, filepath.Clean(layer.File(image))}
+}
+
+// loopDevicesOf lists the loop devices whose backing file is one of files, from
+// /sys/block/loop*/loop/backing_file.
+func loopDevicesOf(files ...string) ([]string, error) {
 	matches, err := filepath.Glob("/sys/block/loop*/loop/backing_file")
 	if err != nil {
 		return nil, err
@@ -220,7 +280,7 @@ func loopDevicesOf(image string) ([]string, error) {
 		if err != nil {
 			continue // detached meanwhile
 		}
-		if strings.TrimSpace(string(b)) == image {
+		if slices.Contains(files, strings.TrimSpace(string(b))) {
 			out = append(out, "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(m))))
 		}
 	}

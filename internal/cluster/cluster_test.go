@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
 
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -107,6 +108,16 @@ func TestValidate(t *testing.T) {
 		{"iops past the bound", func(in *cluster.Input) {
 			in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{WriteIOPS: 20_000_000}
 		}, "local.limits.write_iops", "check the unit"},
+		{"gp3-like latency", func(in *cluster.Input) {
+			in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{ReadIOPS: 3000, ReadLatencyMS: 1, WriteLatencyMS: 1, FlushLatencyMS: 0.25}
+		}, "", ""},
+		{"negative read latency", func(in *cluster.Input) { in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{ReadLatencyMS: -1} }, "local.limits.read_latency_ms", "latency in milliseconds"},
+		{"NaN write latency", func(in *cluster.Input) {
+			in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{WriteLatencyMS: math.NaN()}
+		}, "local.limits.write_latency_ms", "latency in milliseconds"},
+		{"flush latency in microseconds", func(in *cluster.Input) {
+			in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{FlushLatencyMS: 1500}
+		}, "local.limits.flush_latency_ms", "the unit is milliseconds"},
 		{"memory below the default shared_buffers", func(in *cluster.Input) { in.Blocks[0].(*localspec.Block).Limits = &localspec.Limits{MemoryMiB: 160} }, "local.limits.memory_mib", "at least 192"},
 		{"memory below shared_buffers", func(in *cluster.Input) {
 			in.Parameters = map[string]string{"shared_buffers": "1GB"}

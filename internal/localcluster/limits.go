@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/latencydisk"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -36,6 +38,16 @@ import (
 // On cgroup v1 a buffered write is throttled only when a server process writes it back itself (fsync,
 // or memory pressure in its cgroup); the kernel's flusher threads write the rest unthrottled. WAL commits
 // and checkpoints' fsyncs are the server's own; v2 throttles all of them.
+//
+// With a latency (Limits.Latency), the image is served through the latency layer (internal/latencydisk),
+// a detached FUSE server per member, and the loop device is attached to the file it serves:
+//
+//	ROOT/NAME.latency/disk   the image as the layer serves it (each read, write and flush held back)
+//	ROOT/NAME.latency.pid    the layer's server (this provider's binary, started detached)
+//	ROOT/NAME.latency.json   its latencies, rewritten and reloaded in place when they change
+//	ROOT/NAME.latency.log    its output
+//
+// The IOPS and throughput limits stay on the loop device above the layer, so they cap what reaches it.
 
 // Limiter is the cgroup part of internal/cgroup the platform uses.
 type Limiter interface {
@@ -49,28 +61,53 @@ type Limiter interface {
 	Exists(group string) bool
 }
 
-// Disks are the loop-device disks of internal/cgroup.
+// Disks are the loop-device disks of internal/cgroup; l are the limits the disk is made or attached for
+// (its latency layer).
 type Disks interface {
-	Check() error
-	Create(ctx context.Context, image, mount string, sizeBytes int64, uid, gid int) (cgroup.Disk, error)
-	Attach(ctx context.Context, image, mount string) (cgroup.Disk, error)
+	Check(l *localspec.Limits) error
+	Create(ctx context.Context, image, mount string, sizeBytes int64, uid, gid int, l *localspec.Limits) (cgroup.Disk, error)
+	// Attach with keep leaves a running latency layer's latency as it is (see AttachDisks).
+	Attach(ctx context.Context, image, mount string, l *localspec.Limits, keep bool) (cgroup.Disk, error)
 	Find(image, mount string) (cgroup.Disk, error)
 	Remove(ctx context.Context, image, mount string) error
 }
 
-// loopDisks are Disks with internal/cgroup's functions.
+// loopDisks are Disks with internal/cgroup's functions and internal/latencydisk's layer.
 type loopDisks struct{}
 
-func (loopDisks) Check() error { return cgroup.CheckDisks() }
-func (loopDisks) Create(ctx context.Context, image, mount string, size int64, uid, gid int) (cgroup.Disk, error) {
-	return cgroup.CreateDisk(ctx, image, mount, size, uid, gid)
+func (loopDisks) Check(l *localspec.Limits) error {
+	err := cgroup.CheckDisks()
+	if l.Latency() {
+		if _, ferr := os.Stat("/dev/fuse"); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("a latency needs FUSE (/dev/fuse: %w): load the fuse module (modprobe fuse) or remove the latencies", ferr))
+		}
+	}
+	return err
 }
-func (loopDisks) Attach(ctx context.Context, image, mount string) (cgroup.Disk, error) {
-	return cgroup.AttachDisk(ctx, image, mount)
+func (loopDisks) Create(ctx context.Context, image, mount string, size int64, uid, gid int, l *localspec.Limits) (cgroup.Disk, error) {
+	return cgroup.CreateDisk(ctx, image, mount, size, uid, gid, latencyLayer(l, false))
 }
-func (loopDisks) Find(image, mount string) (cgroup.Disk, error) { return cgroup.FindDisk(image, mount) }
+func (loopDisks) Attach(ctx context.Context, image, mount string, l *localspec.Limits, keep bool) (cgroup.Disk, error) {
+	return cgroup.AttachDisk(ctx, image, mount, latencyLayer(l, keep))
+}
+
+// Find and Remove look for a layer whatever the limits say now: one left by earlier limits is found and
+// stopped.
+func (loopDisks) Find(image, mount string) (cgroup.Disk, error) {
+	return cgroup.FindDisk(image, mount, latencydisk.Layer{})
+}
 func (loopDisks) Remove(ctx context.Context, image, mount string) error {
-	return cgroup.RemoveDisk(ctx, image, mount)
+	return cgroup.RemoveDisk(ctx, image, mount, latencydisk.Layer{})
+}
+
+// latencyLayer is the latency layer l asks for (with keep, one that runs keeps its latency); nil (none)
+// without a latency.
+func latencyLayer(l *localspec.Limits, keep bool) cgroup.Layer {
+	if !l.Latency() {
+		return nil
+	}
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	return latencydisk.Layer{Latency: latencydisk.Latency{Read: ms(l.ReadLatencyMS), Write: ms(l.WriteLatencyMS), Flush: ms(l.FlushLatencyMS)}, KeepRunning: keep}
 }
 
 // CgroupName is the cgroup of member mb of s (relative to each controller's root).
@@ -99,7 +136,7 @@ func (m *Manager) CheckLimits(s Spec) error {
 	}
 	errs := []error{m.limiter.Check()}
 	if s.Limits.Device() {
-		errs = append(errs, m.disks.Check())
+		errs = append(errs, m.disks.Check(s.Limits))
 		if root, err := DataDirRoot(s); err == nil {
 			errs = append(errs, roomForDisks(s, root))
 		}
@@ -159,11 +196,12 @@ func (m *Manager) prepareMember(ctx context.Context, s Spec, mb Member) error {
 	}
 	var dev cgroup.Device
 	if s.Limits.Device() {
-		d, err := m.disks.Attach(ctx, DiskImage(mb), DiskMount(mb))
+		d, err := m.disks.Attach(ctx, DiskImage(mb), DiskMount(mb), s.Limits, false)
 		if errors.Is(err, fs.ErrNotExist) {
 			uid, gid := m.engine.RunAsIDs()
-			tflog.Info(ctx, "creating the node's disk", map[string]any{"node": mb.Name, "image": DiskImage(mb), "gib": s.Limits.DiskGiB})
-			d, err = m.disks.Create(ctx, DiskImage(mb), DiskMount(mb), s.Limits.DiskGiB<<30, uid, gid)
+			tflog.Info(ctx, "creating the node's disk", map[string]any{"node": mb.Name, "image": DiskImage(mb), "gib": s.Limits.DiskGiB,
+				"read_latency_ms": s.Limits.ReadLatencyMS, "write_latency_ms": s.Limits.WriteLatencyMS, "flush_latency_ms": s.Limits.FlushLatencyMS})
+			d, err = m.disks.Create(ctx, DiskImage(mb), DiskMount(mb), s.Limits.DiskGiB<<30, uid, gid, s.Limits)
 		}
 		if err != nil {
 			return fmt.Errorf("node %s: its disk: %w", mb.Name, err)
@@ -265,7 +303,9 @@ func (m *Manager) joinServer(group string, n localnode.Node) error {
 const joinRounds = 5
 
 // AttachDisks attaches and mounts again the disks of s's members whose images exist but are not in use
-// (after a restart of the machine), so their data is where Observe looks. Nothing without devices.
+// (after a restart of the machine), so their data is where Observe looks; a latency layer that does not
+// run is started first, one that runs keeps its latency (this runs at plan time too: ApplyLimits changes
+// it). Nothing without devices.
 func (m *Manager) AttachDisks(ctx context.Context, s Spec) error {
 	if !s.Limits.Device() {
 		return nil
@@ -275,7 +315,7 @@ func (m *Manager) AttachDisks(ctx context.Context, s Spec) error {
 		if _, err := os.Stat(DiskImage(mb)); err != nil {
 			continue
 		}
-		if _, err := m.disks.Attach(ctx, DiskImage(mb), DiskMount(mb)); err != nil {
+		if _, err := m.disks.Attach(ctx, DiskImage(mb), DiskMount(mb), s.Limits, true); err != nil {
 			errs = append(errs, fmt.Errorf("node %s: attaching its disk again: %w", mb.Name, err))
 		}
 	}

@@ -73,7 +73,7 @@ func TestLimits_memoryAndReadIOPS(t *testing.T) {
 	t.Logf("created a node with its own disk in %s", time.Since(start).Round(time.Millisecond))
 
 	// The data directory is on the node's own device, and every server process is in its cgroup.
-	d, err := cgroup.FindDisk(localcluster.DiskImage(mb), localcluster.DiskMount(mb))
+	d, err := cgroup.FindDisk(localcluster.DiskImage(mb), localcluster.DiskMount(mb), nil)
 	if err != nil || !d.Mounted {
 		t.Fatalf("the node's disk: %+v, %v", d, err)
 	}

@@ -27,12 +27,26 @@ type localModel struct {
 }
 
 type limitsModel struct {
-	MemoryMiB         types.Int64 `tfsdk:"memory_mib"`
-	ReadIOPS          types.Int64 `tfsdk:"read_iops"`
-	WriteIOPS         types.Int64 `tfsdk:"write_iops"`
-	ReadMiBPerSecond  types.Int64 `tfsdk:"read_mib_per_second"`
-	WriteMiBPerSecond types.Int64 `tfsdk:"write_mib_per_second"`
-	DiskGiB           types.Int64 `tfsdk:"disk_gib"`
+	MemoryMiB         types.Int64   `tfsdk:"memory_mib"`
+	ReadIOPS          types.Int64   `tfsdk:"read_iops"`
+	WriteIOPS         types.Int64   `tfsdk:"write_iops"`
+	ReadMiBPerSecond  types.Int64   `tfsdk:"read_mib_per_second"`
+	WriteMiBPerSecond types.Int64   `tfsdk:"write_mib_per_second"`
+	DiskGiB           types.Int64   `tfsdk:"disk_gib"`
+	ReadLatencyMS     types.Float64 `tfsdk:"read_latency_ms"`
+	WriteLatencyMS    types.Float64 `tfsdk:"write_latency_ms"`
+	FlushLatencyMS    types.Float64 `tfsdk:"flush_latency_ms"`
+}
+
+// latencies are m's latencies with their field in the neutral model.
+func (m limitsModel) latencies(l *localspec.Limits) []struct {
+	v   types.Float64
+	dst *float64
+} {
+	return []struct {
+		v   types.Float64
+		dst *float64
+	}{{m.ReadLatencyMS, &l.ReadLatencyMS}, {m.WriteLatencyMS, &l.WriteLatencyMS}, {m.FlushLatencyMS, &l.FlushLatencyMS}}
 }
 
 // fields are m's values with their limit in the neutral model.
@@ -66,6 +80,12 @@ func limitsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (
 		}
 		*f.dst = f.v.ValueInt64()
 	}
+	for _, f := range lm.latencies(out) {
+		if f.v.IsUnknown() {
+			return nil, false
+		}
+		*f.dst = f.v.ValueFloat64()
+	}
 	return out, true
 }
 
@@ -80,9 +100,16 @@ func limitsObject(l *localspec.Limits, diags *diag.Diagnostics) types.Object {
 		}
 		return types.Int64Value(n)
 	}
+	ms := func(f float64) types.Float64 {
+		if f == 0 {
+			return types.Float64Null()
+		}
+		return types.Float64Value(f)
+	}
 	out, d := types.ObjectValue(clusterLimitsAttrTypes, map[string]attr.Value{
 		"memory_mib": v(l.MemoryMiB), "read_iops": v(l.ReadIOPS), "write_iops": v(l.WriteIOPS),
 		"read_mib_per_second": v(l.ReadMiBPerSecond), "write_mib_per_second": v(l.WriteMiBPerSecond), "disk_gib": v(l.DiskGiB),
+		"read_latency_ms": ms(l.ReadLatencyMS), "write_latency_ms": ms(l.WriteLatencyMS), "flush_latency_ms": ms(l.FlushLatencyMS),
 	})
 	diags.Append(d...)
 	return out

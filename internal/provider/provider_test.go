@@ -13,9 +13,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/latencydisk"
 )
 
 func TestMain(m *testing.M) {
+	// Clusters with latencies start this binary (it serves the provider in-process) as their latency layer.
+	latencydisk.MainIfServer()
 	if err := acctest.Setup(); err != nil {
 		fmt.Fprintln(os.Stderr, "acceptance test setup:", err)
 		os.Exit(1)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/latencydisk"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/provider"
 )
@@ -139,6 +140,7 @@ func TestAccCluster_limits(t *testing.T) {
 					statecheck.ExpectKnownValue(limitsAddr, tfjsonpath.New("local").AtMapKey("limits"), knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"memory_mib": knownvalue.Int64Exact(256), "read_iops": knownvalue.Int64Exact(500), "write_iops": knownvalue.Null(),
 						"read_mib_per_second": knownvalue.Null(), "write_mib_per_second": knownvalue.Int64Exact(50), "disk_gib": knownvalue.Int64Exact(1),
+						"read_latency_ms": knownvalue.Null(), "write_latency_ms": knownvalue.Null(), "flush_latency_ms": knownvalue.Null(),
 					})),
 					statecheck.ExpectKnownValue(limitsAddr, tfjsonpath.New("local").AtMapKey("data_dirs").AtMapKey("node-1"), knownvalue.StringExact(filepath.Join(dir, "node-1", "data"))),
 					statecheck.ExpectKnownValue(limitsAddr, tfjsonpath.New("local").AtMapKey("cgroups").AtMapKey("node-2"), knownvalue.StringRegexp(regexp.MustCompile(`^pgnvme/tf-acc-limits-[0-9a-f]{8}/node-2$`))),
@@ -203,6 +205,8 @@ func TestAccCluster_limitsBadInputs(t *testing.T) {
 		{"negative read iops", c("", "read_iops = -3000"), `(?s)Invalid Limit.*read_iops is -3000`},
 		{"negative throughput", c("", "write_mib_per_second = -125"), `(?s)Invalid Limit.*write_mib_per_second`},
 		{"negative disk", c("", "read_iops = 100, disk_gib = -2"), `(?s)Invalid Limit.*disk_gib`},
+		{"negative read latency", c("", "read_latency_ms = -1"), `(?s)Invalid Latency.*read_latency_ms is -1; give a latency in milliseconds`},
+		{"flush latency in microseconds", c("", "flush_latency_ms = 1500"), `(?s)Invalid Latency.*flush_latency_ms is 1500 ms.*the unit is milliseconds`},
 		// Below pgnvme_tuning's smallest machine, the error does not send the user to it (it said memory_gib = 0.1465, which
 		// pgnvme_tuning refuses).
 		{"memory below the default shared_buffers", c("", "memory_mib = 150"), `(?s)Memory Limit Too Small.*at least 192,\s+or\s+lower\s+shared_buffers\s+by\s+hand\s+\(pgnvme_tuning\s+sizes\s+machines\s+of\s+0.5\s+GiB`},
@@ -230,4 +234,119 @@ func TestAccCluster_limitsBadInputs(t *testing.T) {
 	if _, err := os.Stat(dir); err == nil {
 		t.Errorf("a refused plan created %s", dir)
 	}
+}
+
+// latencyLayerOf checks that node-1's device is a loop device on its latency layer's file, served by a
+// running layer with the given read latency, and returns the layer's PID.
+func latencyLayerOf(st *terraform.State, dir string, readMS float64) (int, error) {
+	dev := st.RootModule().Resources[limitsAddr].Primary.Attributes["local.block_devices.node-1"]
+	image := filepath.Join(dir, "node-1.img")
+	b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
+	if err != nil {
+		return 0, fmt.Errorf("node-1's device %q: %w", dev, err)
+	}
+	if got, want := strings.TrimSpace(string(b)), latencydisk.File(image); got != want {
+		return 0, fmt.Errorf("node-1's device %s is on %s, want the latency layer's %s", dev, got, want)
+	}
+	pid, ok := latencydisk.Running(image)
+	if !ok {
+		return 0, fmt.Errorf("no latency layer runs for %s", image)
+	}
+	cfg, err := os.ReadFile(latencydisk.PathsOf(image).Config)
+	if err != nil {
+		return 0, err
+	}
+	if want := fmt.Sprintf(`"read_ns":%d,`, int64(readMS*1e6)); !strings.Contains(string(cfg), want) {
+		return 0, fmt.Errorf("the layer's configuration is %s, want %s", cfg, want)
+	}
+	return pid, nil
+}
+
+// local.limits latencies: a node's device served through its latency layer (a detached process that
+// outlives the provider), the latency changed in place (same layer, same postmaster), removing it replaces
+// the cluster, and destroy leaves no layer process, mount or file.
+func TestAccCluster_limitsLatency(t *testing.T) {
+	dir := clusterDir(t)
+	base := acctest.FreePortBase(t, 2)
+	var layerPID int
+	var started string
+	layerGone := func(st *terraform.State) error {
+		if err := limitsGone(dir, base)(st); err != nil {
+			return err
+		}
+		for _, node := range []string{"node-1", "node-2"} {
+			p := latencydisk.PathsOf(filepath.Join(dir, node+".img"))
+			if pid, ok := latencydisk.Running(filepath.Join(dir, node+".img")); ok {
+				return fmt.Errorf("%s's latency layer (PID %d) still runs after destroy", node, pid)
+			}
+			for _, f := range []string{p.Dir, p.PID, p.Config, p.Log} {
+				if _, err := os.Stat(f); err == nil {
+					return fmt.Errorf("%s is left after destroy", f)
+				}
+			}
+		}
+		if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), dir) {
+			return fmt.Errorf("something under %s is still mounted after destroy", dir)
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             layerGone,
+		Steps: []resource.TestStep{
+			{
+				Config: limitsConfig(dir, base, "disk_gib = 1, read_iops = 3000, read_latency_ms = 2, write_latency_ms = 0.5"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(limitsAddr, tfjsonpath.New("local").AtMapKey("limits").AtMapKey("read_latency_ms"), knownvalue.Float64Exact(2)),
+					statecheck.ExpectKnownValue(limitsAddr, tfjsonpath.New("local").AtMapKey("limits").AtMapKey("flush_latency_ms"), knownvalue.Null()),
+				},
+				Check: func(st *terraform.State) error {
+					var err error
+					layerPID, err = latencyLayerOf(st, dir, 2)
+					started = psqlAt(t, base, "SELECT pg_postmaster_start_time()")
+					return err
+				},
+			},
+			{
+				Config: limitsConfig(dir, base, "disk_gib = 1, read_iops = 3000, read_latency_ms = 0.75, write_latency_ms = 0.5"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(limitsAddr, plancheck.ResourceActionUpdate)},
+				},
+				Check: func(st *terraform.State) error {
+					pid, err := latencyLayerOf(st, dir, 0.75)
+					if err != nil {
+						return err
+					}
+					if pid != layerPID {
+						return fmt.Errorf("changing the latency restarted the layer (PID %d -> %d); it changes in place", layerPID, pid)
+					}
+					if got := psqlAt(t, base, "SELECT pg_postmaster_start_time()"); got != started {
+						return fmt.Errorf("changing the latency restarted the primary (%s -> %s)", started, got)
+					}
+					return nil
+				},
+			},
+			{
+				Config: limitsConfig(dir, base, "disk_gib = 1, read_iops = 3000"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(limitsAddr, plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				Check: func(st *terraform.State) error {
+					image := filepath.Join(dir, "node-1.img")
+					if pid, ok := latencydisk.Running(image); ok {
+						return fmt.Errorf("the latency layer (PID %d) still runs with no latency set", pid)
+					}
+					dev := st.RootModule().Resources[limitsAddr].Primary.Attributes["local.block_devices.node-1"]
+					b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
+					if err != nil {
+						return fmt.Errorf("node-1's device %q: %w", dev, err)
+					}
+					if got := strings.TrimSpace(string(b)); got != image {
+						return fmt.Errorf("node-1's device %s is on %s, want the image itself", dev, got)
+					}
+					return nil
+				},
+			},
+		},
+	})
 }

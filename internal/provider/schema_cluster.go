@@ -51,13 +51,22 @@ func clusterLimitsSchema() schema.SingleNestedBlock {
 	limit := func(desc string) schema.Int64Attribute {
 		return schema.Int64Attribute{Optional: true, MarkdownDescription: desc + " Unset or `0`: no limit. Changed in place (the cgroup's files are rewritten, nothing restarts)."}
 	}
+	latency := func(desc string) schema.Float64Attribute {
+		return schema.Float64Attribute{Optional: true, MarkdownDescription: desc + fmt.Sprintf(" From `0` to `%d`; unset or `0`: "+
+			"none. Setting any latency gives each node a device (as an I/O limit does) served through the latency layer; adding or "+
+			"removing the layer replaces the cluster, changing a latency is applied in place (the running layer reloads it).", localspec.MaxLatencyMS)}
+	}
 	return schema.SingleNestedBlock{
 		MarkdownDescription: "Per-node resource limits, so \"dataset much larger than memory\" and \"a volume with gp3's baseline\" are real " +
 			"on one machine. Each node's server processes (the postmaster and everything it starts) run in a cgroup of their own " +
 			"(cgroup v1 `memory` and `blkio` controllers, or v2 `memory` and `io`); with any I/O limit or `disk_gib`, each node's " +
 			"data lives on a block device of its own (a loop device on a sparse file next to the data directory, XFS), so " +
 			"throttling applies to that node alone. Needs root and the controllers: a machine without them is refused at plan. " +
-			"Memory and I/O limits change in place; adding or removing the per-node device, or changing `disk_gib`, replaces " +
+			"With a latency (`read_latency_ms`, `write_latency_ms`, `flush_latency_ms`) each node's device is also served through " +
+			"a latency layer (a FUSE server per node) that makes every read, write and flush that reaches the device take at least " +
+			"that long, as a network volume's I/O does; the IOPS and throughput limits apply on top. " +
+			"Memory and I/O limits and latencies change in place; adding or removing the per-node device or the latency layer, " +
+			"or changing `disk_gib`, replaces " +
 			"the cluster (the plan says so). Everything is removed on destroy. On cgroup v1, buffered writes are throttled " +
 			"only when a server process writes them back itself (commits' and checkpoints' fsyncs); the kernel's flusher " +
 			"threads are not limited.",
@@ -72,6 +81,15 @@ func clusterLimitsSchema() schema.SingleNestedBlock {
 				"gp3's baseline is `125`."),
 			"write_mib_per_second": limit("Write throughput on each node's own device in MiB/s (`write_bps_device`, v2 `wbps`). " +
 				"gp3's baseline is `125`."),
+			"read_latency_ms": latency("Least time each read of each node's device takes, in milliseconds (fractions allowed: `0.5`). " +
+				"A read that PostgreSQL finds in shared_buffers or the page cache does not reach the device and costs nothing; a miss " +
+				"costs this. gp3 quotes single-digit milliseconds; about `1` is typical for a small random read on an idle volume."),
+			"write_latency_ms": latency("Least time each write reaching each node's device takes, in milliseconds. A volume with no " +
+				"volatile cache (EBS) acknowledges a write when it is stored, so this is what a WAL fsync waits for; writes the kernel " +
+				"writes back in the background pay it too but nobody waits for them."),
+			"flush_latency_ms": latency("Least time each cache flush of each node's device takes, in milliseconds (what `fsync` " +
+				"and `fdatasync` send after their writes; XFS also flushes around its journal writes). EBS has no volatile cache, so " +
+				"its flushes are nearly free and `write_latency_ms` carries the cost; set this to model a device whose flush is slow."),
 			"disk_gib": schema.Int64Attribute{
 				Optional: true,
 				MarkdownDescription: fmt.Sprintf("Size of each node's own device in GiB (a sparse file: it takes only what the node "+

@@ -2,6 +2,7 @@ package localspec
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,11 @@ type Limits struct {
 	// DiskGiB is the size of the node's own device; after WithDefaults it is DefaultDiskGiB when an I/O limit
 	// asks for a device and none was given, and 0 when the node has no device of its own.
 	DiskGiB int64
+	// ReadLatencyMS, WriteLatencyMS and FlushLatencyMS are the least time, in milliseconds, that each read,
+	// each write and each cache flush (fsync) of the node's device takes: its image is served through a FUSE
+	// layer that holds each request that long (internal/latencydisk). The IOPS and throughput caps apply on
+	// top, on the loop device above it.
+	ReadLatencyMS, WriteLatencyMS, FlushLatencyMS float64
 }
 
 // Bounds and defaults of Limits.
@@ -41,11 +47,19 @@ const (
 	MaxIOPS         = 10_000_000
 	MaxMiBPerSecond = 1_000_000
 	MaxDiskGiB      = 64 << 10 // 64 TiB
+	// MaxLatencyMS bounds each latency: a volume slower than a second per I/O is a unit mistake (the
+	// latencies are in milliseconds), and PostgreSQL on it would only time out.
+	MaxLatencyMS = 1000
 )
 
 // IO reports whether any I/O limit is set.
 func (l *Limits) IO() bool {
 	return l != nil && (l.ReadIOPS > 0 || l.WriteIOPS > 0 || l.ReadMiBPerSecond > 0 || l.WriteMiBPerSecond > 0)
+}
+
+// Latency reports whether any latency is set: each node's device is then served through the latency layer.
+func (l *Limits) Latency() bool {
+	return l != nil && (l.ReadLatencyMS > 0 || l.WriteLatencyMS > 0 || l.FlushLatencyMS > 0)
 }
 
 // Device reports whether each node's data lives on its own device (after WithDefaults).
@@ -60,23 +74,28 @@ func (l *Limits) withDefaults() *Limits {
 		return nil
 	}
 	out := *l
-	if out.DiskGiB == 0 && out.IO() {
+	if out.DiskGiB == 0 && (out.IO() || out.Latency()) {
 		out.DiskGiB = DefaultDiskGiB
 	}
 	return &out
 }
 
 // ReplacementReason says why going from old to new limits needs new nodes (each node's device appears,
-// disappears or changes size), "" when the change is applied in place (memory, IOPS and throughput are
-// rewritten in the node's cgroup). Both are as WithDefaults returns them.
+// disappears or changes size, or the latency layer under it appears or disappears), "" when the change is
+// applied in place (memory, IOPS and throughput are rewritten in the node's cgroup, latencies in the running
+// latency layer). Both are as WithDefaults returns them.
 func ReplacementReason(old, new *Limits) string {
 	switch od, nd := old.Device(), new.Device(); {
 	case !od && nd:
-		return "each node's data moves to its own block device (an I/O limit or disk_gib is now set)"
+		return "each node's data moves to its own block device (an I/O limit, a latency or disk_gib is now set)"
 	case od && !nd:
-		return "each node's data leaves its own block device (no I/O limit or disk_gib is set any more)"
+		return "each node's data leaves its own block device (no I/O limit, latency or disk_gib is set any more)"
 	case od && nd && old.DiskGiB != new.DiskGiB:
 		return fmt.Sprintf("each node's block device changes size (%d GiB -> %d GiB)", old.DiskGiB, new.DiskGiB)
+	case od && nd && !old.Latency() && new.Latency():
+		return "each node's block device moves onto the latency layer (a latency is now set; its loop device must be attached to the layer's file)"
+	case od && nd && old.Latency() && !new.Latency():
+		return "each node's block device leaves the latency layer (no latency is set any more)"
 	}
 	return ""
 }
@@ -115,6 +134,20 @@ func validateLimits(s cluster.Spec, l *Limits) []*cluster.FieldError {
 			out = append(out, cluster.Errorf(at(f.name), "Invalid Limit", "local.limits.%s is %d; give a positive number of %s, or leave it unset (or 0) for no limit.", f.name, f.value, f.unit))
 		case f.value > f.max:
 			out = append(out, cluster.Errorf(at(f.name), "Invalid Limit", "local.limits.%s is %d %s, more than the %d this platform accepts: check the unit (%s).", f.name, f.value, f.unit, f.max, f.unit))
+		}
+	}
+	for _, f := range []struct {
+		name  string
+		value float64
+	}{
+		{"read_latency_ms", l.ReadLatencyMS}, {"write_latency_ms", l.WriteLatencyMS}, {"flush_latency_ms", l.FlushLatencyMS},
+	} {
+		v := strconv.FormatFloat(f.value, 'f', -1, 64)
+		switch {
+		case math.IsNaN(f.value) || f.value < 0:
+			out = append(out, cluster.Errorf(at(f.name), "Invalid Latency", "local.limits.%s is %s; give a latency in milliseconds (gp3's is about 1), or leave it unset (or 0) for none.", f.name, v))
+		case f.value > MaxLatencyMS:
+			out = append(out, cluster.Errorf(at(f.name), "Invalid Latency", "local.limits.%s is %s ms, more than the %d ms this platform accepts: the unit is milliseconds (0.5 is half a millisecond; gp3's is about 1).", f.name, v, MaxLatencyMS))
 		}
 	}
 	if l.MemoryMiB > 0 {

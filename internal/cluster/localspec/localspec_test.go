@@ -31,6 +31,9 @@ func TestLimitsDefaults(t *testing.T) {
 	if got := in(&localspec.Limits{DiskGiB: 4}); !got.Device() || got.IO() {
 		t.Errorf("disk_gib alone gives a device without I/O limits: %+v", got)
 	}
+	if got := in(&localspec.Limits{ReadLatencyMS: 1}); !got.Device() || !got.Latency() || got.DiskGiB != localspec.DefaultDiskGiB {
+		t.Errorf("a latency alone gets a device of the default size: %+v", got)
+	}
 }
 
 func TestReplacementReason(t *testing.T) {
@@ -46,6 +49,10 @@ func TestReplacementReason(t *testing.T) {
 		{mem, dev, "moves to its own block device"},
 		{dev, nil, "leaves its own block device"},
 		{dev, &localspec.Limits{ReadIOPS: 3000, DiskGiB: 20}, "16 GiB -> 20 GiB"},
+		{dev, &localspec.Limits{MemoryMiB: 512, ReadIOPS: 3000, DiskGiB: 16, ReadLatencyMS: 1}, "moves onto the latency layer"},
+		{&localspec.Limits{DiskGiB: 16, ReadLatencyMS: 1}, &localspec.Limits{DiskGiB: 16}, "leaves the latency layer"},
+		{&localspec.Limits{DiskGiB: 16, ReadLatencyMS: 1}, &localspec.Limits{DiskGiB: 16, ReadLatencyMS: 2, FlushLatencyMS: 1}, ""},
+		{mem, &localspec.Limits{MemoryMiB: 512, FlushLatencyMS: 1, DiskGiB: 16}, "moves to its own block device"},
 	}
 	for _, tt := range tests {
 		got := localspec.ReplacementReason(tt.old, tt.new)
