@@ -141,9 +141,17 @@ func renderEC2(c Cluster, n EC2Node, restore bool, src *Source) (UserData, error
 	} else {
 		node.ArchiverPath = ec2PgBackRestBin
 	}
+	node.TLS = n.TLS
 	r, err := Render(ec, node)
 	if err != nil {
 		return UserData{}, err
+	}
+	if n.TLS {
+		for k, v := range ec2TLSParameters(view.TLSFiles) {
+			if _, set := r.Parameters[k]; !set || k != "ssl_min_protocol_version" {
+				r.Parameters[k] = v
+			}
+		}
 	}
 	var sourceFile File
 	if src != nil {
@@ -178,7 +186,7 @@ func renderEC2(c Cluster, n EC2Node, restore bool, src *Source) (UserData, error
 		if err != nil {
 			return err
 		}
-		add(path.Join(ec2UnitDir, name), 0o644, s)
+		add(path.Join(ec2UnitDir, name), 0o644, compactUnit(s, "internal/bootstrap/ec2/"+name))
 		return nil
 	}
 	var errs []error
@@ -223,6 +231,9 @@ func renderEC2(c Cluster, n EC2Node, restore bool, src *Source) (UserData, error
 	}
 	if view.EtcdMember {
 		errs = append(errs, unit("pgnvme-etcd.service"), unit("pgnvme-takeover.service"), unit("pgnvme-takeover.timer"))
+	}
+	if n.TLS {
+		errs = append(errs, unit("pgnvme-tls-refresh.service"), unit("pgnvme-tls.timer"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return UserData{}, fmt.Errorf("provider bug: rendering node %s's scripts: %w", n.Name, err)
@@ -304,6 +315,13 @@ func etcdEnvFile(c Cluster, n EC2Node, v ec2View) string {
 		// Patroni rewrites its keys every loop_wait; keep an hour of history.
 		"ETCD_AUTO_COMPACTION_MODE=periodic",
 		"ETCD_AUTO_COMPACTION_RETENTION=1",
+	}
+	if n.TLS {
+		// Clients (Patroni, etcdctl) and peers over TLS, each presenting a certificate of the cluster's CA.
+		t := v.TLSFiles
+		lines = append(lines,
+			"ETCD_CERT_FILE="+t.Cert, "ETCD_KEY_FILE="+t.Key, "ETCD_TRUSTED_CA_FILE="+t.CA, "ETCD_CLIENT_CERT_AUTH=true",
+			"ETCD_PEER_CERT_FILE="+t.Cert, "ETCD_PEER_KEY_FILE="+t.Key, "ETCD_PEER_TRUSTED_CA_FILE="+t.CA, "ETCD_PEER_CLIENT_CERT_AUTH=true")
 	}
 	if n.Architecture == ArchARM64 {
 		// etcd 3.4 refuses to start on arm64 without it (3.5 supports arm64).

@@ -116,12 +116,28 @@ type ec2View struct {
 
 	Scripts ec2Scripts
 
+	// TLS is EC2Node.TLS; TLSFiles the node's TLS files, SSMTLS its bundle's parameter (SSMParameters.TLS).
+	TLS      bool
+	TLSFiles ec2TLSPaths
+	SSMTLS   string
+	// EtcdctlTLS are the etcdctl flags that reach the members over TLS with the node's certificate; CurlTLS the curl flags that verify Patroni's REST API. Both empty without TLS.
+	EtcdctlTLS, CurlTLS []string
+
 	// etcdMembers are the cluster's etcd members (not for templates).
 	etcdMembersList []etcdMember
 }
 
 // members are the cluster's etcd members.
 func (v ec2View) members() []etcdMember { return v.etcdMembersList }
+
+// restAPIURL is node n's Patroni REST API, https with TLS.
+func restAPIURL(n EC2Node) string {
+	scheme := "http://"
+	if n.TLS {
+		scheme = "https://"
+	}
+	return scheme + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort))
+}
 
 // walgPrefetchDir is WALG_PREFETCH_DIR: on the instance store, beside the
 // data directory and outside it.
@@ -164,8 +180,8 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		SecretsFile:    ec2SecretsFile,
 		SSMEndpoint:    n.SSMEndpoint,
 		PatroniConfig:  ec2PatroniConfig,
-		PrimaryURL:     "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/primary",
-		ConfigURL:      "http://" + net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort)) + "/config",
+		PrimaryURL:     restAPIURL(n) + "/primary",
+		ConfigURL:      restAPIURL(n) + "/config",
 		BackupDefaults: backup.Default().Args(),
 		PsqlArgs:       []string{"-h", ec2SocketDir, "-p", strconv.Itoa(n.Port), "-d", "postgres"},
 		HandOverQuery:  HandOverQuery,
@@ -183,6 +199,9 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 			Restore:       path.Join(ec2ScriptDir, "restore.sh"),
 			Takeover:      path.Join(ec2ScriptDir, "takeover.sh"),
 		},
+		TLS:             n.TLS,
+		TLSFiles:        newEC2TLSPaths(),
+		SSMTLS:          n.SSM.TLS,
 		etcdMembersList: members,
 	}
 	if c.Archive != nil {
@@ -244,7 +263,15 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		v.PostgresReads = append(v.PostgresReads, ec2PgBackRestConf)
 		v.PostgresDirs = []string{ec2PgBackRestLog, ec2PgBackRestSpool}
 	}
+	if n.TLS {
+		t := v.TLSFiles
+		v.EtcdctlTLS = []string{"--cacert=" + t.CA, "--cert=" + t.Cert, "--key=" + t.Key}
+		v.CurlTLS = []string{"--cacert", t.CA}
+	}
 	v.EnableUnits = []string{"pgnvme-disks.service", "pgnvme-backup.timer"}
+	if n.TLS {
+		v.EnableUnits = append(v.EnableUnits, "pgnvme-tls.timer")
+	}
 	if v.EtcdMember {
 		v.EnableUnits = append([]string{"pgnvme-etcd.service"}, v.EnableUnits...)
 		v.EnableUnits = append(v.EnableUnits, "pgnvme-takeover.timer")

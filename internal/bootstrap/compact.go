@@ -33,6 +33,20 @@ func compactShell(script, source string) string {
 			if m := heredocStart.FindStringSubmatch(l); m != nil {
 				heredoc = m[1]
 			}
+			l = strings.TrimLeft(l, " \t")
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// compactUnit is a rendered systemd unit as a node's user-data carries it: its comment lines dropped, for
+// the room compactShell makes, and one first line naming the source, where the comments are.
+func compactUnit(unit, source string) string {
+	out := []string{"# pgnvme: " + source + " in terraform-provider-pgnvme, where its comments are."}
+	for _, l := range strings.Split(unit, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "#") || strings.HasPrefix(t, ";") {
+			continue
 		}
 		out = append(out, l)
 	}

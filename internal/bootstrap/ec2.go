@@ -93,6 +93,9 @@ const (
 	ec2SecretsFile     = "/run/pgnvme/patroni.env"
 	ec2PgPass          = "/var/lib/postgresql/.pgpass_patroni"
 	ec2MDName          = "pgnvme"
+	// ec2TLSDir holds the node's TLS files (secrets.sh writes them): the CA's certificate, the node's member
+	// certificate and key, its replication client certificate (the same key).
+	ec2TLSDir = "/etc/pgnvme/tls"
 	// ec2TakeoverDir holds takeover.sh's record of the takeover it started and the one it saw take effect,
 	// on the root volume (beside etcd's data, which a stop/start keeps too).
 	ec2TakeoverDir = "/var/lib/pgnvme-takeover"
@@ -179,6 +182,9 @@ type SSMParameters struct {
 	// etcd cluster when its PostgreSQL is exactly at that WAL position
 	// (takeover.sh). "" means Path + "/takeover".
 	Takeover string
+	// TLS is the name of the node's TLS bundle (TLSBundle), a SecureString, read only with EC2Node.TLS;
+	// "" means Path + "/tls/" + the node's name.
+	TLS string
 }
 
 // WALGRelease is the WAL-G binary a node downloads (WAL-G archives only).
@@ -249,6 +255,12 @@ type EC2Node struct {
 	SSMEndpoint string
 	// WALG is the WAL-G binary (WAL-G archives only).
 	WALG WALGRelease
+	// TLS turns on TLS everywhere on the node (the same for every node of a cluster): PostgreSQL with
+	// ssl on and only hostssl pg_hba lines (replication by client certificate), Patroni's REST API over
+	// https, and etcd's client and peer traffic over TLS with client certificates. The node's key and
+	// certificates are the SecureString SSM.TLS (TLSBundle), read at boot and every minute after
+	// (secrets.sh), so a renewal reaches a running node without a new instance.
+	TLS bool
 }
 
 // WithDefaults returns n with every zero value replaced by its default for
@@ -296,6 +308,7 @@ func (n EC2Node) WithDefaults(c Cluster) EC2Node {
 	setStr(&n.SSM.ReplicationPassword, n.SSM.Path+"/replication-password")
 	setStr(&n.SSM.RESTAPIPassword, n.SSM.Path+"/restapi-password")
 	setStr(&n.SSM.Takeover, n.SSM.Path+"/takeover")
+	setStr(&n.SSM.TLS, n.SSM.Path+"/tls/"+n.Name)
 
 	customWALG := n.WALG.Version != "" && n.WALG.Version != DefaultWALGVersion || n.WALG.URL != ""
 	setStr(&n.WALG.Version, DefaultWALGVersion)

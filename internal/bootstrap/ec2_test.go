@@ -325,10 +325,13 @@ func ec2Matrix() []ec2Combo {
 			for major := 15; major <= 18; major++ {
 				for _, arch := range []string{bootstrap.ArchARM64, bootstrap.ArchX86_64} {
 					c := ec2Cluster(archiver, major)
+					n := ec2Host(c, "pg-a", disks, arch)
+					// TLS with 4 disks: each archiver, major and architecture with and without it.
+					n.TLS = disks == 4
 					out = append(out, ec2Combo{
-						name:    fmt.Sprintf("%ddisks_%s_pg%d_%s", disks, archiver, major, arch),
+						name:    fmt.Sprintf("%ddisks_%s_pg%d_%s_tls%t", disks, archiver, major, arch, n.TLS),
 						cluster: c,
-						node:    ec2Host(c, "pg-a", disks, arch),
+						node:    n,
 					})
 				}
 			}

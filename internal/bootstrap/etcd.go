@@ -32,14 +32,18 @@ func etcdMembers(c Cluster, n EC2Node) []etcdMember {
 	for _, p := range n.Peers {
 		ips[p.Name] = p.IP
 	}
+	scheme := "http://"
+	if n.TLS {
+		scheme = "https://"
+	}
 	var out []etcdMember
 	for _, name := range c.Nodes[:min(n.Etcd.Members, len(c.Nodes))] {
 		ip := ips[name]
 		m := etcdMember{
 			name:      name,
 			ip:        ip,
-			peerURL:   "http://" + net.JoinHostPort(ip, strconv.Itoa(n.Etcd.PeerPort)),
-			clientURL: "http://" + net.JoinHostPort(ip, strconv.Itoa(n.Etcd.ClientPort)),
+			peerURL:   scheme + net.JoinHostPort(ip, strconv.Itoa(n.Etcd.PeerPort)),
+			clientURL: scheme + net.JoinHostPort(ip, strconv.Itoa(n.Etcd.ClientPort)),
 		}
 		m.bootstrapID = etcdMemberID([]string{m.peerURL}, etcdToken(c))
 		out = append(out, m)

@@ -21,7 +21,8 @@ var patroniRecoveryParameters = []string{"restore_command", "archive_cleanup_com
 // (PATCH /config) changes it on every node: a node's own configuration would
 // override the DCS, and Patroni takes some parameters (max_connections,
 // wal_level, ...) only from the DCS.
-var patroniLocalParameters = []string{"unix_socket_directories", "archive_mode", "archive_command"}
+var patroniLocalParameters = []string{"unix_socket_directories", "archive_mode", "archive_command",
+	"ssl", "ssl_cert_file", "ssl_key_file", "ssl_ca_file"}
 
 // patroniDoc is the Patroni configuration of node n (with defaults) in c,
 // from r, the node's rendering in Patroni mode. dynamic is the DCS part
@@ -56,10 +57,7 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View, dynamic yamlMap)
 		{"bin_dir", "/usr/lib/postgresql/" + strconv.Itoa(c.PostgresMajor) + "/bin"},
 		{"pgpass", ec2PgPass},
 		{"use_unix_socket", true},
-		{"authentication", yamlMap{
-			{"superuser", yamlMap{{"username", n.Patroni.Superuser}}},
-			{"replication", yamlMap{{"username", n.Patroni.ReplicationUser}}},
-		}},
+		{"authentication", patroniAuthentication(n, view)},
 		{"parameters", localParams},
 		{"recovery_conf", recovery},
 	}
@@ -117,21 +115,43 @@ func patroniDoc(c Cluster, n EC2Node, r Rendered, view ec2View, dynamic yamlMap)
 		boot = append(boot, yamlItem{"post_bootstrap", view.Scripts.PostBootstrap})
 	}
 
-	return yamlMap{
-		{"scope", c.Name},
-		{"name", n.Name},
-		{"restapi", yamlMap{
-			{"listen", net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort))},
-			{"connect_address", net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort))},
-			// Unsafe endpoints (switchover, restart, config changes) need
-			// this user; its password is PATRONI_RESTAPI_PASSWORD.
-			{"authentication", yamlMap{{"username", n.Patroni.RESTAPIUser}}},
-		}},
-		{"etcd3", yamlMap{{"hosts", hosts}}},
-		{"bootstrap", boot},
-		{"postgresql", pg},
-		{"tags", yamlMap{{"zone", n.Zone}}},
+	restapi := yamlMap{
+		{"listen", net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort))},
+		{"connect_address", net.JoinHostPort(n.PrivateIP, strconv.Itoa(n.Patroni.RESTAPIPort))},
+		// Unsafe endpoints (switchover, restart, config changes) need
+		// this user; its password is PATRONI_RESTAPI_PASSWORD.
+		{"authentication", yamlMap{{"username", n.Patroni.RESTAPIUser}}},
 	}
+	etcd := yamlMap{{"hosts", hosts}}
+	doc := yamlMap{{"scope", c.Name}, {"name", n.Name}}
+	if t := view.TLSFiles; n.TLS {
+		// https only (Patroni serves one or the other); a SIGHUP reloads a renewed certificate.
+		restapi = append(restapi, yamlItem{"certfile", t.Cert}, yamlItem{"keyfile", t.Key})
+		etcd = append(yamlMap{{"protocol", "https"}, {"cacert", t.CA}, {"cert", t.Cert}, {"key", t.Key}}, etcd...)
+		// patronictl on the node verifies the REST API against the cluster's CA.
+		doc = append(doc, yamlItem{"ctl", yamlMap{{"cacert", t.CA}}})
+	}
+	return append(doc,
+		yamlItem{"restapi", restapi},
+		yamlItem{"etcd3", etcd},
+		yamlItem{"bootstrap", boot},
+		yamlItem{"postgresql", pg},
+		yamlItem{"tags", yamlMap{{"zone", n.Zone}}},
+	)
+}
+
+// patroniAuthentication is postgresql.authentication: the users' names (their passwords come from the
+// environment); with TLS, replication authenticates by its client certificate and verifies the primary's
+// (verify-full), and the superuser's connections to other members (pg_rewind) verify them.
+func patroniAuthentication(n EC2Node, view ec2View) yamlMap {
+	superuser := yamlMap{{"username", n.Patroni.Superuser}}
+	replication := yamlMap{{"username", n.Patroni.ReplicationUser}}
+	if t := view.TLSFiles; n.TLS {
+		superuser = append(superuser, yamlItem{"sslmode", "verify-full"}, yamlItem{"sslrootcert", t.CA})
+		replication = append(replication, yamlItem{"sslmode", "verify-full"}, yamlItem{"sslrootcert", t.CA},
+			yamlItem{"sslcert", t.ReplicationCert}, yamlItem{"sslkey", t.Key})
+	}
+	return yamlMap{{"superuser", superuser}, {"replication", replication}}
 }
 
 // patroniDynamic is the cluster's dynamic configuration, which Patroni keeps

@@ -213,16 +213,25 @@ func renderHBA(c Cluster, n Node) []string {
 	out = append(out, row("# TYPE", "DATABASE", "USER", "ADDRESS", "METHOD"))
 	out = append(out, row("local", "all", "all", "", socket))
 	out = append(out, row("local", "replication", "all", "", socket))
+	if n.TLS {
+		// Every network connection without TLS is refused before any other line can match it (the node
+		// listens on its IPv4 address only); the replication user is authenticated by its client
+		// certificate (cert: the certificate's common name is the user), everyone else by password over TLS.
+		out = append(out, row("hostnossl", "all", "all", "0.0.0.0/0", "reject"), row("hostnossl", "replication", "all", "0.0.0.0/0", "reject"))
+	}
 	for _, list := range [][]net{loop, other} {
 		for _, nw := range list {
-			method := "scram-sha-256"
-			if nw.loopback {
-				method = "trust"
+			typ, method, replMethod := "host", "scram-sha-256", "scram-sha-256"
+			switch {
+			case nw.loopback:
+				method, replMethod = "trust", "trust"
+			case n.TLS:
+				typ, replMethod = "hostssl", "cert"
 			}
 			if repl != "" {
-				out = append(out, row("host", "replication", repl, nw.cidr, method))
+				out = append(out, row(typ, "replication", repl, nw.cidr, replMethod))
 			}
-			out = append(out, row("host", "all", "all", nw.cidr, method))
+			out = append(out, row(typ, "all", "all", nw.cidr, method))
 		}
 	}
 	return out

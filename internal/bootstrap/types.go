@@ -203,6 +203,10 @@ type Node struct {
 	// a standby needs no PrimaryHost or PrimaryPort. The platform hands the
 	// rendered parameters to Patroni through its YAML (see RenderEC2).
 	Patroni bool
+	// TLS makes every network pg_hba line hostssl, replication authenticated by client certificate
+	// (cert), and refuses every connection without TLS (hostnossl ... reject). EC2 nodes only (the local
+	// platform's TLS is internal/localnode's).
+	TLS bool
 }
 
 // Rendered is one node's configuration.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
 )
 
@@ -49,6 +51,11 @@ type ClusterOptions struct {
 	Parameters map[string]string
 	// NoDisks leaves the nodes without instance-store disks (their disks never appear).
 	NoDisks bool
+	// TLS renders the nodes with TLS (bootstrap.EC2Node.TLS): a CA made for the cluster issues each node's
+	// member and replication certificates, stored as the nodes' bundles in SSM before they boot.
+	TLS bool
+	// TLSValidity is how long the nodes' certificates are valid; default 24 hours.
+	TLSValidity time.Duration
 }
 
 func (o ClusterOptions) withDefaults() ClusterOptions {
@@ -103,6 +110,21 @@ type Cluster struct {
 	Archive   archive.Spec
 	Passwords Passwords
 	Region    string
+	// TLS is the cluster's CA and the certificate the simulator's client presents (etcd asks every client
+	// for one); nil without TLS.
+	TLS *ClusterTLS
+	// client reaches the nodes' REST APIs and etcd: the simulator's, or with TLS one that trusts the
+	// cluster's CA and presents TLS.Client.
+	client *http.Client
+}
+
+// ClusterTLS is a TLS cluster's authority, the simulator's own client certificate, and what each node's
+// bundle holds.
+type ClusterTLS struct {
+	CA, Client pki.Pair
+	Validity   time.Duration
+	// Files are the parts of each node's bundle, by node name.
+	Files map[string]bootstrap.TLSFiles
 }
 
 // NewCluster renders the user-data of every node of a cluster (bootstrap.RenderEC2 with the simulator's
@@ -110,7 +132,7 @@ type Cluster struct {
 // SSM password parameters, and adds the nodes (with one disk each unless NoDisks). It boots nothing.
 func (s *Sim) NewCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 	opts = opts.withDefaults()
-	c := &Cluster{Sim: s, Hosts: map[string]bootstrap.EC2Node{}, UserData: map[string]bootstrap.UserData{}, Region: opts.Region}
+	c := &Cluster{Sim: s, Hosts: map[string]bootstrap.EC2Node{}, UserData: map[string]bootstrap.UserData{}, Region: opts.Region, client: s.client}
 	var names []string
 	for i := range opts.Nodes {
 		names = append(names, "pg-"+strconv.Itoa(i+1))
@@ -151,6 +173,7 @@ func (s *Sim) NewCluster(ctx context.Context, opts ClusterOptions) (*Cluster, er
 			Etcd:              bootstrap.Etcd{JoinWaitSeconds: opts.EtcdJoinWaitSeconds},
 			Patroni:           opts.Patroni,
 			SSMEndpoint:       AWSEndpoint,
+			TLS:               opts.TLS,
 		}
 		ud, err := bootstrap.RenderEC2(c.Spec, h)
 		if err != nil {
@@ -167,6 +190,11 @@ func (s *Sim) NewCluster(ctx context.Context, opts ClusterOptions) (*Cluster, er
 		ssm.SuperuserPassword: c.Passwords.Superuser, ssm.ReplicationPassword: c.Passwords.Replication, ssm.RESTAPIPassword: c.Passwords.RESTAPI,
 	} {
 		if err := s.PutSecureString(ctx, opts.Region, name, value); err != nil {
+			return nil, err
+		}
+	}
+	if opts.TLS {
+		if err := c.makeTLS(ctx, opts.TLSValidity); err != nil {
 			return nil, err
 		}
 	}
@@ -225,7 +253,15 @@ type (
 // patroniURL is node n's Patroni REST API.
 func (c *Cluster) patroniURL(n *Node) string {
 	port := c.Hosts[n.Name].WithDefaults(c.Spec).Patroni.RESTAPIPort
-	return "http://" + net.JoinHostPort(n.IP.String(), strconv.Itoa(port))
+	return c.scheme() + net.JoinHostPort(n.IP.String(), strconv.Itoa(port))
+}
+
+// scheme is the REST API's and etcd's: https with TLS.
+func (c *Cluster) scheme() string {
+	if c.TLS != nil {
+		return "https://"
+	}
+	return "http://"
 }
 
 // Status is GET /cluster from the first running node whose Patroni answers.
@@ -236,7 +272,7 @@ func (c *Cluster) Status(ctx context.Context) (Status, error) {
 			continue
 		}
 		var s Status
-		if err := c.Sim.getJSON(ctx, c.patroniURL(n)+"/cluster", &s); err != nil {
+		if err := doJSON(ctx, c.client, http.MethodGet, c.patroniURL(n)+"/cluster", nil, &s); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -260,7 +296,7 @@ type PatroniNode struct {
 // members as the DCS last heard of them, it answers only while n's Patroni runs.
 func (c *Cluster) Patroni(ctx context.Context, n *Node) (PatroniNode, error) {
 	var v PatroniNode
-	err := c.Sim.getJSON(ctx, c.patroniURL(n)+"/patroni", &v)
+	err := doJSON(ctx, c.client, http.MethodGet, c.patroniURL(n)+"/patroni", nil, &v)
 	return v, err
 }
 
@@ -268,11 +304,11 @@ func (c *Cluster) Patroni(ctx context.Context, n *Node) (PatroniNode, error) {
 // checking its /health.
 func (c *Cluster) EtcdMembers(ctx context.Context, n *Node) ([]string, error) {
 	port := c.Hosts[n.Name].WithDefaults(c.Spec).Etcd.ClientPort
-	base := "http://" + net.JoinHostPort(n.IP.String(), strconv.Itoa(port))
+	base := c.scheme() + net.JoinHostPort(n.IP.String(), strconv.Itoa(port))
 	var h struct {
 		Health string `json:"health"`
 	}
-	if err := c.Sim.getJSON(ctx, base+"/health", &h); err != nil {
+	if err := doJSON(ctx, c.client, http.MethodGet, base+"/health", nil, &h); err != nil {
 		return nil, err
 	}
 	if h.Health != "true" {
@@ -284,7 +320,7 @@ func (c *Cluster) EtcdMembers(ctx context.Context, n *Node) ([]string, error) {
 			ClientURLs []string `json:"clientURLs"`
 		} `json:"members"`
 	}
-	if err := c.Sim.postJSON(ctx, base+"/v3/cluster/member/list", []byte("{}"), &list); err != nil {
+	if err := doJSON(ctx, c.client, http.MethodPost, base+"/v3/cluster/member/list", []byte("{}"), &list); err != nil {
 		return nil, err
 	}
 	var names []string
@@ -305,6 +341,10 @@ func (c *Cluster) ConnConfig(n *Node) (*pgx.ConnConfig, error) {
 	}
 	cfg.Password = c.Passwords.Superuser
 	cfg.DialFunc = c.Sim.DialContext
+	if c.TLS != nil {
+		// verify-full: the node's certificate, of the cluster's CA, names its address.
+		cfg.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.pool(), ServerName: n.IP.String()}
+	}
 	return cfg, nil
 }
 
@@ -348,23 +388,15 @@ func (c *Cluster) Exec(ctx context.Context, n *Node, sql string) error {
 	return nil
 }
 
-// getJSON GETs url from the root namespace and decodes a 200 answer into v.
-func (s *Sim) getJSON(ctx context.Context, url string, v any) error {
-	return s.doJSON(ctx, http.MethodGet, url, nil, v)
-}
-
-func (s *Sim) postJSON(ctx context.Context, url string, body []byte, v any) error {
-	return s.doJSON(ctx, http.MethodPost, url, body, v)
-}
-
-func (s *Sim) doJSON(ctx context.Context, method, url string, body []byte, v any) error {
+// doJSON sends method to url with client (from the root namespace) and decodes a 200 answer into v.
+func doJSON(ctx context.Context, client *http.Client, method, url string, body []byte, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@
 //     units (a file system mounted by hand or gone is seen as such, as systemd follows the mount table;
 //     What=/dev/disk/by-uuid/UUID is mounted as UUID=, there being no udev). /run/systemd/system exists,
 //     so the disk script takes its systemd path (a mount unit for each boot's UUID). The node's
-//     /usr/bin/systemctl talks to the runner (start, stop, restart, kill, enable, disable, mask, unmask,
+//     /usr/bin/systemctl talks to the runner (start, stop, restart, reload (ExecReload= with MAINPID), kill, enable, disable, mask, unmask,
 //     daemon-reload, is-active, is-failed, is-enabled, status). Enabled units start on every boot; the
 //     simulated image enables none of its own. A timer fires at its OnCalendar= elapses (UTC, the
 //     expressions internal/backup parses) and starts its service (Unit=, else its own name); other timer

@@ -310,3 +310,45 @@ func (m *manager) spawn(u *unit, what string, c execCmd, env []string, acct *acc
 	m.logf("%s: %s PID %d: %s", u.name, what, p.pid(), strings.Join(argv, " "))
 	return p, nil
 }
+
+// reloadUnit runs ExecReload= of the active service name, with its environment and MAINPID, as systemctl reload
+// does; a unit that is not active, or has no ExecReload=, fails as systemd's would.
+func (m *manager) reloadUnit(name string) error {
+	m.mu.Lock()
+	u := m.unitLocked(name)
+	f, p, state := u.file, u.main, u.state
+	m.mu.Unlock()
+	if f == nil || state != StateActive || p == nil || p.exited() {
+		return fmt.Errorf("%s is not active, cannot reload", name)
+	}
+	cmds, err := f.commands("ExecReload")
+	if err != nil {
+		return err
+	}
+	if len(cmds) == 0 {
+		return fmt.Errorf("%s has no ExecReload=, cannot reload", name)
+	}
+	env, acct, err := m.environment(u)
+	if err != nil {
+		return err
+	}
+	env = append(env, "MAINPID="+strconv.Itoa(p.pid()))
+	m.logf("reloading %s", name)
+	for _, c := range cmds {
+		rp, err := m.spawn(u, "ExecReload", c, env, acct)
+		if err != nil {
+			return err
+		}
+		select {
+		case <-rp.done:
+		case <-time.After(90 * time.Second):
+			_ = syscall.Kill(rp.pid(), syscall.SIGKILL)
+			<-rp.done
+			return fmt.Errorf("ExecReload=%s of %s timed out", c.line, name)
+		}
+		if rp.failed() && !c.ignoreFailure {
+			return fmt.Errorf("ExecReload=%s of %s: %s", c.line, name, rp.status())
+		}
+	}
+	return nil
+}

@@ -166,6 +166,12 @@ func (m *manager) systemctl(args []string) (int, string) {
 		for _, u := range units {
 			out.WriteString(m.unmask(u))
 		}
+	case "reload":
+		for _, u := range units {
+			if err := m.reloadUnit(u); err != nil {
+				failed(err)
+			}
+		}
 	case "kill":
 		sig, ok := signals[strings.TrimPrefix(strings.ToUpper(signal), "SIG")]
 		if !ok {

@@ -46,6 +46,9 @@ const (
 	Server Usage = "server"
 	// Client certificates authenticate a user (their common name) to PostgreSQL.
 	Client Usage = "client"
+	// Member certificates are a node's on EC2: served to clients (PostgreSQL, Patroni's REST API, etcd) and
+	// presented as a client to the other members' etcd (peer traffic and Patroni's DCS connections).
+	Member Usage = "member"
 )
 
 // CAValidity is how long a cluster's certificate authority is valid: ten years, so that it outlives any
@@ -123,8 +126,11 @@ func issue(ca Pair, key *ecdsa.PrivateKey, s Subject, usage Usage, now time.Time
 		tmpl.DNSNames, tmpl.IPAddresses = slices.Clone(s.DNSNames), slices.Clone(s.IPs)
 	case Client:
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	case Member:
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+		tmpl.DNSNames, tmpl.IPAddresses = slices.Clone(s.DNSNames), slices.Clone(s.IPs)
 	default:
-		return Pair{}, fmt.Errorf("certificate usage %q: use %q or %q", usage, Server, Client)
+		return Pair{}, fmt.Errorf("certificate usage %q: use %q, %q or %q", usage, Server, Client, Member)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {

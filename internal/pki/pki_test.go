@@ -136,6 +136,10 @@ func TestCheck(t *testing.T) {
 			"serves [127.0.0.1 localhost], not [127.0.0.2]"},
 		{"common name changed", fresh.CertPEM, now, p, pki.Want{Name: want.Name, Subject: pki.Subject{CommonName: "node-9", DNSNames: serverSubject.DNSNames, IPs: serverSubject.IPs}, Usage: pki.Server},
 			`names "node-1", not "node-9"`},
+		{"member fresh", issue(t, ca, serverSubject, pki.Member, now, p.Validity).CertPEM, now, p, pki.Want{Name: "node-1's certificate", Subject: serverSubject, Usage: pki.Member}, ""},
+		{"a server certificate for a member", fresh.CertPEM, now, p, pki.Want{Name: "node-1's certificate", Subject: serverSubject, Usage: pki.Member}, "is not a member certificate"},
+		{"member names changed", issue(t, ca, serverSubject, pki.Member, now, p.Validity).CertPEM, now, p, pki.Want{Name: want.Name, Subject: pki.Subject{CommonName: "node-1", IPs: []net.IP{net.ParseIP("127.0.0.2")}}, Usage: pki.Member},
+			"serves [127.0.0.1 localhost], not [127.0.0.2]"},
 		{"validity shortened", fresh.CertPEM, now, pki.Policy{Validity: 24 * time.Hour, RenewBefore: time.Hour}, want, "later than the validity of 24 hours from now allows"},
 	}
 	for _, c := range cases {

@@ -93,17 +93,19 @@ func Check(ca *x509.Certificate, want Want, have []byte, now time.Time, p Policy
 	if err := c.CheckSignatureFrom(ca); err != nil {
 		return due("the certificate in place was not issued by the cluster's certificate authority")
 	}
-	wantUsage := x509.ExtKeyUsageServerAuth
-	if want.Usage == Client {
-		wantUsage = x509.ExtKeyUsageClientAuth
-	}
-	if !slices.Contains(c.ExtKeyUsage, wantUsage) {
-		return due("the certificate in place is not a %s certificate", want.Usage)
+	wantUsages := map[Usage][]x509.ExtKeyUsage{
+		Server: {x509.ExtKeyUsageServerAuth}, Client: {x509.ExtKeyUsageClientAuth},
+		Member: {x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}[want.Usage]
+	for _, u := range wantUsages {
+		if !slices.Contains(c.ExtKeyUsage, u) {
+			return due("the certificate in place is not a %s certificate", want.Usage)
+		}
 	}
 	if c.Subject.CommonName != want.Subject.CommonName {
 		return due("the certificate in place names %q, not %q", c.Subject.CommonName, want.Subject.CommonName)
 	}
-	if want.Usage == Server {
+	if want.Usage != Client {
 		if got, w := names(c.DNSNames, c.IPAddresses), names(want.Subject.DNSNames, want.Subject.IPs); got != w {
 			return due("the certificate in place serves %s, not %s", got, w)
 		}

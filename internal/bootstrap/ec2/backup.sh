@@ -22,7 +22,7 @@ PGBACKREST=({{sh .PgBackRestBin}} --config={{sh .PgBackRestConf}} --stanza={{sh 
 
 log() { printf 'pgnvme-backup: %s\n' "$*"; }
 
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$PRIMARY_URL" || true)
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10{{range .CurlTLS}} {{sh .}}{{end}} "$PRIMARY_URL" || true)
 if [ "$code" != 200 ]; then
   exit 0 # not the primary: the primary takes the backups
 fi
@@ -47,7 +47,7 @@ verify() {
   log "verification of timeline $timeline: $verdict"
   printf '%s\n' "$verdict" | $3
 }
-config=$(curl -sSf --max-time 10 "$CONFIG_URL")
+config=$(curl -sSf --max-time 10{{range .CurlTLS}} {{sh .}}{{end}} "$CONFIG_URL")
 policy=$(printf '%s' "$config" | "${DECIDE[@]}" policy{{range .BackupDefaults}} {{sh .}}{{end}})
 IFS=$'\t' read -r schedule full_every window min_full <<<"$policy"
 {{- if .WALG}}

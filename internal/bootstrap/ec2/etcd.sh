@@ -46,7 +46,7 @@ start() {
   exec etcd
 }
 ctl() {
-  etcdctl --endpoints="$OTHER_ENDPOINTS" --dial-timeout=2s --command-timeout=5s "$@"
+  etcdctl --endpoints="$OTHER_ENDPOINTS"{{range .EtcdctlTLS}} {{sh .}}{{end}} --dial-timeout=2s --command-timeout=5s "$@"
 }
 
 if [ -d "$DATA_DIR/member" ]; then

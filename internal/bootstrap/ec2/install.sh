@@ -141,6 +141,14 @@ fi
 
 chgrp postgres "${POSTGRES_READS[@]}"
 chmod 0640 "${POSTGRES_READS[@]}"
+{{- if .TLS}}
+# The TLS files' readers: PostgreSQL and Patroni{{if .EtcdMember}}, and etcd{{end}} (secrets.sh writes the files).
+groupadd -rf {{.TLSFiles.Group}}
+usermod -aG {{.TLSFiles.Group}} postgres
+{{- if .EtcdMember}}
+usermod -aG {{.TLSFiles.Group}} etcd
+{{- end}}
+{{- end}}
 {{- if .PostgresDirs}}
 install -d -m 0750 -o postgres -g postgres "${POSTGRES_DIRS[@]}"
 {{- end}}

@@ -47,7 +47,7 @@ HEALTH_WAIT_SECONDS=60
 
 log() { printf 'pgnvme-takeover: %s\n' "$*" >&2; }
 healthy() {
-  etcdctl --endpoints="$CLIENT_URL" --dial-timeout=2s --command-timeout=3s endpoint health >/dev/null 2>&1
+  etcdctl --endpoints="$CLIENT_URL"{{range .EtcdctlTLS}} {{sh .}}{{end}} --dial-timeout=2s --command-timeout=3s endpoint health >/dev/null 2>&1
 }
 
 if healthy; then
