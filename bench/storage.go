@@ -52,6 +52,8 @@ type StorageBench struct {
 	PeerOverDefault   *Stat  `json:"peer_over_default_ratio,omitempty"`
 	TunedWinsOverPeer int    `json:"tuned_wins_over_peer"`
 	Note              string `json:"note"`
+	// Maintenance is VACUUM of a measured bloat and draining a logical-decoding backlog on both nodes.
+	Maintenance *MaintenanceBench `json:"maintenance,omitempty"`
 }
 
 // RunStats are one side of a paired comparison.
@@ -104,7 +106,7 @@ const (
 )
 
 // storageClustersTF is both clusters; nvmeParams is the NVMe-like cluster's parameters as an HCL expression.
-func storageClustersTF(dir string, base int, nvmeParams string) string {
+func storageClustersTF(dir string, base int, nvmeParams, gp3Params string) string {
 	return fmt.Sprintf(`
 terraform {
   required_providers {
@@ -134,7 +136,7 @@ resource "pgnvme_cluster" "nvme" {
 resource "pgnvme_cluster" "gp3" {
   name       = "bench-gp3"
   node_count = 1
-  parameters = data.pgnvme_tuning.lim.postgres_parameters
+  parameters = %s
   local {
     data_dir  = "%s/gp3"
     port_base = %d
@@ -151,7 +153,7 @@ resource "pgnvme_cluster" "gp3" {
   }
 }
 output "tuned" { value = jsonencode(data.pgnvme_tuning.lim.postgres_parameters) }
-`, float64(storageMemoryMiB)/1024, storageDiskGiB, nvmeParams, dir, base, storageMemoryMiB, storageDiskGiB, dir, base+1, storageMemoryMiB, storageDiskGiB,
+`, float64(storageMemoryMiB)/1024, storageDiskGiB, nvmeParams, dir, base, storageMemoryMiB, storageDiskGiB, gp3Params, dir, base+1, storageMemoryMiB, storageDiskGiB,
 		gp3ReadLatencyMS, gp3WriteLatencyMS)
 }
 
@@ -208,16 +210,17 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 	if err != nil {
 		return nil, err
 	}
-	cws, err := env.workspace("storage-clusters", map[string]string{"main.tf": storageClustersTF(scratch, base, tunedParams)})
+	cws, err := env.workspace("storage-clusters", map[string]string{"main.tf": storageClustersTF(scratch, base, tunedParams, tunedParams)})
 	if err != nil {
 		return nil, err
 	}
-	setParams := func(params string) error {
-		if err := os.WriteFile(filepath.Join(cws, "main.tf"), []byte(storageClustersTF(scratch, base, params)), 0o644); err != nil {
+	setBoth := func(nvmeParams, gp3Params string) error {
+		if err := os.WriteFile(filepath.Join(cws, "main.tf"), []byte(storageClustersTF(scratch, base, nvmeParams, gp3Params)), 0o644); err != nil {
 			return err
 		}
 		return env.run(cws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
 	}
+	setParams := func(nvmeParams string) error { return setBoth(nvmeParams, tunedParams) }
 	defer func() {
 		progress("storage under limits: destroying both clusters")
 		if err := env.run(cws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
@@ -327,6 +330,15 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 		st, tp, pd := peerArm.s.stats(), newStat(tunedPeer), newStat(peerDef)
 		b.PeerRun, b.TunedOverPeer, b.PeerOverDefault = &st, &tp, &pd
 	}
+	// 3. The talk's maintenance figures, both nodes tuned and with wal_level = logical (a restart each).
+	progress("storage under limits: both nodes tuned with wal_level = logical for VACUUM and decoding")
+	if err := setBoth(maintenanceParams(tunedParams), maintenanceParams(tunedParams)); err != nil {
+		return nil, fmt.Errorf("wal_level = logical: %w", err)
+	}
+	if b.Maintenance, err = benchMaintenance(ctx, [2]int{base, base + 1}, pairs); err != nil {
+		return nil, err
+	}
+
 	b.Note = fmt.Sprintf("1 node each, %d MiB memory limit (page cache included), pgbench scale %d (%.1f GiB, %.0fx memory), %d clients, %d s runs; "+
 		"NVMe-like = a loop device on this machine's disk, unthrottled; gp3-like = the same, throttled to 3,000 IOPS and 125 MiB/s (cgroup v1 throttles "+
 		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); tuned, defaults and the peer: one run of each per round on the NVMe-like node, the order rotated every round", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
@@ -380,5 +392,9 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 		}
 	} else {
 		fmt.Fprintf(w, "  peer not measured: %s\n", b.PeerMissing)
+	}
+	if m := b.Maintenance; m != nil {
+		fmt.Fprintf(w, "  VACUUM of %d%% of the accounts updated (autovacuum off) and a logical-decoding backlog (test_decoding), both nodes tuned, wal_level = logical\n", m.BloatRowsPercent)
+		m.print(line)
 	}
 }
