@@ -14,10 +14,10 @@ import (
 )
 
 // The peer in the storage section: timescaledb-tune's own recommendation for the machine pgnvme_tuning is
-// given there, got by running the tool, not by copying its rules. The Go module proxy does not serve
-// github.com/timescale/timescaledb-tune, so the bench takes the binary from PATH; it was built from the
-// timescale/timescaledb-tune repository at tag v0.19.0 (`go build ./cmd/timescaledb-tune`). Without it on
-// PATH the storage section measures tuned against defaults alone and says why the peer is missing.
+// given there, got by running the tool, not by copying its rules. The bench takes the binary from PATH
+// (go install github.com/timescale/timescaledb-tune/cmd/timescaledb-tune@v0.19.0); the module proxy the
+// project's test machines reach refuses that module, so there the storage section measures tuned against
+// defaults alone and says why the peer is missing.
 const peerBinary = "timescaledb-tune"
 
 // PeerTuning is what the peer recommended and what of it the peer's arm ran with.
@@ -44,7 +44,7 @@ type peerMachine struct {
 func timescaledbTune(ctx context.Context, m peerMachine) (*PeerTuning, error) {
 	bin, err := exec.LookPath(peerBinary)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not on PATH (build it from the timescale/timescaledb-tune repository, tag v0.19.0: go build ./cmd/timescaledb-tune): %w", peerBinary, err)
+		return nil, fmt.Errorf("%s is not on PATH (install it with go install github.com/timescale/timescaledb-tune/cmd/timescaledb-tune@v0.19.0; the module proxy the project's test machines reach refuses that module, so there the peer is not measured): %w", peerBinary, err)
 	}
 	ver, err := runPeer(ctx, bin, "-version")
 	if err != nil {
