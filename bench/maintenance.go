@@ -223,14 +223,14 @@ func benchConnect(ctx context.Context, port int) (*pgx.Conn, error) {
 
 // print writes the section's lines, each beside the talk's figure.
 func (b *MaintenanceBench) print(line func(string, Stat, string, string)) {
-	line("VACUUM, NVMe-like", b.VacuumSecondsNVMe, "s", fmt.Sprintf("the talk: 366 s for 10 GB of bloat; here %.0f MiB dead in %.0f MiB", b.DeadMiB, b.TableMiB))
-	line("VACUUM, gp3-like", b.VacuumSecondsGP3, "s", "the talk: 964 s")
-	line("VACUUM gp3-like / NVMe-like", b.VacuumRatio, "x", "the talk: 2.6x")
+	line("VACUUM, NVMe-like", b.VacuumSecondsNVMe, "s", fmt.Sprintf("   the talk: 366 s for 10 GB of bloat; here %.0f MiB dead in %.0f MiB", b.DeadMiB, b.TableMiB))
+	line("VACUUM, gp3-like", b.VacuumSecondsGP3, "s", "   the talk: 964 s")
+	line("VACUUM gp3-like / NVMe-like", b.VacuumRatio, "x", "   the talk: 2.6x")
 	line("VACUUM samples in I/O, NVMe-like", b.VacuumIOShareNVMe, "", "")
 	line("VACUUM samples in I/O, gp3-like", b.VacuumIOShareGP3, "", "")
-	line("decoding, NVMe-like", b.DecodeMiBpsNVMe, "MiB/s", fmt.Sprintf("the talk: 89 MB/s; here a backlog of %.0f MiB of WAL", b.BacklogMiB))
-	line("decoding, gp3-like", b.DecodeMiBpsGP3, "MiB/s", "the talk: 52 MB/s")
-	line("decoding NVMe-like / gp3-like", b.DecodeRatio, "x", "the talk: 1.7x")
+	line("decoding, NVMe-like", b.DecodeMiBpsNVMe, "MiB/s", fmt.Sprintf("   the talk: 89 MB/s; here a backlog of %.0f MiB of WAL", b.BacklogMiB))
+	line("decoding, gp3-like", b.DecodeMiBpsGP3, "MiB/s", "   the talk: 52 MB/s")
+	line("decoding NVMe-like / gp3-like", b.DecodeRatio, "x", "   the talk: 1.7x")
 }
 
 // maintenanceParams are the parameters the maintenance measurements add to the tuned ones: decoding needs

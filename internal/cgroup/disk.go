@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/mountinfo"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -304,44 +304,11 @@ func deviceNumber(dev string) (Device, error) {
 
 // mountedAt reports what is mounted at dir (the last mount there), from /proc/self/mountinfo.
 func mountedAt(dir string) (source string, ok bool, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
+	mounts, err := mountinfo.At(dir)
+	if err != nil || len(mounts) == 0 {
 		return "", false, err
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS
-		fields := strings.Fields(s.Text())
-		if len(fields) < 5 || unescapeMount(fields[4]) != dir {
-			continue
-		}
-		for i, fld := range fields {
-			if fld == "-" && i+2 < len(fields) {
-				source, ok = unescapeMount(fields[i+2]), true
-			}
-		}
-	}
-	return source, ok, s.Err()
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return mounts[len(mounts)-1].Source, true, nil
 }
 
 // runCmd runs a program and returns its stdout; a failure carries its stderr.

@@ -1,7 +1,6 @@
 package latencydisk
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/mountinfo"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -336,48 +336,16 @@ func serverAlive(pid int) bool {
 // mountedLayer reports whether the layer of image is mounted at dir (from /proc/self/mountinfo: type
 // fuse.pgnvme-latency, source the image). Something else mounted there is an error.
 func mountedLayer(dir, image string) (bool, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := mountinfo.At(dir)
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	found := false
-	for s.Scan() {
-		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS
-		fields := strings.Fields(s.Text())
-		if len(fields) < 5 || unescapeMount(fields[4]) != dir {
-			continue
+	for _, m := range mounts {
+		if m.FSType != "fuse."+fsType || m.Source != image {
+			return false, fmt.Errorf("%s is mounted (%s from %s), but not as the latency layer of %s: unmount it by hand", dir, m.FSType, m.Source, image)
 		}
-		i := slices.Index(fields, "-")
-		if i < 0 || i+2 >= len(fields) {
-			continue
-		}
-		if fields[i+1] != "fuse."+fsType || unescapeMount(fields[i+2]) != image {
-			return false, fmt.Errorf("%s is mounted (%s from %s), but not as the latency layer of %s: unmount it by hand", dir, fields[i+1], fields[i+2], image)
-		}
-		found = true
 	}
-	return found, s.Err()
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return len(mounts) > 0, nil
 }
 
 func writeFileAtomic(path string, b []byte) error {
