@@ -125,6 +125,8 @@ type ClusterTLS struct {
 	Validity   time.Duration
 	// Files are the parts of each node's bundle, by node name.
 	Files map[string]bootstrap.TLSFiles
+	// clientCert is Client, parsed once for the simulator's handshakes.
+	clientCert tls.Certificate
 }
 
 // NewCluster renders the user-data of every node of a cluster (bootstrap.RenderEC2 with the simulator's
@@ -343,7 +345,7 @@ func (c *Cluster) ConnConfig(n *Node) (*pgx.ConnConfig, error) {
 	cfg.DialFunc = c.Sim.DialContext
 	if c.TLS != nil {
 		// verify-full: the node's certificate, of the cluster's CA, names its address.
-		cfg.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.pool(), ServerName: n.IP.String()}
+		cfg.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.Pool(), ServerName: n.IP.String()}
 	}
 	return cfg, nil
 }

@@ -29,18 +29,18 @@ func (c *Cluster) makeTLS(ctx context.Context, validity time.Duration) error {
 	if err != nil {
 		return err
 	}
-	c.TLS = &ClusterTLS{CA: ca, Client: client, Validity: validity, Files: map[string]bootstrap.TLSFiles{}}
+	cert, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
+	if err != nil {
+		return err
+	}
+	c.TLS = &ClusterTLS{CA: ca, Client: client, Validity: validity, Files: map[string]bootstrap.TLSFiles{}, clientCert: cert}
 	for _, name := range c.Spec.Nodes {
 		if err := c.IssueNodeTLS(ctx, name, validity, true); err != nil {
 			return err
 		}
 	}
-	cert, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
-	if err != nil {
-		return err
-	}
 	t := c.Sim.newHTTPClient().Transport.(*http.Transport)
-	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.pool(), Certificates: []tls.Certificate{cert}}
+	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.Pool(), Certificates: []tls.Certificate{cert}}
 	c.client = &http.Client{Timeout: 30 * time.Second, Transport: t}
 	return nil
 }
@@ -78,15 +78,12 @@ func (c *Cluster) IssueNodeTLS(ctx context.Context, name string, validity time.D
 	return nil
 }
 
-// pool holds the cluster's CA.
-func (t *ClusterTLS) pool() *x509.CertPool {
+// Pool is a certificate pool with the cluster's CA only.
+func (t *ClusterTLS) Pool() *x509.CertPool {
 	p := x509.NewCertPool()
 	p.AppendCertsFromPEM(t.CA.CertPEM)
 	return p
 }
-
-// Pool is a certificate pool with the cluster's CA only.
-func (t *ClusterTLS) Pool() *x509.CertPool { return t.pool() }
 
 // ServedCertificate is the certificate node n presents on port (a TLS handshake that verifies it against
 // the cluster's CA and n's address). PostgreSQL's port speaks TLS after an SSLRequest: pass postgres.
@@ -114,11 +111,7 @@ func (c *Cluster) ServedCertificate(ctx context.Context, n *Node, port int, post
 			return nil, fmt.Errorf("%s:%d answered %q to an SSLRequest, not 'S'", n.IP, port, b)
 		}
 	}
-	cert, err := tls.X509KeyPair(c.TLS.Client.CertPEM, c.TLS.Client.KeyPEM)
-	if err != nil {
-		return nil, err
-	}
-	conn := tls.Client(raw, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.pool(), ServerName: n.IP.String(), Certificates: []tls.Certificate{cert}})
+	conn := tls.Client(raw, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.Pool(), ServerName: n.IP.String(), Certificates: []tls.Certificate{c.TLS.clientCert}})
 	if err := conn.HandshakeContext(ctx); err != nil {
 		return nil, err
 	}
