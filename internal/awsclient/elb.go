@@ -180,7 +180,7 @@ func (c *Cloud) LoadBalancer(ctx context.Context, clusterName string) (LoadBalan
 // existing one at its group when it forwards elsewhere), and the targets (registering the addresses
 // missing, deregistering the others). It does not wait for the load balancer to become active: its DNS name
 // exists at once, and targets become healthy only once the nodes run.
-func (c *Cloud) EnsureLoadBalancer(ctx context.Context, clusterName string, subnets, addrs []string, tags map[string]string) (LoadBalancer, error) {
+func (c *Cloud) EnsureLoadBalancer(ctx context.Context, clusterName string, subnets, addrs []string, healthHTTPS bool, tags map[string]string) (LoadBalancer, error) {
 	subnets = compactSorted(subnets)
 	addrs = compactSorted(addrs)
 	if len(subnets) == 0 {
@@ -212,7 +212,7 @@ func (c *Cloud) EnsureLoadBalancer(ctx context.Context, clusterName string, subn
 	}
 	out := LoadBalancer{ARN: lbARN, DNSName: aws.ToString(lb.DNSName)}
 	for _, g := range lbTargetGroups {
-		tgARN, err := c.ensureTargetGroup(ctx, clusterName, g.suffix, g.healthPath, vpcID, all)
+		tgARN, err := c.ensureTargetGroup(ctx, clusterName, g.suffix, g.healthPath, healthHTTPS, vpcID, all)
 		if err != nil {
 			return LoadBalancer{}, err
 		}

@@ -56,10 +56,20 @@ func (c *Cloud) ensureLoadBalancer(ctx context.Context, clusterName string, subn
 	return lb, nil
 }
 
-// ensureTargetGroup finds the cluster's target group of suffix or creates it, and returns its ARN.
-func (c *Cloud) ensureTargetGroup(ctx context.Context, clusterName, suffix, healthPath, vpcID string, tags map[string]string) (string, error) {
+// ensureTargetGroup finds the cluster's target group of suffix or creates it (its health check over HTTPS
+// with healthHTTPS, else HTTP), and returns its ARN.
+func (c *Cloud) ensureTargetGroup(ctx context.Context, clusterName, suffix, healthPath string, healthHTTPS bool, vpcID string, tags map[string]string) (string, error) {
+	protocol := elbv2types.ProtocolEnumHttp
+	if healthHTTPS {
+		protocol = elbv2types.ProtocolEnumHttps
+	}
 	tg, err := c.findTargetGroup(ctx, clusterName, suffix)
 	switch {
+	case err == nil && tg.HealthCheckProtocol != protocol:
+		// A cluster's TLS is fixed when it is made (the platform refuses to turn it on or off), so the
+		// group's health check is too: one that differs is not this cluster's doing.
+		return "", fmt.Errorf("target group %s checks health over %s, but the cluster's Patroni REST API serves %s: delete the target group, or restore its health check protocol",
+			aws.ToString(tg.TargetGroupName), tg.HealthCheckProtocol, protocol)
 	case err == nil:
 		return aws.ToString(tg.TargetGroupArn), nil
 	case !errors.Is(err, ErrNotFound):
@@ -72,7 +82,7 @@ func (c *Cloud) ensureTargetGroup(ctx context.Context, clusterName, suffix, heal
 		Port:                       aws.Int32(bootstrap.DefaultEC2Port),
 		TargetType:                 elbv2types.TargetTypeEnumIp,
 		VpcId:                      aws.String(vpcID),
-		HealthCheckProtocol:        elbv2types.ProtocolEnumHttp,
+		HealthCheckProtocol:        protocol,
 		HealthCheckPort:            aws.String(strconv.Itoa(bootstrap.DefaultPatroniRESTAPIPort)),
 		HealthCheckPath:            aws.String(healthPath),
 		HealthCheckIntervalSeconds: aws.Int32(lbHealthCheckInterval),

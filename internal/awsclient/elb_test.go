@@ -219,7 +219,7 @@ func TestAWSCloud_LoadBalancer(t *testing.T) {
 	}
 
 	// Subnets and addresses may repeat (several nodes in a zone): each counts once.
-	lb, err := c.EnsureLoadBalancer(ctx, name, append(slices.Clone(subnets), subnets[0]), append(slices.Clone(ips), ips[1]), tags)
+	lb, err := c.EnsureLoadBalancer(ctx, name, append(slices.Clone(subnets), subnets[0]), append(slices.Clone(ips), ips[1]), false, tags)
 	if err != nil {
 		t.Fatalf("EnsureLoadBalancer: %v", err)
 	}
@@ -234,7 +234,7 @@ func TestAWSCloud_LoadBalancer(t *testing.T) {
 	wantNotFound(t, "LoadBalancer of another cluster", err)
 
 	// A node gone: its address is deregistered from both groups, nothing is made twice.
-	again, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:2], tags)
+	again, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:2], false, tags)
 	if err != nil || again != lb {
 		t.Fatalf("EnsureLoadBalancer with two addresses = %+v, %v; want %+v", again, err, lb)
 	}
@@ -264,7 +264,7 @@ func TestAWSCloud_LoadBalancer(t *testing.T) {
 	if got, err := c.LoadBalancer(ctx, name); err != nil || got.ReadOnlyTargetGroup != "" || got.ReadWriteTargetGroup != lb.ReadWriteTargetGroup {
 		t.Errorf("LoadBalancer without the read-only group = %+v, %v", got, err)
 	}
-	completed, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:2], tags)
+	completed, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:2], false, tags)
 	if err != nil {
 		t.Fatalf("EnsureLoadBalancer after an interruption: %v", err)
 	}
@@ -288,7 +288,7 @@ func TestAWSCloud_LoadBalancer(t *testing.T) {
 			}
 		}
 	}
-	if again, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:2], tags); err != nil || again != completed {
+	if again, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:2], false, tags); err != nil || again != completed {
 		t.Fatalf("EnsureLoadBalancer after a listener change = %+v, %v; want %+v", again, err, completed)
 	}
 	c.wantLoadBalancer(t, name, vpcID, subnets, ips[:2], completed)
@@ -328,7 +328,7 @@ func TestAWSCloud_LoadBalancerNotClusters(t *testing.T) {
 	if err == nil || errors.Is(err, awsclient.ErrNotFound) || !strings.Contains(err.Error(), "tf-acc-someone") {
 		t.Errorf("LoadBalancer of a load balancer tagged for another cluster: %v; want an error that names its owner", err)
 	}
-	if _, err := c.EnsureLoadBalancer(ctx, name, subnets, ips, nil); err == nil || errors.Is(err, awsclient.ErrNotFound) {
+	if _, err := c.EnsureLoadBalancer(ctx, name, subnets, ips, false, nil); err == nil || errors.Is(err, awsclient.ErrNotFound) {
 		t.Errorf("EnsureLoadBalancer over another's load balancer: %v, want an error", err)
 	}
 	if err := c.DeleteLoadBalancer(ctx, name); err != nil {
@@ -344,7 +344,7 @@ func TestAWSCloud_LoadBalancerNotClusters(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EnsureLoadBalancer(ctx, "tf-acc-tg", subnets, ips, nil); err == nil || !strings.Contains(err.Error(), "pgnvme-tf-acc-tg-rw") {
+	if _, err := c.EnsureLoadBalancer(ctx, "tf-acc-tg", subnets, ips, false, nil); err == nil || !strings.Contains(err.Error(), "pgnvme-tf-acc-tg-rw") {
 		t.Errorf("EnsureLoadBalancer over an untagged target group of its name: %v, want an error naming it", err)
 	}
 	if err := c.DeleteLoadBalancer(ctx, "tf-acc-tg"); err != nil {
@@ -367,7 +367,7 @@ func TestAWSCloud_LoadBalancerLongName(t *testing.T) {
 
 	seen := map[string]bool{}
 	for _, name := range names {
-		lb, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:1], nil)
+		lb, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:1], false, nil)
 		if err != nil {
 			t.Fatalf("EnsureLoadBalancer(%s): %v", name, err)
 		}
@@ -412,12 +412,12 @@ func TestAWSCloud_LoadBalancerNewSubnet(t *testing.T) {
 	const name = "tf-acc-zones"
 	tags := map[string]string{"team": "tf-acc"}
 
-	first, err := c.EnsureLoadBalancer(ctx, name, subnets[:2], ips[:2], tags)
+	first, err := c.EnsureLoadBalancer(ctx, name, subnets[:2], ips[:2], false, tags)
 	if err != nil {
 		t.Fatalf("EnsureLoadBalancer in two zones: %v", err)
 	}
 	c.wantLoadBalancer(t, name, vpcID, subnets[:2], ips[:2], first)
-	lb, err := c.EnsureLoadBalancer(ctx, name, subnets[1:], ips[1:], tags)
+	lb, err := c.EnsureLoadBalancer(ctx, name, subnets[1:], ips[1:], false, tags)
 	if err != nil || lb != first {
 		t.Fatalf("EnsureLoadBalancer with a third zone = %+v, %v; want %+v", lb, err, first)
 	}

@@ -35,7 +35,7 @@ var OperatorCalls = []Call{
 	{"ec2.DescribePlacementGroups", []string{"ec2:DescribePlacementGroups"}, "the placement group's strategy"},
 	{"ec2.DescribeSubnets", []string{"ec2:DescribeSubnets"}, "the subnets' zones and VPC"},
 	{"ec2.DescribeVpcs", []string{"ec2:DescribeVpcs"}, "the VPC's address range for the security group"},
-	{"ssm.GetParameter", []string{"ssm:GetParameter"}, "the public Debian AMI parameter; the cluster's passwords and the takeover instruction under its SSM path"},
+	{"ssm.GetParameter", []string{"ssm:GetParameter"}, "the public Debian AMI parameter; the cluster's passwords, certificates and takeover instruction under its SSM path, and its certificate authority (/pgnvme-ca/<name>)"},
 	// The nodes: network interfaces, security group, addresses, instances.
 	{"ec2.DescribeNetworkInterfaces", []string{"ec2:DescribeNetworkInterfaces"}, "each node's stable interface"},
 	{"ec2.CreateNetworkInterface", []string{"ec2:CreateNetworkInterface"}, "each node's stable interface (its address outlives the instance)"},
@@ -72,7 +72,7 @@ var OperatorCalls = []Call{
 	{"iam.RemoveRoleFromInstanceProfile", []string{"iam:RemoveRoleFromInstanceProfile"}, "destroy"},
 	{"iam.DeleteInstanceProfile", []string{"iam:DeleteInstanceProfile"}, "destroy"},
 	// The cluster's SSM parameters (passwords as SecureString, the takeover instruction).
-	{"ssm.PutParameter", []string{"ssm:PutParameter"}, "the passwords (SecureString, the account's aws/ssm key) and the takeover instruction"},
+	{"ssm.PutParameter", []string{"ssm:PutParameter"}, "the passwords, the cluster's certificate authority and the nodes' certificates (SecureString, the account's aws/ssm key) and the takeover instruction"},
 	{"ssm.DeleteParameters", []string{"ssm:DeleteParameters"}, "the takeover instruction once done; destroy"},
 	// The load balancer (aws.load_balancer).
 	{"elbv2.DescribeLoadBalancers", []string{"elasticloadbalancing:DescribeLoadBalancers"}, "the cluster's network load balancer"},

@@ -37,7 +37,8 @@ Every statement allows its actions on every resource (` + "`\"Resource\": \"*\"`
 conventions allow: the provider names what it makes after the cluster (` + "`pgnvme-<cluster>`" + `, shortened where AWS limits
 names: the nodes' role and instance profile under the IAM path ` + "`/pgnvme/`" + `, the security group, the load balancer and its
 target groups), its SSM parameters live under
-` + "`/pgnvme/<cluster>/`" + `, and everything it makes carries the tag ` + "`pgnvme:cluster = <cluster>`" + `.
+` + "`/pgnvme/<cluster>/`" + ` (with a ` + "`tls`" + ` block also the cluster's certificate authority, ` + "`/pgnvme-ca/<cluster>`" + `, kept
+outside the path the nodes read), and everything it makes carries the tag ` + "`pgnvme:cluster = <cluster>`" + `.
 
 With an archive bucket encrypted by a customer-managed KMS key (` + "`kms_key_arn`" + `), the provider also needs
 ` + "`kms:Decrypt`" + ` on that key: it reads the archive's small records (pgBackRest's ` + "`backup.info`" + `, WAL-G's backup sentinels,
@@ -73,7 +74,8 @@ here.
 The nodes' role (made by the provider without ` + "`aws.iam_instance_profile`" + `) trusts ` + "`ec2.amazonaws.com`" + ` and holds:
 
 - ` + "`ssm:GetParameter`" + `, ` + "`ssm:GetParameters`" + ` and ` + "`ssm:GetParametersByPath`" + ` on the cluster's SSM path only
-  (` + "`/pgnvme/<cluster>`" + ` and below: the passwords, read at boot, never in user-data), and ` + "`kms:Decrypt`" + ` only through
+  (` + "`/pgnvme/<cluster>`" + ` and below: the passwords, read at boot, never in user-data, and with a ` + "`tls`" + ` block each
+  node's key and certificates; never the authority's key, which is outside it), and ` + "`kms:Decrypt`" + ` only through
   SSM in the cluster's region (` + "`kms:ViaService`" + `);
 - ` + "`aws.node_policy_json`" + `: give it ` + "`pgnvme_archive_bucket`" + `'s ` + "`node_policy_json`" + `, which allows the archive's prefix only
   (list, read, write and delete of WAL and backups under it), plus, for a cluster with a ` + "`restore`" + ` block, reading the

@@ -93,7 +93,7 @@ func TestOperatorPolicy_actionRemoved_moto(t *testing.T) {
 		// where AWS names the action as it does here.)
 		{"elasticloadbalancing:CreateLoadBalancer", func(t *testing.T, c *awsTest) error {
 			_, subnets := c.vpc(t)
-			_, err := c.EnsureLoadBalancer(t.Context(), "tf-acc-denied", subnets, []string{"10.20.0.10", "10.20.1.10"}, nil)
+			_, err := c.EnsureLoadBalancer(t.Context(), "tf-acc-denied", subnets, []string{"10.20.0.10", "10.20.1.10"}, false, nil)
 			return err
 		}},
 	} {

@@ -56,6 +56,12 @@ func (c *Cloud) PutSecret(ctx context.Context, name, value string, tags map[stri
 	return nil
 }
 
+// StoreSecret stores the SecureString name: created with tags, or its value overwritten (SSM takes no tags
+// with an overwrite). For values the provider replaces, such as a node's certificates.
+func (c *Cloud) StoreSecret(ctx context.Context, name, value string, tags map[string]string) error {
+	return c.putParameter(ctx, name, value, ssmtypes.ParameterTypeSecureString, tags)
+}
+
 // DeleteSecrets deletes the parameters; names SSM does not know are ignored.
 func (c *Cloud) DeleteSecrets(ctx context.Context, names []string) error {
 	for batch := range slices.Chunk(names, deleteParametersBatch) {
@@ -70,8 +76,12 @@ func (c *Cloud) DeleteSecrets(ctx context.Context, names []string) error {
 // PutParameter stores the plain String parameter name: created with tags, or its value overwritten (SSM
 // takes no tags with an overwrite).
 func (c *Cloud) PutParameter(ctx context.Context, name, value string, tags map[string]string) error {
+	return c.putParameter(ctx, name, value, ssmtypes.ParameterTypeString, tags)
+}
+
+func (c *Cloud) putParameter(ctx context.Context, name, value string, typ ssmtypes.ParameterType, tags map[string]string) error {
 	in := &ssm.PutParameterInput{
-		Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(false),
+		Name: aws.String(name), Value: aws.String(value), Type: typ, Overwrite: aws.Bool(false),
 		Tags: ssmTags(tags),
 	}
 	_, err := c.ssm.PutParameter(ctx, in)

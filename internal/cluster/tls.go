@@ -50,12 +50,6 @@ func validateTLS(s Spec) []*FieldError {
 		return nil
 	}
 	var out []*FieldError
-	if s.Platform() == PlatformAWS {
-		out = append(out, Errorf([]string{"tls"}, "TLS Not Available On AWS Yet",
-			"The tls block is implemented on the local platform only in this version: on aws, PostgreSQL, Patroni's REST API and etcd "+
-				"would each need the cluster's certificates on every node, and a half-encrypted cluster would promise more than it keeps. "+
-				"Remove the block; inside the VPC, keep the nodes' security group closed to everything but the cluster and its clients."))
-	}
 	if field, problem := s.TLS.Policy.Problem(); problem != "" {
 		path := []string{"tls", "early_renewal_hours"}
 		if field == pki.FieldValidity {

@@ -135,7 +135,7 @@ func (se *session) ensureLoadBalancer(ctx context.Context, t target, addrs map[s
 		ips = append(ips, addrs[n.Name])
 	}
 	tflog.Info(ctx, "ensuring the load balancer", map[string]any{"targets": ips})
-	if _, err := se.cloud.EnsureLoadBalancer(ctx, se.s.Name, subnets, ips, se.tags("")); err != nil {
+	if _, err := se.cloud.EnsureLoadBalancer(ctx, se.s.Name, subnets, ips, se.s.TLS != nil, se.tags("")); err != nil {
 		return fmt.Errorf("the load balancer: %w", err)
 	}
 	return nil
@@ -194,7 +194,7 @@ func (se *session) waitBack(ctx context.Context, node string, e ENI, launched ti
 	host := se.apiHost(e)
 	var last string
 	err := wait.Until(ctx, "node "+node+"'s new instance to stream from the primary", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
-		st, err := se.p.patroni.Node(ctx, host)
+		st, err := se.patroni.Node(ctx, host)
 		if err != nil {
 			last = err.Error()
 			return false, wait.NotYet(err)
@@ -305,6 +305,9 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	}
 	// What no step can change (every member lost without a backup to restore, no election possible) stops
 	// the apply before it makes or changes anything.
+	if err := se.checkTLSChange(ctx, len(prior.Members) > 0); err != nil {
+		return result(err)
+	}
 	in := engineInput{known: prior.MemberNames()}
 	se.readLoss(ctx, o, &in)
 	if _, _, err := topology.Next(se.engineMembers(o, in)); errors.Is(err, topology.ErrDataLost) || errors.Is(err, topology.ErrNoElection) {
@@ -322,6 +325,10 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 		}
 	}
 	if err := se.ensureLoadBalancer(ctx, t, addrs, hadLB); err != nil {
+		return result(err)
+	}
+	// The certificates before any launch: a node reads its own at boot.
+	if err := se.ensureTLS(ctx, o); err != nil {
 		return result(err)
 	}
 	userData, launches, err := se.render(t, addrs)

@@ -7,6 +7,7 @@ package ec2cluster
 
 import (
 	"context"
+	"crypto/x509"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
@@ -93,6 +94,8 @@ type Cloud interface {
 
 	// PutSecret stores a SecureString unless the parameter exists (then it keeps the existing value).
 	PutSecret(ctx context.Context, name, value string, tags map[string]string) error
+	// StoreSecret stores a SecureString, overwriting its value.
+	StoreSecret(ctx context.Context, name, value string, tags map[string]string) error
 	// Secret reads a SecureString, decrypted.
 	Secret(ctx context.Context, name string) (string, error)
 	// PutParameter stores a plain String parameter, overwriting its value.
@@ -103,10 +106,11 @@ type Cloud interface {
 	// LoadBalancer finds the cluster's Network Load Balancer (ErrNotFound when none).
 	LoadBalancer(ctx context.Context, clusterName string) (LoadBalancer, error)
 	// EnsureLoadBalancer creates or completes the cluster's internal Network Load Balancer in the subnets:
-	// a read-write target group (TCP 5432, health check HTTP GET /primary on 8008) behind listener 5432 and
-	// a read-only one (health check /replica) behind listener 5433, each with targets (type ip) at addrs
-	// (exactly: targets not in addrs are deregistered).
-	EnsureLoadBalancer(ctx context.Context, clusterName string, subnets, addrs []string, tags map[string]string) (LoadBalancer, error)
+	// a read-write target group (TCP 5432, health check HTTP GET /primary on 8008; HTTPS with healthHTTPS,
+	// for nodes whose REST API serves TLS only) behind listener 5432 and a read-only one (health check
+	// /replica) behind listener 5433, each with targets (type ip) at addrs (exactly: targets not in addrs
+	// are deregistered).
+	EnsureLoadBalancer(ctx context.Context, clusterName string, subnets, addrs []string, healthHTTPS bool, tags map[string]string) (LoadBalancer, error)
 	// DeleteLoadBalancer removes the load balancer, its listeners and target groups; none is success.
 	DeleteLoadBalancer(ctx context.Context, clusterName string) error
 
@@ -151,4 +155,6 @@ type Patroni interface {
 	Restart(ctx context.Context, host, user, password string) error
 	// Failover names candidate the leader of a cluster without one.
 	Failover(ctx context.Context, host, candidate, user, password string) error
+	// ServedCertificate is the certificate host's REST API serves (a client over https only).
+	ServedCertificate(ctx context.Context, host string) (*x509.Certificate, error)
 }

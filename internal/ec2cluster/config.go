@@ -107,7 +107,7 @@ func (se *session) configDiff(ctx context.Context, o observation, t *target) (dy
 		return d, fmt.Errorf("rendering the dynamic configuration: %w", err)
 	}
 	d.host = se.apiHost(e)
-	if d.current, err = se.p.patroni.Config(ctx, d.host); err != nil {
+	if d.current, err = se.patroni.Config(ctx, d.host); err != nil {
 		return d, err
 	}
 	return d, nil
@@ -125,7 +125,7 @@ func (se *session) configure(ctx context.Context, o observation, t *target, tran
 		return time.Time{}, fmt.Errorf("reading the REST API password from SSM: %w", err)
 	}
 	tflog.Info(ctx, "changing Patroni's dynamic configuration", map[string]any{"changes": changes})
-	if err := se.p.patroni.PatchConfig(ctx, host, patch, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+	if err := se.patroni.PatchConfig(ctx, host, patch, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
 		return time.Time{}, err
 	}
 	return se.p.clock.Now(), nil
@@ -150,12 +150,12 @@ func positiveOr(v, def int) int {
 // restartNode restarts node's PostgreSQL through its Patroni and waits until it runs again (a standby
 // streaming) and the cluster is whole.
 func (se *session) restartNode(ctx context.Context, node, host string, before patroniapi.NodeState, primary bool, password string) error {
-	if err := se.p.patroni.Restart(ctx, host, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+	if err := se.patroni.Restart(ctx, host, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
 		return fmt.Errorf("restarting node %s: %w", node, err)
 	}
 	var last string
 	err := wait.Until(ctx, "node "+node+"'s PostgreSQL to run again", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
-		st, err := se.p.patroni.Node(ctx, host)
+		st, err := se.patroni.Node(ctx, host)
 		if err != nil {
 			last = err.Error()
 			return false, wait.NotYet(err)
@@ -185,7 +185,7 @@ func (se *session) pendingRestart(ctx context.Context, o observation) (pending m
 		if _, live := o.instances[n.Name]; !ok || !live {
 			continue
 		}
-		st, err := se.p.patroni.Node(ctx, se.apiHost(e))
+		st, err := se.patroni.Node(ctx, se.apiHost(e))
 		switch {
 		case err != nil:
 			warnings = append(warnings, fmt.Sprintf("whether node %s waits for a restart could not be read: %v", n.Name, err))

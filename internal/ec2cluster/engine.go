@@ -59,7 +59,7 @@ func (se *session) readLoss(ctx context.Context, o observation, in *engineInput)
 			if m.Machine != topology.MachineLive || !ok {
 				continue
 			}
-			st, err := se.p.patroni.Node(ctx, se.apiHost(e))
+			st, err := se.patroni.Node(ctx, se.apiHost(e))
 			if err != nil {
 				in.walErrors[m.Name] = err.Error()
 				continue

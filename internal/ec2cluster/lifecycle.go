@@ -37,7 +37,13 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	if err != nil {
 		return cluster.Plan{}, err
 	}
+	if err := se.checkTLSChange(ctx, len(prior.Members) > 0); err != nil {
+		return cluster.Plan{}, err
+	}
 	if len(prior.Members) == 0 {
+		if err := se.planTLS(ctx, &plan, o, false); err != nil {
+			return cluster.Plan{}, err
+		}
 		if awsspec.Of(s).IAMInstanceProfile == "" && len(o.enis) == 0 {
 			// IAM is global: the role and profile pgnvme-<name> of a cluster of the same name in another
 			// region (or left behind) would be taken over, its SSM policy rewritten, and removed with this one.
@@ -116,6 +122,9 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		if st.Kind == topology.StepSwitchover || st.Kind == topology.StepAwaitLeader || st.Kind == topology.StepForm || st.Kind == topology.StepRestore || st.Kind == topology.StepTakeOver {
 			plan.Promoting = true
 		}
+	}
+	if err := se.planTLS(ctx, &plan, o, true); err != nil {
+		return cluster.Plan{}, err
 	}
 	members, _ := se.members(o, prior.Members)
 	for i := range members {
@@ -210,7 +219,7 @@ func (p *Platform) Delete(ctx context.Context, s cluster.Spec, _ cluster.Prior) 
 		return fmt.Errorf("deleting the instance profile: %w", err)
 	}
 	n := se.ssmNames()
-	if err := se.cloud.DeleteSecrets(ctx, []string{n.superuser, n.replication, n.restapi, specParameter(s.Name), awsspec.TakeoverParameter(s.Name)}); err != nil {
+	if err := se.cloud.DeleteSecrets(ctx, append([]string{n.superuser, n.replication, n.restapi, specParameter(s.Name), awsspec.TakeoverParameter(s.Name)}, se.tlsParameters(o)...)); err != nil {
 		return fmt.Errorf("deleting the password parameters: %w", err)
 	}
 	return nil
@@ -275,6 +284,16 @@ func (p *Platform) Import(ctx context.Context, id string) (cluster.Spec, []clust
 		}
 		if awsspec.Of(kept) == nil {
 			return cluster.Spec{}, nil, fmt.Errorf("the configuration parameter %s holds no aws block", specParameter(name))
+		}
+		if kept.TLS != nil {
+			// Its REST API answers https only: read it again with the cluster's authority.
+			if se, err = p.open(ctx, kept); err != nil {
+				return cluster.Spec{}, nil, err
+			}
+			if o, err = se.observe(ctx); err != nil {
+				return cluster.Spec{}, nil, err
+			}
+			st = se.status(ctx, o, nil, nil)
 		}
 		return kept, st.Members, nil
 	} else if !errors.Is(err, ErrNotFound) {

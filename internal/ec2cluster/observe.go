@@ -90,7 +90,7 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 		return o, nil
 	}
 	var from string
-	o.patroni, from, o.patroniErr = se.p.patroni.Cluster(ctx, hosts)
+	o.patroni, from, o.patroniErr = se.patroni.Cluster(ctx, hosts)
 	o.patroniOK = o.patroniErr == nil
 	if l, ok := o.patroni.Leader(); o.patroniOK && ok && !o.liveMachine(l.Name) {
 		// A member that lost its DCS shows what it last knew (or the leader key has not expired yet):
@@ -220,8 +220,13 @@ func (se *session) leaderConn(ctx context.Context, o observation) (*pgclient.Con
 	if err != nil {
 		return nil, fmt.Errorf("reading the superuser's password from SSM: %w", err)
 	}
-	return pgclient.Connect(ctx, pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, User: bootstrap.DefaultSuperuser,
-		Password: password, Database: "postgres", SSLMode: "prefer"})
+	c := pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, User: bootstrap.DefaultSuperuser,
+		Password: password, Database: "postgres", SSLMode: "prefer"}
+	if se.roots != nil {
+		// The node's certificate names its addresses: verified as a client copying connection_uri would.
+		c.SSLMode, c.RootCAs = "verify-full", se.roots
+	}
+	return pgclient.Connect(ctx, c)
 }
 
 // archiveHealth reads the cluster's archive in its bucket (every WAL object and when it was written, the
@@ -335,6 +340,9 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 		} else {
 			as.ConfigKnown, as.ConfigApplied = len(warnings) == 0, patch == nil && len(pending) == 0
 		}
+	}
+	if st.TLS, err = se.tlsStatus(ctx, o); err != nil {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("The cluster's certificates could not be read, so tls.not_after is unknown: %v", err))
 	}
 	tflog.Debug(ctx, "observed the cluster", map[string]any{"instances": len(o.instances), "lost": slices.Sorted(maps.Keys(o.lost)), "patroni": o.patroniOK})
 	return st

@@ -2,6 +2,7 @@ package ec2cluster
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -37,6 +39,8 @@ type Platform struct {
 	newCloud func(ctx context.Context, region string) (Cloud, error)
 	region   func(explicit string) (string, error)
 	patroni  Patroni
+	// patroniTLS is the Patroni client for nodes whose REST API serves https with a certificate of roots.
+	patroniTLS func(roots *x509.CertPool) Patroni
 	// archiveS3 is the S3 client that reads a cluster's archive in region, with the provider's credentials.
 	archiveS3 func(ctx context.Context, region string) (awsclient.ArchiveReaderAPI, error)
 	// defaultTags are the provider's default_tags, under every resource's own.
@@ -53,6 +57,9 @@ func NewPlatform(clients *awsclient.Clients) *Platform {
 		newCloud: func(ctx context.Context, region string) (Cloud, error) { return NewCloud(ctx, clients, region) },
 		region:   clients.ResolveRegion,
 		patroni:  patroniclient.New(bootstrap.DefaultPatroniRESTAPIPort),
+		patroniTLS: func(roots *x509.CertPool) Patroni {
+			return patroniclient.New(bootstrap.DefaultPatroniRESTAPIPort).WithTLS(roots)
+		},
 		archiveS3: func(ctx context.Context, region string) (awsclient.ArchiveReaderAPI, error) {
 			return clients.S3(ctx, region)
 		},
@@ -70,6 +77,13 @@ type session struct {
 	a      *awsspec.Block
 	region string
 	cloud  Cloud
+	// patroni is the client of the nodes' REST API: over https with the cluster's authority when it has one.
+	patroni Patroni
+	// ca is the cluster's certificate authority (with TLS, once made; nil otherwise), caCert its certificate,
+	// roots a pool of it alone.
+	ca     *pki.Pair
+	caCert *x509.Certificate
+	roots  *x509.CertPool
 }
 
 func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {
@@ -85,7 +99,13 @@ func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{p: p, s: s, a: a, region: region, cloud: c}, nil
+	se := &session{p: p, s: s, a: a, region: region, cloud: c, patroni: p.patroni}
+	if s.TLS != nil {
+		if err := se.loadCA(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return se, nil
 }
 
 // startArchiving is cluster.StartArchiving for a cluster nothing of which exists yet: its archive

@@ -151,7 +151,16 @@ func (f *fakeCloud) PutSecret(_ context.Context, name, _ string, _ map[string]st
 	f.call("PutSecret %s", name)
 	return nil
 }
-func (f *fakeCloud) Secret(context.Context, string) (string, error) { return "secret", nil }
+func (f *fakeCloud) StoreSecret(_ context.Context, name, _ string, _ map[string]string) error {
+	f.call("StoreSecret %s", name)
+	return nil
+}
+func (f *fakeCloud) Secret(_ context.Context, name string) (string, error) {
+	if strings.HasPrefix(name, "/pgnvme-ca/") {
+		return "", ErrNotFound // no cluster here has TLS
+	}
+	return "secret", nil
+}
 func (f *fakeCloud) PutParameter(_ context.Context, name, _ string, _ map[string]string) error {
 	f.call("PutParameter %s", name)
 	return nil
@@ -163,7 +172,7 @@ func (f *fakeCloud) DeleteSecrets(context.Context, []string) error {
 func (f *fakeCloud) LoadBalancer(context.Context, string) (LoadBalancer, error) {
 	return LoadBalancer{}, ErrNotFound
 }
-func (f *fakeCloud) EnsureLoadBalancer(context.Context, string, []string, []string, map[string]string) (LoadBalancer, error) {
+func (f *fakeCloud) EnsureLoadBalancer(context.Context, string, []string, []string, bool, map[string]string) (LoadBalancer, error) {
 	f.call("EnsureLoadBalancer")
 	return LoadBalancer{DNSName: "pgnvme-t.elb.test"}, nil
 }

@@ -25,7 +25,7 @@ func (se *session) switchover(ctx context.Context, o observation, leader, target
 		return fmt.Errorf("reading the REST API password from SSM: %w", err)
 	}
 	host := se.apiHost(o.enis[leader])
-	if err := se.p.patroni.Switchover(ctx, host, leader, target, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+	if err := se.patroni.Switchover(ctx, host, leader, target, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
 		return err
 	}
 	err = wait.Until(ctx, "node "+target+" to lead", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {

@@ -52,7 +52,8 @@ func cmpNodes(a, b string) int {
 }
 
 // remove removes node, which the spec no longer names and which does not lead: its instances are
-// terminated, its Elastic IP released and its interface deleted, and the cluster must be whole without it.
+// terminated, its Elastic IP released, its interface and certificates (if any) deleted, and the cluster
+// must be whole without it.
 func (se *session) remove(ctx context.Context, o observation, node string) error {
 	var ids []string
 	for _, in := range o.others {
@@ -76,6 +77,9 @@ func (se *session) remove(ctx context.Context, o observation, node string) error
 		if err := se.cloud.DeleteENI(ctx, e.ID); err != nil {
 			return fmt.Errorf("deleting removed node %s's network interface %s: %w", node, e.ID, err)
 		}
+	}
+	if err := se.cloud.DeleteSecrets(ctx, []string{awsspec.TLSBundleParameter(se.s.Name, node)}); err != nil {
+		return fmt.Errorf("deleting removed node %s's certificates: %w", node, err)
 	}
 	return se.waitWhole(ctx, "the cluster to be whole without node "+node)
 }

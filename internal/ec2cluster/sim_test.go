@@ -3,6 +3,7 @@ package ec2cluster_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -70,6 +71,10 @@ type simEnv struct {
 	// backup is the cluster's backup block in HCL ("" for none); restore its restore block; accept is
 	// accept_data_loss_at_lsn ("" for none).
 	backup, restore, accept string
+	// tls is the cluster's tls block in HCL ("" for none); roots, once set, are the authority the test's
+	// connections verify the nodes with (sslmode from the URI, verify-full with TLS).
+	tls   string
+	roots *x509.CertPool
 }
 
 func newSimEnv(t *testing.T) *simEnv {
@@ -186,7 +191,8 @@ resource "pgnvme_cluster" "db" {
 }
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
-`, e.region, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup, e.restore, accept,
+output "read_only_connection_uri" { value = pgnvme_cluster.db.read_only_connection_uri }
+`, e.region, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup+e.tls, e.restore, accept,
 		e.zones[0], e.zones[1], e.zones[2])
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
@@ -273,8 +279,13 @@ type clusterState struct {
 		Name, Zone, Role, Host, State string
 	} `json:"nodes"`
 	ConnectionURI           string `json:"connection_uri"`
+	ReadOnlyConnectionURI   string `json:"read_only_connection_uri"`
 	SynchronousStandbyNames string `json:"synchronous_standby_names"`
-	ArchiveStatus           *struct {
+	TLS                     *struct {
+		CACertificate string            `json:"ca_certificate"`
+		NotAfter      map[string]string `json:"not_after"`
+	} `json:"tls"`
+	ArchiveStatus *struct {
 		LastArchivedWAL  string  `json:"last_archived_wal"`
 		ArchivedSegments int     `json:"archived_segments"`
 		FirstMissingWAL  *string `json:"first_missing_wal"`
@@ -362,9 +373,17 @@ func (e *simEnv) connect(ctx context.Context, uri, password string) (*pgx.Conn, 
 	cfg.DialFunc = e.sim.DialContext
 	cfg.ConnectTimeout = 3 * time.Second
 	for _, fb := range cfg.Fallbacks {
-		fb.TLSConfig = nil
+		if e.roots == nil || fb.TLSConfig == nil {
+			fb.TLSConfig = nil
+			continue
+		}
+		fb.TLSConfig.RootCAs = e.roots
 	}
-	cfg.TLSConfig = nil
+	if e.roots == nil || cfg.TLSConfig == nil {
+		cfg.TLSConfig = nil
+	} else {
+		cfg.TLSConfig.RootCAs = e.roots
+	}
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
@@ -564,7 +583,7 @@ func (e *simEnv) waitLeader(st clusterState, not string) string {
 			var c struct {
 				Members []struct{ Name, Role, State string } `json:"members"`
 			}
-			if err := e.getJSON(ctx, "http://"+n.Host+":8008/cluster", &c); err != nil {
+			if err := e.getJSON(ctx, e.restURL(n.Host, "/cluster"), &c); err != nil {
 				continue
 			}
 			for _, m := range c.Members {
@@ -596,7 +615,7 @@ func (e *simEnv) waitSettled(st clusterState) {
 			} `json:"members"`
 		}
 		for _, n := range st.Nodes {
-			if err := e.getJSON(ctx, "http://"+n.Host+":8008/cluster", &c); err == nil {
+			if err := e.getJSON(ctx, e.restURL(n.Host, "/cluster"), &c); err == nil {
 				break
 			}
 		}
@@ -618,12 +637,27 @@ func (e *simEnv) waitSettled(st clusterState) {
 	}
 }
 
+// restURL is the URL of path on host's Patroni REST API: https once the test verifies the cluster's
+// authority (e.roots), else http.
+func (e *simEnv) restURL(host, path string) string {
+	scheme := "http"
+	if e.roots != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + host + ":8008" + path
+}
+
+// getJSON decodes the answer to GET url; https URLs are verified against the cluster's authority.
 func (e *simEnv) getJSON(ctx context.Context, url string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := e.sim.HTTPClient().Do(req)
+	client := e.sim.HTTPClient()
+	if strings.HasPrefix(url, "https://") {
+		client = e.tlsClient()
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

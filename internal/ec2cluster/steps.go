@@ -164,7 +164,7 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 	case topology.StepRestart:
 		leader, _ := o.patroni.Leader()
 		host := se.apiHost(o.enis[step.Node])
-		st, err := se.p.patroni.Node(ctx, host)
+		st, err := se.patroni.Node(ctx, host)
 		if err != nil {
 			return fmt.Errorf("reading node %s's state: %w", step.Node, err)
 		}

@@ -40,7 +40,7 @@ func (se *session) takeOver(ctx context.Context, o observation, step topology.St
 		return fmt.Errorf("node %s has no network interface; this is a bug in the provider", step.Node)
 	}
 	host := se.apiHost(e)
-	st, err := se.p.patroni.Node(ctx, host)
+	st, err := se.patroni.Node(ctx, host)
 	if err != nil {
 		return fmt.Errorf("reading node %s's WAL position before the takeover: %w", step.Node, err)
 	}
@@ -65,7 +65,7 @@ func (se *session) takeOver(ctx context.Context, o observation, step topology.St
 	}()
 	asked, last := false, "its etcd member is not a one-member cluster yet"
 	err = wait.Until(ctx, "node "+step.Node+" to lead after the takeover", se.p.timeouts.Healthy, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
-		view, _, err := se.p.patroni.Cluster(ctx, []string{host})
+		view, _, err := se.patroni.Cluster(ctx, []string{host})
 		if err != nil {
 			last = "its Patroni cannot read the DCS yet: " + err.Error()
 			return false, wait.NotYet(err)
@@ -74,7 +74,7 @@ func (se *session) takeOver(ctx context.Context, o observation, step topology.St
 			return true, nil
 		}
 		if !asked {
-			if err := se.p.patroni.Failover(ctx, host, step.Node, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
+			if err := se.patroni.Failover(ctx, host, step.Node, bootstrap.DefaultPatroniRESTAPIUser, password); err != nil {
 				last = err.Error()
 				return false, wait.NotYet(err)
 			}

@@ -5,6 +5,8 @@ package patroniclient
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +24,8 @@ import (
 type Client struct {
 	HTTP *http.Client
 	Port int
+	// Scheme is "http", or "https" for a REST API that serves TLS (WithTLS); "" means "http".
+	Scheme string
 }
 
 // New is a client of Patroni's REST API at port.
@@ -29,8 +33,47 @@ func New(port int) *Client {
 	return &Client{Port: port, HTTP: &http.Client{Timeout: 5 * time.Second}}
 }
 
+// WithTLS is a client of the same port for REST APIs that serve https with a certificate issued by one of
+// roots, for the node's address (the host each call names): plain http is never tried, so a password sent
+// to an unsafe endpoint crosses the network encrypted only.
+func (p *Client) WithTLS(roots *x509.CertPool) *Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		t = &http.Transport{}
+	}
+	t = t.Clone()
+	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
+	return &Client{Port: p.Port, Scheme: "https", HTTP: &http.Client{Timeout: p.HTTP.Timeout, Transport: t}}
+}
+
+// ServedCertificate is the certificate host's REST API serves, verified against the client's roots for
+// host (WithTLS's client only).
+func (p *Client) ServedCertificate(ctx context.Context, host string) (*x509.Certificate, error) {
+	t, ok := p.HTTP.Transport.(*http.Transport)
+	if p.Scheme != "https" || !ok || t.TLSClientConfig == nil {
+		return nil, errors.New("the Patroni client has no TLS: use WithTLS")
+	}
+	cfg := t.TLSClientConfig.Clone()
+	cfg.ServerName = host
+	d := tls.Dialer{Config: cfg, NetDialer: &net.Dialer{Timeout: p.HTTP.Timeout}}
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(p.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("TLS handshake with Patroni's REST API at %s: %w", host, err)
+	}
+	defer conn.Close()
+	tc, ok := conn.(*tls.Conn)
+	if !ok || len(tc.ConnectionState().PeerCertificates) == 0 {
+		return nil, fmt.Errorf("the Patroni REST API at %s presented no certificate", host)
+	}
+	return tc.ConnectionState().PeerCertificates[0], nil
+}
+
 func (p *Client) url(host, path string) string {
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(p.Port)) + path
+	scheme := p.Scheme
+	if scheme == "" {
+		scheme = "http"
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(p.Port)) + path
 }
 
 // Cluster reads GET /cluster from the first of hosts that answers; the error says what each host answered

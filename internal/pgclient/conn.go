@@ -11,8 +11,11 @@ package pgclient
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -65,6 +68,10 @@ type Config struct {
 	// sslkey), for servers that authenticate clients by certificate: both or neither. Empty: libpq's
 	// environment (PGSSLROOTCERT, PGSSLCERT, PGSSLKEY), else none.
 	SSLRootCert, SSLCert, SSLKey string
+	// RootCAs are the certificate authorities the server's certificate is checked against when they are
+	// held in memory, not in a file (the provider's own connections to a cluster whose authority it read
+	// from SSM): in place of SSLRootCert, with verify-ca or verify-full.
+	RootCAs *x509.CertPool
 	// ConnectTimeout bounds each connection attempt. 0: DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// ApplicationName is the session's application_name. Empty:
@@ -83,6 +90,9 @@ func (c Config) String() string {
 		if f.value != "" {
 			tls += fmt.Sprintf(" %s=%q", f.key, f.value)
 		}
+	}
+	if c.RootCAs != nil {
+		tls += " sslrootcert=<in memory>"
 	}
 	return fmt.Sprintf("host=%q port=%d database=%q user=%q%s sslmode=%q%s connect_timeout=%s application_name=%q",
 		c.Host, c.Port, c.Database, c.User, pw, c.SSLMode, tls, c.ConnectTimeout, c.ApplicationName)
@@ -110,6 +120,12 @@ func (c Config) Validate() error {
 	}
 	if (c.SSLCert == "") != (c.SSLKey == "") {
 		return fmt.Errorf("a client certificate needs its key and the key its certificate: give both sslcert and sslkey, or neither")
+	}
+	if c.RootCAs != nil && c.SSLRootCert != "" {
+		return fmt.Errorf("give the certificate authorities once: as sslrootcert (a file) or in memory, not both")
+	}
+	if c.RootCAs != nil && c.SSLMode != "verify-ca" && c.SSLMode != "verify-full" {
+		return fmt.Errorf("certificate authorities in memory are used only to verify the server: use sslmode verify-full (or verify-ca), not %q", c.SSLMode)
 	}
 	if c.SSLMode == "disable" && (c.SSLRootCert != "" || c.SSLCert != "") {
 		return fmt.Errorf("sslmode disable makes no TLS connection, so sslrootcert, sslcert and sslkey would be ignored: use verify-full (or require), or remove them")
@@ -189,6 +205,15 @@ func Connect(ctx context.Context, c Config) (*Conn, error) {
 	if c.Password != "" {
 		cfg.Password = c.Password
 	}
+	if c.RootCAs != nil {
+		// pgx verifies verify-ca and verify-full against RootCAs (the system's when nil): for each
+		// address it may try.
+		for _, t := range append([]*tls.Config{cfg.TLSConfig}, fallbackTLS(cfg)...) {
+			if t != nil {
+				t.RootCAs = c.RootCAs
+			}
+		}
+	}
 	cfg.ConnectTimeout = c.ConnectTimeout
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
@@ -199,6 +224,15 @@ func Connect(ctx context.Context, c Config) (*Conn, error) {
 		return nil, &ConnectError{Target: cfg.User + "@" + target, noPassword: cfg.Password == "", err: err}
 	}
 	return &Conn{conn: conn, target: target, pollInterval: 100 * time.Millisecond, clock: wait.Real}, nil
+}
+
+// fallbackTLS are the TLS configurations of cfg's fallbacks (the other addresses of its host).
+func fallbackTLS(cfg *pgx.ConnConfig) []*tls.Config {
+	var out []*tls.Config
+	for _, f := range cfg.Fallbacks {
+		out = append(out, f.TLSConfig)
+	}
+	return out
 }
 
 // targetOf writes host:port/database, with IPv6 addresses in brackets.
@@ -247,3 +281,34 @@ func (e *ConnectError) Error() string {
 
 // Unwrap returns pgx's error.
 func (e *ConnectError) Unwrap() error { return e.err }
+
+// ServedCertificate is the certificate the PostgreSQL server at host:port presents (an SSLRequest, then a
+// TLS handshake verified against roots for host), without logging in.
+func ServedCertificate(ctx context.Context, host string, port int, roots *x509.CertPool) (*x509.Certificate, error) {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", addr, err)
+	}
+	defer raw.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = raw.SetDeadline(dl)
+	}
+	// SSLRequest: length 8, code 80877103; a server with TLS answers 'S', and the handshake follows.
+	if _, err := raw.Write([]byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}); err != nil {
+		return nil, fmt.Errorf("asking PostgreSQL at %s for TLS: %w", addr, err)
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(raw, b); err != nil {
+		return nil, fmt.Errorf("asking PostgreSQL at %s for TLS: %w", addr, err)
+	}
+	if b[0] != 'S' {
+		return nil, fmt.Errorf("PostgreSQL at %s serves no TLS (it answered %q to an SSLRequest)", addr, b)
+	}
+	conn := tls.Client(raw, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots, ServerName: host})
+	if err := conn.HandshakeContext(ctx); err != nil {
+		return nil, fmt.Errorf("TLS handshake with PostgreSQL at %s: %w", addr, err)
+	}
+	return conn.ConnectionState().PeerCertificates[0], nil
+}

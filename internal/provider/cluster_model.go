@@ -310,6 +310,9 @@ func setTLS(ctx context.Context, m *clusterModel, st *cluster.TLSStatus, plannin
 	if known(m.ConnectionURI) {
 		m.ConnectionURI = types.StringValue(withTLS(m.ConnectionURI.ValueString(), st))
 	}
+	if known(m.ReadOnlyConnectionURI) {
+		m.ReadOnlyConnectionURI = types.StringValue(withTLS(m.ReadOnlyConnectionURI.ValueString(), st))
+	}
 }
 
 // backlogValue is max_backlog_gib for a bound in MiB (null for none).

@@ -37,7 +37,15 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 			"and `connection_uri` carries `sslmode=verify-full` with the authority's certificate. The provider makes the authority (ECDSA P-256, " +
 			"valid 10 years) and a server certificate per node; a plain apply renews each certificate before it ends (the plan says which and " +
 			"why) with a reload, no restart and no failover. Adding or removing the block is done in place (the primary first, each node " +
-			"reloaded). No private key is in Terraform's state. The local platform only in this version: on `aws` the block is refused at plan.",
+			"reloaded). No private key is in Terraform's state. On `aws` Patroni's REST API serves https only (the provider verifies it, and the " +
+			"load balancer's health checks use HTTPS) and etcd's peers and clients use TLS with client certificates; the authority's key is kept " +
+			"in the SecureString `/pgnvme-ca/<name>`, outside the SSM path the nodes' role reads, and each node's key and certificates in " +
+			"`<ssm_path>/tls/<node>`, which the node reads at boot and every 20 seconds; a renewal is applied node by node, the apply waiting " +
+			"until each serves its new certificate. The certificates name each node's private address, its Elastic IP (`api_address = \"public_ip\"`) " +
+			"and the load balancer's DNS name, so `verify-full` holds through either. A client verifies with `tls.ca_certificate` saved as " +
+			"`~/.postgresql/root.crt` (libpq's default) or named by `sslrootcert`. On `aws` the block is set when the cluster is created: adding " +
+			"or removing it on a running cluster is refused at plan (etcd and replication cannot mix TLS and plain TCP during a rolling " +
+			"replacement); make a new cluster from the archive instead.",
 		Attributes: map[string]schema.Attribute{
 			"validity_period_hours": schema.Int64Attribute{
 				Optional: true,
@@ -58,12 +66,13 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 			"ca_file": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "The authority's certificate as a file on the machine that runs Terraform, for a client's `sslrootcert` " +
-					"(on `local`: `<data_dir>/.pgnvme-tls/ca.crt`, readable by every user).",
+					"(on `local`: `<data_dir>/.pgnvme-tls/ca.crt`, readable by every user; null on `aws`, where clients are elsewhere: save " +
+					"`ca_certificate` where they read it).",
 			},
 			"not_after": schema.MapAttribute{
 				ElementType: types.StringType,
 				Computed:    true,
-				MarkdownDescription: "When each certificate ends (RFC 3339), by node name, and `client` for the superuser's client certificate. " +
+				MarkdownDescription: "When each certificate ends (RFC 3339), by node name, and on `local` `client` for the superuser's client certificate. " +
 					"Use it in a `check` block.",
 			},
 		},

@@ -96,8 +96,12 @@ func TestValidateAWS(t *testing.T) {
 			in.AWS.SubnetIDs = map[string]string{"us-west-2-lax-1a": "subnet-0123456789abcdef0"}
 		}, "", ""},
 
-		// TLS is the local platform's only, for now.
-		{"tls", func(in *awsInput) { in.TLS = &cluster.TLSInput{} }, "tls", "implemented on the local platform only"},
+		// TLS on aws: the block is accepted; its lifetimes are checked as on local.
+		{"tls", func(in *awsInput) { in.TLS = &cluster.TLSInput{} }, "", ""},
+		{"tls margin longer than the validity", func(in *awsInput) {
+			h, m := 24, 24
+			in.TLS = &cluster.TLSInput{ValidityPeriodHours: &h, EarlyRenewalHours: &m}
+		}, "tls.early_renewal_hours", "must be shorter than the validity"},
 
 		// The instance type.
 		{"type empty", func(in *awsInput) { in.AWS.InstanceType = "" }, "aws.instance_type", "aws.instance_type is empty"},

@@ -58,6 +58,7 @@ func Bootstrap(s cluster.Spec, region string, addrs map[string]string, allowed [
 			Architecture: facts.Architecture,
 			Region:       region,
 			AllowedCIDRs: slices.Clone(cidrs),
+			TLS:          s.TLS != nil,
 			Patroni: bootstrap.Patroni{
 				TTL:                  a.Patroni.TTL,
 				LoopWait:             a.Patroni.LoopWait,

@@ -1,0 +1,292 @@
+package ec2cluster
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
+)
+
+// The platform's side of a cluster's TLS on EC2 (awsspec.DecideTLS is the decision): the certificate
+// authority made and kept in SSM, each node's bundle issued before its launch and renewed while it runs,
+// the provider's own connections verified against the authority.
+
+// servedWait bounds the wait for a running node to serve its renewed certificate: it reads its bundle
+// every 20 seconds (bootstrap's pgnvme-tls.timer), then reloads.
+const servedWait = 3 * time.Minute
+
+// loadCA reads the cluster's certificate authority from SSM into the session (none: se.ca stays nil) and
+// points the session's Patroni client at https with it.
+func (se *session) loadCA(ctx context.Context) error {
+	v, err := se.cloud.Secret(ctx, awsspec.TLSCAParameter(se.s.Name))
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the cluster's certificate authority: %w", err)
+	}
+	ca, err := awsspec.CAPair(v)
+	if err != nil {
+		return fmt.Errorf("the cluster's certificate authority in %s: %w", awsspec.TLSCAParameter(se.s.Name), err)
+	}
+	cert, err := pki.ParseCert(ca.CertPEM)
+	if err != nil {
+		return fmt.Errorf("the cluster's certificate authority in %s: %w", awsspec.TLSCAParameter(se.s.Name), err)
+	}
+	se.ca, se.caCert = &ca, cert
+	se.roots = x509.NewCertPool()
+	se.roots.AddCert(cert)
+	se.patroni = se.p.patroniTLS(se.roots)
+	return nil
+}
+
+// tlsNodes are the spec's nodes as the TLS decision sees them: what their certificates must name (their
+// interfaces' addresses, the Elastic IP, the load balancer's name) and their bundles as stored.
+func (se *session) tlsNodes(ctx context.Context, o observation) ([]awsspec.TLSNode, error) {
+	lb := ""
+	if se.a.LoadBalancer {
+		l, err := se.cloud.LoadBalancer(ctx, se.s.Name)
+		switch {
+		case err == nil:
+			lb = l.DNSName
+		case !errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("reading the load balancer's name for the certificates: %w", err)
+		}
+	}
+	var out []awsspec.TLSNode
+	for _, n := range se.s.Nodes {
+		e := o.enis[n.Name]
+		a := awsspec.TLSAddresses{PrivateIP: e.PrivateIP, LoadBalancer: lb}
+		if se.a.APIAddress == awsspec.APIAddressPublic {
+			a.PublicIP = e.PublicIP
+		}
+		bundle, err := se.cloud.Secret(ctx, awsspec.TLSBundleParameter(se.s.Name, n.Name))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("reading node %s's certificates: %w", n.Name, err)
+		}
+		out = append(out, awsspec.TLSNode{Name: n.Name, Subject: awsspec.TLSSubject(n.Name, a), Bundle: bundle})
+	}
+	return out, nil
+}
+
+// decideTLS is awsspec.DecideTLS on what SSM and the observation hold now.
+func (se *session) decideTLS(ctx context.Context, o observation) (awsspec.TLSDecision, []awsspec.TLSNode, error) {
+	nodes, err := se.tlsNodes(ctx, o)
+	if err != nil {
+		return awsspec.TLSDecision{}, nil, err
+	}
+	return awsspec.DecideTLS(se.caCert, nodes, se.s.TLS.Policy, se.p.clock.Now()), nodes, nil
+}
+
+// tlsStatus is the cluster's TLS as stored: the authority's certificate and when each node's certificate
+// ends; nil without TLS or before the authority is made.
+func (se *session) tlsStatus(ctx context.Context, o observation) (*cluster.TLSStatus, error) {
+	if se.s.TLS == nil || se.ca == nil {
+		return nil, nil
+	}
+	nodes, err := se.tlsNodes(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &cluster.TLSStatus{CACertificate: string(se.ca.CertPEM), NotAfter: awsspec.TLSEnds(nodes)}, nil
+}
+
+// checkTLSChange refuses to turn TLS on or off on a cluster that exists (its authority, or the lack of one,
+// says how it runs): etcd members and replication cannot mix TLS and plain TCP, so a rolling replacement
+// cannot change it.
+func (se *session) checkTLSChange(ctx context.Context, exists bool) error {
+	if !exists {
+		return nil
+	}
+	_, err := se.cloud.Secret(ctx, awsspec.TLSCAParameter(se.s.Name))
+	has := err == nil
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("reading the cluster's certificate authority: %w", err)
+	}
+	switch {
+	case se.s.TLS != nil && !has:
+		return cluster.Errorf([]string{"tls"}, "TLS Cannot Be Turned On In Place On AWS",
+			"The cluster %s runs without TLS. On aws a node's TLS is set when it boots, and its etcd members and replication cannot mix TLS and plain "+
+				"TCP while nodes are replaced one at a time, so the tls block cannot be added to a running cluster. Create a new cluster with the tls "+
+				"block from this one's archive (a restore block naming its bucket and prefix), move the clients to it, then destroy this one; or "+
+				"remove the block.", se.s.Name)
+	case se.s.TLS == nil && has:
+		return cluster.Errorf([]string{"tls"}, "TLS Cannot Be Turned Off On AWS",
+			"The cluster %s runs with TLS (its certificate authority is %s). Its etcd members and replication cannot mix TLS and plain TCP while "+
+				"nodes are replaced one at a time, and a cluster whose traffic crosses availability zones should not drop it: keep the tls block. "+
+				"To run without TLS, create a new cluster without it from this one's archive (a restore block), move the clients, then destroy this one.",
+			se.s.Name, awsspec.TLSCAParameter(se.s.Name))
+	}
+	return nil
+}
+
+// planTLS adds to plan what the apply does with the certificates (its lines first: the apply issues them
+// before it launches anything) and the certificates as they will be.
+func (se *session) planTLS(ctx context.Context, plan *cluster.Plan, o observation, exists bool) error {
+	if se.s.TLS == nil {
+		return nil
+	}
+	plan.TLS = &cluster.TLSStatus{NotAfter: map[string]string{}}
+	for _, n := range se.s.Nodes {
+		plan.TLS.NotAfter[n.Name] = ""
+	}
+	if !exists {
+		return nil
+	}
+	d, nodes, err := se.decideTLS(ctx, o)
+	if err != nil {
+		return err
+	}
+	if lines := d.Lines(awsspec.TLSCAParameter(se.s.Name)); len(lines) > 0 {
+		all := strings.Join(lines, "\n")
+		if plan.Actions != "" {
+			all += "\n" + plan.Actions
+		}
+		plan.Actions = all
+	}
+	if d.NewCA {
+		return nil
+	}
+	plan.TLS.CACertificate = string(se.ca.CertPEM)
+	for node, end := range awsspec.TLSEnds(nodes) {
+		plan.TLS.NotAfter[node] = end
+	}
+	for _, is := range d.Issue {
+		plan.TLS.NotAfter[is.Node] = ""
+	}
+	return nil
+}
+
+// ensureTLS executes the TLS decision before anything is launched: it makes the authority when there is
+// none (kept in SSM first: an interrupted apply finds it), issues each node's bundle that is missing or
+// due, and waits, node by node, until a running node serves its renewed certificate (PostgreSQL and
+// Patroni's REST API), so that at most one node is between certificates at a time.
+func (se *session) ensureTLS(ctx context.Context, o observation) error {
+	if se.s.TLS == nil {
+		return nil
+	}
+	now := se.p.clock.Now()
+	if se.ca == nil {
+		ca, err := pki.NewCA("pgnvme "+se.s.Name, now)
+		if err != nil {
+			return err
+		}
+		tflog.Info(ctx, "making the cluster's certificate authority", map[string]any{"parameter": awsspec.TLSCAParameter(se.s.Name)})
+		if err := se.cloud.PutSecret(ctx, awsspec.TLSCAParameter(se.s.Name), awsspec.CAValue(ca), se.tags("")); err != nil {
+			return fmt.Errorf("storing the cluster's certificate authority: %w", err)
+		}
+		// The one stored wins (PutSecret keeps an existing value).
+		if err := se.loadCA(ctx); err != nil {
+			return err
+		}
+		if se.ca == nil {
+			return fmt.Errorf("the cluster's certificate authority %s is not readable after it was stored", awsspec.TLSCAParameter(se.s.Name))
+		}
+	}
+	d, nodes, err := se.decideTLS(ctx, o)
+	if err != nil {
+		return err
+	}
+	byName := map[string]awsspec.TLSNode{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	for i, is := range d.Issue {
+		line := d.Lines(awsspec.TLSCAParameter(se.s.Name))
+		tflog.Info(ctx, "TLS step", map[string]any{"node": is.Node, "reason": is.Reason, "plan": line[min(i, len(line)-1)]})
+		cert, err := se.issueBundle(ctx, byName[is.Node], is.NewKey, now)
+		if err != nil {
+			return err
+		}
+		if _, live := o.instances[is.Node]; !live || is.New {
+			continue
+		}
+		if err := se.waitServed(ctx, is.Node, se.apiHost(o.enis[is.Node]), cert); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// issueBundle issues n's member and replication certificates from the session's authority (with n's key
+// unless newKey) and stores its bundle; it returns the member certificate.
+func (se *session) issueBundle(ctx context.Context, n awsspec.TLSNode, newKey bool, now time.Time) (*x509.Certificate, error) {
+	validity := se.s.TLS.Policy.Validity
+	var member pki.Pair
+	var err error
+	if old, perr := bootstrap.ParseTLSBundle(n.Bundle); perr == nil && !newKey {
+		member, err = pki.Reissue(*se.ca, old.Key, n.Subject, pki.Member, now, validity)
+	} else {
+		member, err = pki.Issue(*se.ca, n.Subject, pki.Member, now, validity)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("issuing node %s's certificate: %w", n.Name, err)
+	}
+	repl, err := pki.Reissue(*se.ca, member.KeyPEM, awsspec.ReplicationSubject(), pki.Client, now, validity)
+	if err != nil {
+		return nil, fmt.Errorf("issuing node %s's replication certificate: %w", n.Name, err)
+	}
+	bundle, err := bootstrap.TLSBundle(bootstrap.TLSFiles{Key: member.KeyPEM, Member: member.CertPEM, Replication: repl.CertPEM, CA: se.ca.CertPEM})
+	if err != nil {
+		return nil, err
+	}
+	if err := se.cloud.StoreSecret(ctx, awsspec.TLSBundleParameter(se.s.Name, n.Name), bundle, se.tags(n.Name)); err != nil {
+		return nil, fmt.Errorf("storing node %s's certificates: %w", n.Name, err)
+	}
+	return pki.ParseCert(member.CertPEM)
+}
+
+// waitServed waits until node (at host) serves want on PostgreSQL's port and on Patroni's REST API.
+func (se *session) waitServed(ctx context.Context, node, host string, want *x509.Certificate) error {
+	var last string
+	err := wait.Until(ctx, "node "+node+" to serve its renewed certificate", servedWait, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
+		pc, err := pgclient.ServedCertificate(ctx, host, bootstrap.DefaultEC2Port, se.roots)
+		if err != nil {
+			last = err.Error()
+			return false, wait.NotYet(err)
+		}
+		rc, err := se.patroni.ServedCertificate(ctx, host)
+		if err != nil {
+			last = err.Error()
+			return false, wait.NotYet(err)
+		}
+		last = fmt.Sprintf("PostgreSQL serves serial %s, the REST API %s, want %s", pc.SerialNumber, rc.SerialNumber, want.SerialNumber)
+		return pc.Equal(want) && rc.Equal(want), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last seen: %s)", err, last)
+	}
+	tflog.Info(ctx, "the node serves its renewed certificate", map[string]any{"node": node, "not_after": want.NotAfter.UTC().Format(time.RFC3339)})
+	return nil
+}
+
+// tlsParameters are the SSM parameters of the cluster's TLS, for destroy: the authority and every bundle of
+// nodes (those of the spec and those observed).
+func (se *session) tlsParameters(o observation) []string {
+	names := []string{awsspec.TLSCAParameter(se.s.Name)}
+	seen := map[string]bool{}
+	add := func(node string) {
+		if node != "" && !seen[node] {
+			seen[node] = true
+			names = append(names, awsspec.TLSBundleParameter(se.s.Name, node))
+		}
+	}
+	for _, n := range se.s.Nodes {
+		add(n.Name)
+	}
+	for node := range o.enis {
+		add(node)
+	}
+	return names
+}
