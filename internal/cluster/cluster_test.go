@@ -73,6 +73,10 @@ func TestValidate(t *testing.T) {
 		{"reserved parameter", func(in *cluster.Input) { in.Parameters = map[string]string{"port": "1"} }, "parameters", `"port" is set by the platform`},
 		{"ssl as a parameter", func(in *cluster.Input) { in.Parameters = map[string]string{"ssl": "on"} }, "parameters", `"ssl" is set by the tls block`},
 		{"tls with defaults", func(in *cluster.Input) { in.TLS = &cluster.TLSInput{} }, "", ""},
+		{"tls with an authority of one's own on local", func(in *cluster.Input) {
+			cert, key := "-----BEGIN CERTIFICATE-----", "/pki/ca-key"
+			in.TLS = &cluster.TLSInput{CACertPEM: &cert, CAKeyParameter: &key}
+		}, "tls.ca_cert_pem", "for aws clusters"},
 		{"tls margin as long as the validity", func(in *cluster.Input) {
 			in.TLS = &cluster.TLSInput{ValidityPeriodHours: intp(100), EarlyRenewalHours: intp(100)}
 		}, "tls.early_renewal_hours", "must be shorter than the validity"},

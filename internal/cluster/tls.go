@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/x509"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
@@ -10,13 +11,23 @@ import (
 type TLSInput struct {
 	ValidityPeriodHours *int
 	EarlyRenewalHours   *int
+	// CACertPEM and CAKeyParameter are a certificate authority of the user's: its certificate (PEM) and
+	// where its key is (on aws an SSM SecureString's name); both or neither.
+	CACertPEM, CAKeyParameter *string
 }
 
 // TLS is a cluster's TLS: the certificates the platform issues from the cluster's own certificate authority
 // and how long they live.
 type TLS struct {
 	Policy pki.Policy
+	// CACertPEM and CAKeyParameter are the user's own authority (its certificate, and the reference to its
+	// key); both "" when the platform makes the cluster's.
+	CACertPEM      string `json:",omitempty"`
+	CAKeyParameter string `json:",omitempty"`
 }
+
+// OwnCA reports whether t uses the user's certificate authority.
+func (t *TLS) OwnCA() bool { return t != nil && (t.CACertPEM != "" || t.CAKeyParameter != "") }
 
 // tlsOf is the tls block with its defaults (pki.DefaultPolicy), nil when the block is not given.
 func tlsOf(in *TLSInput) *TLS {
@@ -30,7 +41,14 @@ func tlsOf(in *TLSInput) *TLS {
 	if in.EarlyRenewalHours != nil {
 		p.RenewBefore = time.Duration(*in.EarlyRenewalHours) * time.Hour
 	}
-	return &TLS{Policy: p}
+	t := &TLS{Policy: p}
+	if in.CACertPEM != nil {
+		t.CACertPEM = *in.CACertPEM
+	}
+	if in.CAKeyParameter != nil {
+		t.CAKeyParameter = *in.CAKeyParameter
+	}
+	return t
 }
 
 // TLSStatus is a cluster's TLS as read (or planned): the certificate authority's certificate (PEM; "" in
@@ -50,6 +68,7 @@ func validateTLS(s Spec) []*FieldError {
 		return nil
 	}
 	var out []*FieldError
+	out = append(out, validateOwnCA(s)...)
 	if field, problem := s.TLS.Policy.Problem(); problem != "" {
 		path := []string{"tls", "early_renewal_hours"}
 		if field == pki.FieldValidity {
@@ -59,4 +78,40 @@ func validateTLS(s Spec) []*FieldError {
 			"early_renewal_hours = %d (7 days).", capitalize(problem), pki.DefaultValidityHours, pki.DefaultRenewBeforeHours))
 	}
 	return out
+}
+
+// validateOwnCA reports what is wrong with the user's certificate authority, if any: its certificate and its
+// key's reference go together, the certificate is a certificate authority's, and the platform is aws (on
+// local the provider's authority is made for the machine). Where the key may be kept is the platform's rule.
+func validateOwnCA(s Spec) []*FieldError {
+	t := s.TLS
+	if !t.OwnCA() {
+		return nil
+	}
+	certPath, keyPath := []string{"tls", "ca_cert_pem"}, []string{"tls", "ca_key_ssm_parameter"}
+	switch {
+	case s.Platform() != PlatformAWS:
+		return []*FieldError{Errorf(certPath, "Own Certificate Authority On AWS Only",
+			"A certificate authority of your own is for aws clusters, whose nodes read its certificates from SSM; on the local platform the provider "+
+				"makes the cluster's authority on this machine. Remove ca_cert_pem and ca_key_ssm_parameter.")}
+	case t.CACertPEM == "":
+		return []*FieldError{Errorf(certPath, "Certificate Authority Without Its Certificate",
+			"tls.ca_key_ssm_parameter names your authority's key, but tls.ca_cert_pem does not give its certificate: give both (the certificate as PEM, "+
+				"for example file(\"ca.crt\") or tls_self_signed_cert's cert_pem), or neither for the provider's own authority.")}
+	case t.CAKeyParameter == "":
+		return []*FieldError{Errorf(keyPath, "Certificate Authority Without Its Key",
+			"tls.ca_cert_pem gives your authority's certificate, but tls.ca_key_ssm_parameter does not say where its private key is: store the key "+
+				"(PEM) in an SSM SecureString in the cluster's region and give its name here. The key is read by the provider only, never put in "+
+				"Terraform's state. Or remove ca_cert_pem for the provider's own authority.")}
+	}
+	c, err := pki.ParseCert([]byte(t.CACertPEM))
+	switch {
+	case err != nil:
+		return []*FieldError{Errorf(certPath, "Invalid Certificate Authority", "tls.ca_cert_pem is not a PEM certificate: %v.", err)}
+	case !c.IsCA || c.KeyUsage&x509.KeyUsageCertSign == 0:
+		return []*FieldError{Errorf(certPath, "Not A Certificate Authority",
+			"tls.ca_cert_pem (%s) is not a certificate authority's certificate (basic constraints CA:TRUE and key usage keyCertSign): give the "+
+				"authority that issues the cluster's certificates, not a leaf.", c.Subject)}
+	}
+	return nil
 }

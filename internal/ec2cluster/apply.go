@@ -305,7 +305,7 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	}
 	// What no step can change (every member lost without a backup to restore, no election possible) stops
 	// the apply before it makes or changes anything.
-	if err := se.checkTLSChange(ctx, len(prior.Members) > 0); err != nil {
+	if err := se.checkTLSChange(ctx, prior); err != nil {
 		return result(err)
 	}
 	in := engineInput{known: prior.MemberNames()}

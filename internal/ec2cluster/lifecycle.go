@@ -37,7 +37,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	if err != nil {
 		return cluster.Plan{}, err
 	}
-	if err := se.checkTLSChange(ctx, len(prior.Members) > 0); err != nil {
+	if err := se.checkTLSChange(ctx, prior); err != nil {
 		return cluster.Plan{}, err
 	}
 	if len(prior.Members) == 0 {

@@ -29,20 +29,38 @@ const servedWait = 3 * time.Minute
 // loadCA reads the cluster's certificate authority from SSM into the session (none: se.ca stays nil) and
 // points the session's Patroni client at https with it.
 func (se *session) loadCA(ctx context.Context) error {
-	v, err := se.cloud.Secret(ctx, awsspec.TLSCAParameter(se.s.Name))
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the cluster's certificate authority: %w", err)
-	}
-	ca, err := awsspec.CAPair(v)
-	if err != nil {
-		return fmt.Errorf("the cluster's certificate authority in %s: %w", awsspec.TLSCAParameter(se.s.Name), err)
+	var ca pki.Pair
+	if t := se.s.TLS; t.OwnCA() {
+		key, err := se.cloud.Secret(ctx, t.CAKeyParameter)
+		if errors.Is(err, ErrNotFound) {
+			return cluster.Errorf([]string{"tls", "ca_key_ssm_parameter"}, "Certificate Authority Key Not Found",
+				"The SSM parameter %s does not exist in %s: store your authority's private key (PEM) there as a SecureString, or fix the name.", t.CAKeyParameter, se.region)
+		}
+		if err != nil {
+			return fmt.Errorf("reading your certificate authority's key from %s: %w", t.CAKeyParameter, err)
+		}
+		if ca, err = awsspec.CAPair(t.CACertPEM + "\n" + key); err != nil {
+			return cluster.Errorf([]string{"tls", "ca_key_ssm_parameter"}, "Certificate Authority Key Mismatch",
+				"The SSM parameter %s does not hold the private key of tls.ca_cert_pem (%v): give the key of that certificate.", t.CAKeyParameter, err)
+		}
+	} else {
+		v, err := se.cloud.Secret(ctx, awsspec.TLSCAParameter(se.s.Name))
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the cluster's certificate authority: %w", err)
+		}
+		if ca, err = awsspec.CAPair(v); err != nil {
+			return fmt.Errorf("the cluster's certificate authority in %s: %w", awsspec.TLSCAParameter(se.s.Name), err)
+		}
 	}
 	cert, err := pki.ParseCert(ca.CertPEM)
 	if err != nil {
-		return fmt.Errorf("the cluster's certificate authority in %s: %w", awsspec.TLSCAParameter(se.s.Name), err)
+		return fmt.Errorf("the cluster's certificate authority: %w", err)
+	}
+	if problem := awsspec.CAProblem(cert, se.s.TLS.Policy, se.p.clock.Now()); problem != "" {
+		return cluster.Errorf([]string{"tls", "ca_cert_pem"}, "Certificate Authority Ends Too Soon", "%s", problem)
 	}
 	se.ca, se.caCert = &ca, cert
 	se.roots = x509.NewCertPool()
@@ -105,14 +123,24 @@ func (se *session) tlsStatus(ctx context.Context, o observation) (*cluster.TLSSt
 // checkTLSChange refuses to turn TLS on or off on a cluster that exists (its authority, or the lack of one,
 // says how it runs): etcd members and replication cannot mix TLS and plain TCP, so a rolling replacement
 // cannot change it.
-func (se *session) checkTLSChange(ctx context.Context, exists bool) error {
-	if !exists {
+func (se *session) checkTLSChange(ctx context.Context, prior cluster.Prior) error {
+	if len(prior.Members) == 0 {
 		return nil
 	}
-	_, err := se.cloud.Secret(ctx, awsspec.TLSCAParameter(se.s.Name))
-	has := err == nil
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("reading the cluster's certificate authority: %w", err)
+	has, err := se.hasTLS(ctx)
+	if err != nil {
+		return err
+	}
+	if was := prior.Spec; was != nil && was.TLS != nil && se.s.TLS != nil &&
+		(was.TLS.CACertPEM != se.s.TLS.CACertPEM || was.TLS.CAKeyParameter != se.s.TLS.CAKeyParameter) {
+		at := []string{"tls", "ca_cert_pem"}
+		if was.TLS.CACertPEM == se.s.TLS.CACertPEM {
+			at = []string{"tls", "ca_key_ssm_parameter"}
+		}
+		return cluster.Errorf(at, "Certificate Authority Cannot Change On AWS",
+			"The cluster %s runs with certificates of another authority (or another reference to its key). Each node trusts one authority, "+
+				"so changing it node by node would break replication and etcd between the nodes renewed and the others. Keep the authority the "+
+				"cluster was created with; to move to another, create a new cluster with it from this one's archive (a restore block).", se.s.Name)
 	}
 	switch {
 	case se.s.TLS != nil && !has:
@@ -129,6 +157,25 @@ func (se *session) checkTLSChange(ctx context.Context, exists bool) error {
 			se.s.Name, awsspec.TLSCAParameter(se.s.Name))
 	}
 	return nil
+}
+
+// hasTLS reports whether the cluster runs with TLS: the provider's authority exists, or a node's bundle does
+// (with the user's authority).
+func (se *session) hasTLS(ctx context.Context) (bool, error) {
+	names := []string{awsspec.TLSCAParameter(se.s.Name)}
+	for _, n := range se.s.Nodes {
+		names = append(names, awsspec.TLSBundleParameter(se.s.Name, n.Name))
+	}
+	for _, name := range names {
+		_, err := se.cloud.Secret(ctx, name)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return false, fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+	return false, nil
 }
 
 // planTLS adds to plan what the apply does with the certificates (its lines first: the apply issues them
@@ -177,6 +224,9 @@ func (se *session) ensureTLS(ctx context.Context, o observation) error {
 		return nil
 	}
 	now := se.p.clock.Now()
+	if se.ca == nil && se.s.TLS.OwnCA() {
+		return fmt.Errorf("your certificate authority was not read; this is a bug in the provider")
+	}
 	if se.ca == nil {
 		ca, err := pki.NewCA("pgnvme "+se.s.Name, now)
 		if err != nil {

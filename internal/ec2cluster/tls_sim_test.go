@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/jackc/pgx/v5"
 
@@ -281,4 +282,84 @@ func (e *simEnv) startTimes(st clusterState) map[string]string {
 		out[n.Name] = self.Start
 	}
 	return out
+}
+
+// TLS from an authority of the user's own: its key in an SSM SecureString outside the cluster's path. A key
+// that is not the certificate's is refused at plan; the nodes serve certificates of that authority; its
+// reference cannot change on the running cluster; destroy leaves the user's key.
+func TestAccEC2Cluster_tlsOwnCA(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := context.Background()
+	ca, err := pki.NewCA("my own authority", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := pki.NewCA("another authority", time.Now())
+	e.putSecret("/pki/sim-ca/key", string(ca.KeyPEM))
+	e.putSecret("/pki/sim-ca/other-key", string(other.KeyPEM))
+	e.putSecret("/pki/sim-ca/key-copy", string(ca.KeyPEM))
+	own := func(keyParam string) string {
+		return fmt.Sprintf("\n  tls {\n    ca_cert_pem          = <<-EOT\n%s    EOT\n    ca_key_ssm_parameter = %q\n  }", ca.CertPEM, keyParam)
+	}
+
+	e.tls = own("/pki/sim-ca/other-key")
+	e.config("sim", "m6id.large", false)
+	if out, err := e.terraform("plan", "-no-color", "-input=false"); err == nil || !strings.Contains(out, "Certificate Authority Key Mismatch") {
+		t.Errorf("a plan with another authority's key: %v\n%s", err, out)
+	}
+
+	e.tls = own("/pki/sim-ca/key")
+	e.config("sim", "m6id.large", false)
+	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	st := e.state()
+	t.Logf("created with the user's authority in %.0f s", secs)
+	if st.TLS == nil || strings.TrimSpace(st.TLS.CACertificate) != strings.TrimSpace(string(ca.CertPEM)) {
+		t.Fatalf("tls.ca_certificate is not the user's authority: %+v", st.TLS)
+	}
+	e.roots = x509.NewCertPool()
+	e.roots.AppendCertsFromPEM(ca.CertPEM)
+	for _, n := range st.Nodes {
+		served, err := e.servedREST(ctx, n.Host)
+		if err != nil {
+			t.Errorf("%s's REST API, verified against the user's authority: %v", n.Name, err)
+			continue
+		}
+		if served.Issuer.CommonName != "my own authority" {
+			t.Errorf("%s serves a certificate issued by %s", n.Name, served.Issuer)
+		}
+	}
+	password := e.secret(st.AWS.SSMPath + "/superuser-password")
+	if conn, err := e.connect(ctx, st.ConnectionURI, password); err != nil {
+		t.Errorf("connecting with verify-full against the user's authority: %v", err)
+	} else {
+		_ = conn.Close(ctx)
+	}
+	if _, err := e.secretErr(awsspec.TLSCAParameter("sim")); err == nil {
+		t.Errorf("the provider made an authority of its own beside the user's")
+	}
+
+	e.tls = own("/pki/sim-ca/key-copy")
+	e.config("sim", "m6id.large", false)
+	if out, err := e.terraform("plan", "-no-color", "-input=false"); err == nil || !strings.Contains(out, "Certificate Authority Cannot Change On AWS") {
+		t.Errorf("a plan that changes the authority's key of a running cluster: %v\n%s", err, out)
+	}
+	e.tls = own("/pki/sim-ca/key")
+	e.config("sim", "m6id.large", false)
+	e.mustTerraform("destroy", "-auto-approve", "-no-color", "-input=false")
+	if _, err := e.secretErr("/pki/sim-ca/key"); err != nil {
+		t.Errorf("destroy removed the user's key: %v", err)
+	}
+	var nf *types.ParameterNotFound
+	if _, err := e.secretErr(awsspec.TLSBundleParameter("sim", "node-2")); !errors.As(err, &nf) {
+		t.Errorf("node-2's bundle after destroy: %v; want it deleted", err)
+	}
+}
+
+// putSecret stores a SecureString in moto through the simulator's endpoint.
+func (e *simEnv) putSecret(name, value string) {
+	e.t.Helper()
+	c := ssm.NewFromConfig(e.awsConfig(), func(o *ssm.Options) { o.BaseEndpoint = aws.String(nodesim.AWSEndpoint) })
+	if _, err := c.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name), Value: aws.String(value), Type: types.ParameterTypeSecureString}); err != nil {
+		e.t.Fatal(err)
+	}
 }

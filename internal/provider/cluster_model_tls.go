@@ -23,6 +23,8 @@ import (
 type tlsModel struct {
 	ValidityPeriodHours types.Int64  `tfsdk:"validity_period_hours"`
 	EarlyRenewalHours   types.Int64  `tfsdk:"early_renewal_hours"`
+	CACertPEM           types.String `tfsdk:"ca_cert_pem"`
+	CAKeySSMParameter   types.String `tfsdk:"ca_key_ssm_parameter"`
 	CACertificate       types.String `tfsdk:"ca_certificate"`
 	CAFile              types.String `tfsdk:"ca_file"`
 	NotAfter            types.Map    `tfsdk:"not_after"`
@@ -45,7 +47,8 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 			"and the load balancer's DNS name, so `verify-full` holds through either. A client verifies with `tls.ca_certificate` saved as " +
 			"`~/.postgresql/root.crt` (libpq's default) or named by `sslrootcert`. On `aws` the block is set when the cluster is created: adding " +
 			"or removing it on a running cluster is refused at plan (etcd and replication cannot mix TLS and plain TCP during a rolling " +
-			"replacement); make a new cluster from the archive instead.",
+			"replacement); make a new cluster from the archive instead. On `aws` the authority may be your own (`ca_cert_pem` and " +
+			"`ca_key_ssm_parameter`).",
 		Attributes: map[string]schema.Attribute{
 			"validity_period_hours": schema.Int64Attribute{
 				Optional: true,
@@ -58,6 +61,19 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 				MarkdownDescription: fmt.Sprintf("An apply renews a certificate that ends within this many hours; it must be shorter than "+
 					"`validity_period_hours`. Defaults to `%d` (7 days). Apply at least this often (a scheduled `terraform apply`, or a check "+
 					"on `tls.not_after`) so that no certificate ends.", pki.DefaultRenewBeforeHours),
+			},
+			"ca_cert_pem": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "`aws` only: the certificate (PEM) of a certificate authority of your own, which then issues the nodes' " +
+					"certificates instead of one the provider makes (give `ca_key_ssm_parameter` with it). It must be a CA certificate " +
+					"(`CA:TRUE`, `keyCertSign`) that outlives `validity_period_hours` from now. Set at create: changing it on a running " +
+					"cluster is refused at plan.",
+			},
+			"ca_key_ssm_parameter": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "`aws` only, with `ca_cert_pem`: the name of the SSM SecureString (in the cluster's region) holding that " +
+					"authority's private key (PEM). The provider reads it when it issues certificates; the key never enters Terraform's state. " +
+					"It must not be under the cluster's SSM path (`/pgnvme/<name>`), which the nodes' role reads. Destroy leaves it.",
 			},
 			"ca_certificate": schema.StringAttribute{
 				Computed:            true,
@@ -81,6 +97,7 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 
 var clusterTLSAttrTypes = map[string]attr.Type{
 	"validity_period_hours": types.Int64Type, "early_renewal_hours": types.Int64Type,
+	"ca_cert_pem": types.StringType, "ca_key_ssm_parameter": types.StringType,
 	"ca_certificate": types.StringType, "ca_file": types.StringType, "not_after": types.MapType{ElemType: types.StringType},
 }
 
@@ -95,10 +112,20 @@ func tlsSpecInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) 
 	}
 	var t tlsModel
 	diags.Append(v.As(ctx, &t, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
-	if t.ValidityPeriodHours.IsUnknown() || t.EarlyRenewalHours.IsUnknown() {
+	if t.ValidityPeriodHours.IsUnknown() || t.EarlyRenewalHours.IsUnknown() || t.CACertPEM.IsUnknown() || t.CAKeySSMParameter.IsUnknown() {
 		return nil, false
 	}
-	return &cluster.TLSInput{ValidityPeriodHours: intOrNil(t.ValidityPeriodHours), EarlyRenewalHours: intOrNil(t.EarlyRenewalHours)}, true
+	return &cluster.TLSInput{ValidityPeriodHours: intOrNil(t.ValidityPeriodHours), EarlyRenewalHours: intOrNil(t.EarlyRenewalHours),
+		CACertPEM: stringOrNil(t.CACertPEM), CAKeyParameter: stringOrNil(t.CAKeySSMParameter)}, true
+}
+
+// stringOrNil is v's value, nil when v is null.
+func stringOrNil(v types.String) *string {
+	if v.IsNull() {
+		return nil
+	}
+	x := v.ValueString()
+	return &x
 }
 
 // tlsObject is the tls block as given (in) with the status st (nil: its outputs unknown, or null when
@@ -135,8 +162,15 @@ func tlsObject(ctx context.Context, in *cluster.TLSInput, st *cluster.TLSStatus,
 		}
 		return types.Int64Value(int64(*p))
 	}
+	str := func(p *string) types.String {
+		if p == nil {
+			return types.StringNull()
+		}
+		return types.StringValue(*p)
+	}
 	v, d := types.ObjectValue(clusterTLSAttrTypes, map[string]attr.Value{
 		"validity_period_hours": num(in.ValidityPeriodHours), "early_renewal_hours": num(in.EarlyRenewalHours),
+		"ca_cert_pem": str(in.CACertPEM), "ca_key_ssm_parameter": str(in.CAKeyParameter),
 		"ca_certificate": ca, "ca_file": caFile, "not_after": notAfter,
 	})
 	diags.Append(d...)
@@ -157,6 +191,9 @@ func tlsInputOf(t *cluster.TLS) *cluster.TLSInput {
 	if t.Policy.RenewBefore != def.RenewBefore {
 		h := int(t.Policy.RenewBefore / time.Hour)
 		in.EarlyRenewalHours = &h
+	}
+	if t.OwnCA() {
+		in.CACertPEM, in.CAKeyParameter = &t.CACertPEM, &t.CAKeyParameter
 	}
 	return in
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 )
 
 // awsInput is a configuration on EC2 as given: the neutral part and the aws block.
@@ -65,6 +66,23 @@ func TestValidateAWS(t *testing.T) {
 		}
 		return m
 	}
+	ca, err := pki.NewCA("my authority", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := pki.Issue(ca, pki.Subject{CommonName: "a leaf"}, pki.Server, time.Now(), time.Hour)
+	own := func(cert, key string) func(*awsInput) {
+		return func(in *awsInput) {
+			in.TLS = &cluster.TLSInput{}
+			if cert != "" {
+				in.TLS.CACertPEM = &cert
+			}
+			if key != "" {
+				in.TLS.CAKeyParameter = &key
+			}
+		}
+	}
+	caPEM := string(ca.CertPEM)
 	tests := []struct {
 		name   string
 		change func(*awsInput)
@@ -72,6 +90,13 @@ func TestValidateAWS(t *testing.T) {
 		detail string
 	}{
 		{"valid", func(*awsInput) {}, "", ""},
+		{"valid: tls with an authority of one's own", own(caPEM, "/pki/demo-ca/key"), "", ""},
+		{"own authority without its key", own(caPEM, ""), "tls.ca_key_ssm_parameter", "does not say where its private key is"},
+		{"own authority's key without its certificate", own("", "/pki/demo-ca/key"), "tls.ca_cert_pem", "does not give its certificate"},
+		{"own authority that is a leaf", own(string(leaf.CertPEM), "/pki/demo-ca/key"), "tls.ca_cert_pem", "is not a certificate authority's certificate"},
+		{"own authority not PEM", own("-----BEGIN NOTHING", "/pki/demo-ca/key"), "tls.ca_cert_pem", "is not a PEM certificate"},
+		{"own authority's key under the nodes' path", own(caPEM, "/pgnvme/demo/ca-key"), "tls.ca_key_ssm_parameter", "under the cluster's SSM path /pgnvme/demo"},
+		{"own authority's key not a parameter name", own(caPEM, "pki/key"), "tls.ca_key_ssm_parameter", "is not an SSM parameter name"},
 		{"valid: a subnet for a zone no node uses", func(in *awsInput) { in.AWS.SubnetIDs["eu-west-1d"] = "subnet-0123456789abcdef3" }, "", ""},
 		{"valid: region from the zones", func(in *awsInput) { in.AWS.Region = "" }, "", ""},
 		{"valid: arm64, pgBackRest, options", func(in *awsInput) {

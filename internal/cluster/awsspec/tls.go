@@ -210,3 +210,18 @@ func CAPair(value string) (pki.Pair, error) {
 func CAValue(p pki.Pair) string {
 	return string(bytes.TrimSpace(p.CertPEM)) + "\n" + string(bytes.TrimSpace(p.KeyPEM)) + "\n"
 }
+
+// CAProblem is what is wrong with the authority ca for issuing p's certificates now: it has ended, or it
+// ends before a certificate issued now would (every certificate would be cut short and due again at each
+// apply); "" when nothing.
+func CAProblem(ca *x509.Certificate, p pki.Policy, now time.Time) string {
+	end := ca.NotAfter.UTC().Format(time.RFC3339)
+	switch {
+	case !now.Before(ca.NotAfter):
+		return fmt.Sprintf("The certificate authority %s ended at %s: renew it (same key or a new one) before the cluster's certificates can be issued.", ca.Subject, end)
+	case ca.NotAfter.Before(now.Add(p.Validity)):
+		return fmt.Sprintf("The certificate authority %s ends at %s, before a certificate issued now for validity_period_hours (%d hours) would: "+
+			"renew the authority, or shorten validity_period_hours.", ca.Subject, end, int(p.Validity.Hours()))
+	}
+	return ""
+}

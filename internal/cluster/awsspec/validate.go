@@ -38,6 +38,8 @@ var (
 	securityGroupIDPattern = regexp.MustCompile(`^sg-[0-9a-f]{8,17}$`)
 	ssmParameterPattern    = regexp.MustCompile(`^(/[A-Za-z0-9_.-]+)+$`)
 	iamNamePattern         = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
+	// ssmNamePattern is a fully qualified SSM parameter name.
+	ssmNamePattern = regexp.MustCompile(`^/[a-zA-Z0-9_.\-/]+$`)
 )
 
 // awsCheck is one run of Validate: the problems so far, and what later checks need to know of earlier ones.
@@ -109,6 +111,7 @@ func (v *awsCheck) cluster() {
 			v.s.Synchronous.Number, quorum.MethodAny)
 	}
 	v.restore()
+	v.ownCA()
 	a := v.s.Archive
 	if a == nil {
 		v.add([]string{"archive"}, "Missing Archive", "On aws a cluster needs an archive: the instance store dies with its machine, and the archive is what seeds a replacement node and restores the cluster. "+
@@ -170,4 +173,23 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// ownCA checks where the user's certificate authority's key is: an SSM parameter name, outside the
+// cluster's SSM path (the nodes' role reads everything under it, and no node may read the authority's key).
+func (v *awsCheck) ownCA() {
+	t := v.s.TLS
+	if !t.OwnCA() || t.CAKeyParameter == "" {
+		return
+	}
+	at := []string{"tls", "ca_key_ssm_parameter"}
+	p, path := t.CAKeyParameter, SSMPath(v.s.Name)
+	switch {
+	case !ssmNamePattern.MatchString(p) || len(p) > 2048:
+		v.add(at, "Invalid SSM Parameter Name", "tls.ca_key_ssm_parameter %q is not an SSM parameter name: give the full name of a SecureString, "+
+			"such as /pki/orders-ca/key (letters, digits, and _.-/ only, starting with /).", p)
+	case p == path || strings.HasPrefix(p, path+"/"):
+		v.add(at, "Key Readable By The Nodes", "tls.ca_key_ssm_parameter %s is under the cluster's SSM path %s, which every node's role reads: "+
+			"a node could read the authority's key and issue itself any certificate. Keep the key elsewhere, such as /pki/%s-ca/key.", p, path, v.s.Name)
+	}
 }
