@@ -49,6 +49,15 @@ resource "pgnvme_cluster" "this" {
       zone = node.value.zone
     }
   }
+  dynamic "tls" {
+    for_each = var.tls == null ? [] : [var.tls]
+    content {
+      validity_period_hours = tls.value.validity_period_hours
+      early_renewal_hours   = tls.value.early_renewal_hours
+      ca_cert_pem           = tls.value.ca_cert_pem
+      ca_key_ssm_parameter  = tls.value.ca_key_ssm_parameter
+    }
+  }
   archive {
     pgbackrest_options = var.pgbackrest_options
     walg_env           = var.pgbackrest_options == null ? pgnvme_archive_bucket.this[0].walg_env : null

@@ -57,3 +57,8 @@ output "load_balancer_dns_name" {
   description = "DNS name of the Network Load Balancer in front of the primary (aws_settings.load_balancer), null without one."
   value       = pgnvme_cluster.this.aws.load_balancer_dns_name
 }
+
+output "ca_certificate" {
+  description = "The cluster's certificate authority (PEM) with var.tls, for clients' sslrootcert (for example ~/.postgresql/root.crt); null without TLS."
+  value       = try(pgnvme_cluster.this.tls.ca_certificate, null)
+}

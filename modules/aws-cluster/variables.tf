@@ -196,6 +196,28 @@ variable "aws_settings" {
   }
 }
 
+variable "tls" {
+  description = <<-EOT
+    TLS for every connection to and between the nodes (PostgreSQL, replication, Patroni's REST API, etcd), from the
+    cluster's own certificate authority: `{}` for the provider's authority with 90-day certificates renewed 7 days
+    before they end, or set `validity_period_hours`, `early_renewal_hours`, and `ca_cert_pem` with
+    `ca_key_ssm_parameter` for an authority of your own (its key in an SSM SecureString outside `/pgnvme/<name>`).
+    Set at create: adding or removing it later is refused at plan. Null (the default): no TLS.
+  EOT
+  type = object({
+    validity_period_hours = optional(number)
+    early_renewal_hours   = optional(number)
+    ca_cert_pem           = optional(string)
+    ca_key_ssm_parameter  = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.tls == null || ((try(var.tls.ca_cert_pem, null) == null) == (try(var.tls.ca_key_ssm_parameter, null) == null))
+    error_message = "tls.ca_cert_pem and tls.ca_key_ssm_parameter go together: your authority's certificate and the SSM SecureString holding its key, or neither for the provider's own authority."
+  }
+}
+
 variable "tags" {
   description = "Tags of every AWS object the module creates (the cluster's `pgnvme:` tags are the platform's own). A change plans no replacement."
   type        = map(string)

@@ -233,3 +233,27 @@ run "aws_settings_reach_the_cluster" {
     error_message = "aws_settings should reach the cluster's aws block, and node_policy_json stay null with a profile of the caller's own."
   }
 }
+
+run "tls_own_ca_without_its_key" {
+  command = plan
+  variables {
+    tls = { ca_cert_pem = "-----BEGIN CERTIFICATE-----" }
+  }
+  expect_failures = [var.tls]
+}
+
+# The tls object reaches the cluster's tls block; the URIs then carry sslmode=verify-full.
+run "tls_reaches_the_cluster" {
+  command = plan
+  variables {
+    tls = { validity_period_hours = 720, early_renewal_hours = 72 }
+  }
+  override_resource {
+    target = pgnvme_cluster.this
+  }
+  expect_failures = [check.quorum, check.archive]
+  assert {
+    condition     = pgnvme_cluster.this.tls.validity_period_hours == 720 && pgnvme_cluster.this.tls.early_renewal_hours == 72 && pgnvme_cluster.this.tls.ca_cert_pem == null
+    error_message = "var.tls should reach the cluster's tls block."
+  }
+}
