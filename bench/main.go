@@ -36,7 +36,8 @@ func run() error {
 	runs := flag.Int("runs", 5, "repetitions per measurement (the median is reported)")
 	decideRuns := flag.Int("decide-runs", 5, "paired repetitions of the figures that decide something (tuned vs defaults, NVMe-like vs gp3-like, pgnvme_pgbench vs the pgbench CLI); at least 3")
 	seconds := flag.Int("decide-seconds", 30, "length of each pgbench run behind those figures")
-	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage,restore,ablation); empty runs all but ablation, which runs only when named")
+	only := flag.String("only", "", "comma-separated sections to run (plan,catalog,pgbench,cluster,storage,restore,ec2,ablation); empty runs all but ablation, which runs only when named")
+	ec2Runs := flag.Int("ec2-runs", 3, "ec2: runs of the EC2 platform's section (create, failover, replacement, switchover, roll on the node simulator; about 5 minutes each)")
 	ablationPairs := flag.Int("ablation-pairs", 3, "ablation: paired runs per parameter; at least 1")
 	ablationSeconds := flag.Int("ablation-seconds", 12, "ablation: length of each pgbench run")
 	ablationParams := flag.String("ablation-params", "", "ablation: comma-separated tuned parameters to measure, \"full\" for the whole set; empty measures each and the whole set")
@@ -109,6 +110,11 @@ func run() error {
 			return fmt.Errorf("restore drill: %w", err)
 		}
 	}
+	if want("ec2") {
+		if report.EC2, err = benchEC2(env, *ec2Runs); err != nil {
+			return fmt.Errorf("EC2 platform: %w", err)
+		}
+	}
 	if want("ablation") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		report.Ablation, err = benchAblation(ctx, *ablationPairs, *ablationSeconds, *ablationParams)
@@ -149,6 +155,7 @@ type Report struct {
 	Storage       *StorageBench  `json:"storage,omitempty"`
 	Ablation      *AblationBench `json:"ablation,omitempty"`
 	Restore       *RestoreBench  `json:"restore,omitempty"`
+	EC2           *EC2Bench      `json:"ec2,omitempty"`
 }
 
 // started is when the command started, for the progress lines.
@@ -206,6 +213,9 @@ func (r *Report) print(w *os.File) {
 	}
 	if rb := r.Restore; rb != nil {
 		rb.print(w)
+	}
+	if e := r.EC2; e != nil {
+		e.print(w)
 	}
 	if a := r.Ablation; a != nil {
 		a.print(w)

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 )
 
 // EC2EnvOptions say what NewEC2Env makes.
@@ -116,4 +117,21 @@ func (e *EC2Env) Close() error {
 		return nil
 	}
 	return e.Sim.Close()
+}
+
+// Terminate terminates an instance in moto (the bridge then removes its node), as a lost machine.
+func (e *EC2Env) Terminate(ctx context.Context, id string) error {
+	if _, err := e.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
+		return fmt.Errorf("terminating %s in moto: %w", id, err)
+	}
+	return nil
+}
+
+// Secret reads an SSM SecureString from moto, decrypted.
+func (e *EC2Env) Secret(ctx context.Context, name string) (string, error) {
+	out, err := ssm.NewFromConfig(e.AWS).GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	if err != nil {
+		return "", fmt.Errorf("reading %s from moto's SSM: %w", name, err)
+	}
+	return aws.ToString(out.Parameter.Value), nil
 }
