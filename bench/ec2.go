@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
@@ -253,25 +254,7 @@ func (e *ec2Env) config(typ string) error {
 		subnetLines = append(subnetLines, fmt.Sprintf("      %q = %q", z, e.fx.Subnets[z]))
 		nodeLines = append(nodeLines, fmt.Sprintf("  node {\n    name = \"node-%d\"\n    zone = %q\n  }", i+1, z))
 	}
-	hcl := fmt.Sprintf(`terraform {
-  required_providers {
-    pgnvme = { source = "pgnvme/pgnvme" }
-  }
-}
-
-provider "pgnvme" {
-  region                      = %[1]q
-  skip_credentials_validation = true
-  endpoints {
-    ec2   = %[2]q
-    ssm   = %[2]q
-    iam   = %[2]q
-    sts   = %[2]q
-    s3    = %[2]q
-    elbv2 = %[2]q
-  }
-}
-
+	hcl := tfwork.SimProvider(ec2Region, e.fx.Sim.MotoURL()) + fmt.Sprintf(`
 resource "pgnvme_cluster" "db" {
   name           = %[3]q
   postgres_major = 15

@@ -13,7 +13,9 @@ import (
 func TestObserverFloors(t *testing.T) {
 	t0 := time.Date(2026, 12, 5, 13, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	member := func(name, role, state string) patroniapi.Member { return patroniapi.Member{Name: name, Role: role, State: state} }
+	member := func(name, role, state string) patroniapi.Member {
+		return patroniapi.Member{Name: name, Role: role, State: state}
+	}
 	started := func(s int) string { return at(s).Format("2006-01-02 15:04:05.999999-07:00") }
 	o := &observer{samples: []observation{
 		{at: at(1), ok: true, cluster: patroniapi.Status{Members: []patroniapi.Member{member("node-1", "leader", "running"), member("node-2", "quorum_standby", "streaming")}},

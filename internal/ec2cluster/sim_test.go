@@ -132,26 +132,7 @@ func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	if e.fourth {
 		fourth = fmt.Sprintf("\n  node {\n    name = \"node-4\"\n    zone = %q\n  }", e.zones[3])
 	}
-	hcl := fmt.Sprintf(`
-terraform {
-  required_providers {
-    pgnvme = { source = "pgnvme/pgnvme" }
-  }
-}
-
-provider "pgnvme" {
-  region                      = %[1]q
-  skip_credentials_validation = true
-  endpoints {
-    ec2 = %[2]q
-    ssm = %[2]q
-    iam = %[2]q
-    sts = %[2]q
-    s3    = %[2]q
-    elbv2 = %[2]q
-  }
-}
-
+	hcl := tfwork.SimProvider(e.region, e.sim.MotoURL()) + fmt.Sprintf(`
 resource "pgnvme_cluster" "db" {
   name           = %[3]q
   postgres_major = 15
