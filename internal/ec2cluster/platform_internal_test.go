@@ -156,7 +156,7 @@ func (f *fakeCloud) StoreSecret(_ context.Context, name, _ string, _ map[string]
 	return nil
 }
 func (f *fakeCloud) Secret(_ context.Context, name string) (string, error) {
-	if strings.HasPrefix(name, "/pgnvme-ca/") {
+	if strings.HasPrefix(name, "/pgnvme-ca/") || strings.Contains(name, "/tls/") {
 		return "", ErrNotFound // no cluster here has TLS
 	}
 	return "secret", nil

@@ -127,10 +127,11 @@ func (se *session) checkTLSChange(ctx context.Context, prior cluster.Prior) erro
 	if len(prior.Members) == 0 {
 		return nil
 	}
-	has, err := se.hasTLS(ctx)
+	found, err := se.tlsFound(ctx)
 	if err != nil {
 		return err
 	}
+	has := found != ""
 	if was := prior.Spec; was != nil && was.TLS != nil && se.s.TLS != nil &&
 		(was.TLS.CACertPEM != se.s.TLS.CACertPEM || was.TLS.CAKeyParameter != se.s.TLS.CAKeyParameter) {
 		at := []string{"tls", "ca_cert_pem"}
@@ -151,17 +152,17 @@ func (se *session) checkTLSChange(ctx context.Context, prior cluster.Prior) erro
 				"remove the block.", se.s.Name)
 	case se.s.TLS == nil && has:
 		return cluster.Errorf([]string{"tls"}, "TLS Cannot Be Turned Off On AWS",
-			"The cluster %s runs with TLS (its certificate authority is %s). Its etcd members and replication cannot mix TLS and plain TCP while "+
+			"The cluster %s runs with TLS (its certificates are in SSM: %s). Its etcd members and replication cannot mix TLS and plain TCP while "+
 				"nodes are replaced one at a time, and a cluster whose traffic crosses availability zones should not drop it: keep the tls block. "+
 				"To run without TLS, create a new cluster without it from this one's archive (a restore block), move the clients, then destroy this one.",
-			se.s.Name, awsspec.TLSCAParameter(se.s.Name))
+			se.s.Name, found)
 	}
 	return nil
 }
 
-// hasTLS reports whether the cluster runs with TLS: the provider's authority exists, or a node's bundle does
-// (with the user's authority).
-func (se *session) hasTLS(ctx context.Context) (bool, error) {
+// tlsFound is the first of the cluster's TLS parameters that exists ("" when none: it runs without TLS):
+// the provider's authority, or a node's bundle (with the user's authority).
+func (se *session) tlsFound(ctx context.Context) (string, error) {
 	names := []string{awsspec.TLSCAParameter(se.s.Name)}
 	for _, n := range se.s.Nodes {
 		names = append(names, awsspec.TLSBundleParameter(se.s.Name, n.Name))
@@ -169,13 +170,13 @@ func (se *session) hasTLS(ctx context.Context) (bool, error) {
 	for _, name := range names {
 		_, err := se.cloud.Secret(ctx, name)
 		if err == nil {
-			return true, nil
+			return name, nil
 		}
 		if !errors.Is(err, ErrNotFound) {
-			return false, fmt.Errorf("reading %s: %w", name, err)
+			return "", fmt.Errorf("reading %s: %w", name, err)
 		}
 	}
-	return false, nil
+	return "", nil
 }
 
 // planTLS adds to plan what the apply does with the certificates (its lines first: the apply issues them
