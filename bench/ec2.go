@@ -33,7 +33,10 @@ import (
 //     instance's boot to it streaming;
 //   - a hand switchover (POST /switchover) until the new primary takes a write, for the roll's floor;
 //   - a rolling replacement of all three nodes (a new instance type) beside three replacements' floors plus
-//     one switchover.
+//     one switchover;
+//   - every node lost (all three instances terminated once the archive holds everything) and the apply's
+//     restore from the archive, per GiB of database, beside the nodes' own restore and forming (first boot
+//     to whole: pgBackRest's restore and recovery on the node that restores, etcd, the standbys' copies).
 type EC2Bench struct {
 	Runs            int     `json:"runs"`
 	Note            string  `json:"note"`
@@ -52,15 +55,25 @@ type EC2Bench struct {
 	FailoverRatio   Stat    `json:"failover_over_floor"`
 	ReplaceRatio    Stat    `json:"replace_over_floor"`
 	RollRatio       Stat    `json:"roll_over_floor"`
-	WritesLost      int     `json:"acknowledged_writes_lost"`
-	WritesAcked     int     `json:"acknowledged_writes"`
-	runs            []ec2Run
+	// Restore is every node lost and the apply's restore from the archive, RestoreFloor the nodes' own
+	// restore and forming (first boot to whole), RestoreGiB the database's size restored.
+	Restore          Stat `json:"restore_seconds"`
+	RestoreFloor     Stat `json:"restore_floor_seconds"`
+	RestoreGiB       Stat `json:"restore_gib"`
+	RestorePerGiB    Stat `json:"restore_seconds_per_gib"`
+	RestoreRatio     Stat `json:"restore_over_floor"`
+	RestoredRowsLost int  `json:"archived_rows_lost"`
+	WritesLost       int  `json:"acknowledged_writes_lost"`
+	WritesAcked      int  `json:"acknowledged_writes"`
+	runs             []ec2Run
 }
 
 // ec2Run is one run's figures, in seconds.
 type ec2Run struct {
 	create, createFloor, failover, replace, replaceFloor, switchover, roll, rollFloor float64
 	acked, lost                                                                       int
+	restore, restoreFloor, restoreGiB                                                 float64
+	rowsLost                                                                          int
 }
 
 const (
@@ -103,9 +116,14 @@ func benchEC2(env *terraformEnv, runs int) (*EC2Bench, error) {
 	b.FailoverRatio = col(func(r ec2Run) float64 { return r.failover / b.FailoverFloor })
 	b.ReplaceRatio = col(func(r ec2Run) float64 { return r.replace / r.replaceFloor })
 	b.RollRatio = col(func(r ec2Run) float64 { return r.roll / r.rollFloor })
+	b.Restore, b.RestoreFloor = col(func(r ec2Run) float64 { return r.restore }), col(func(r ec2Run) float64 { return r.restoreFloor })
+	b.RestoreGiB = col(func(r ec2Run) float64 { return r.restoreGiB })
+	b.RestorePerGiB = col(func(r ec2Run) float64 { return r.restore / r.restoreGiB })
+	b.RestoreRatio = col(func(r ec2Run) float64 { return r.restore / r.restoreFloor })
 	for _, r := range b.runs {
 		b.WritesAcked += r.acked
 		b.WritesLost += r.lost
+		b.RestoredRowsLost += r.rowsLost
 	}
 	return b, nil
 }
@@ -168,10 +186,13 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	if err != nil {
 		return r, err
 	}
+	writing := true
 	defer func() {
-		acked, lost, werr := w.finish(e)
-		r.acked, r.lost = acked, lost
-		err = errors.Join(err, werr)
+		if writing {
+			acked, lost, werr := w.finish(e)
+			r.acked, r.lost = acked, lost
+			err = errors.Join(err, werr)
+		}
 	}()
 
 	// Failover: the primary's instance terminated; until the URI takes a write again.
@@ -210,7 +231,7 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	}
 	progress("ec2: switchover by hand %.1f s", r.switchover)
 	// The old primary rejoins as a standby before the roll (which needs every member streaming).
-	if err := e.obs.waitWhole(time.Now(), 2*time.Minute); err != nil {
+	if err := e.obs.waitSettled(time.Now(), 10*time.Second, 2*time.Minute); err != nil {
 		return r, fmt.Errorf("after the switchover: %w", err)
 	}
 
@@ -233,7 +254,123 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	}
 	r.rollFloor = nodes + r.switchover
 	progress("ec2: rolled 3 nodes in %.1f s (floor %.1f s)", r.roll, r.rollFloor)
+
+	// Every node lost: the writer stops, the archive is brought up to date, every instance terminated;
+	// the apply restores the cluster from the archive.
+	writing = false
+	if r.acked, r.lost, err = w.finish(e); err != nil {
+		return r, err
+	}
+	if r.restoreGiB, err = e.fillAndArchive(ctx, out.ConnectionURI, password); err != nil {
+		return r, err
+	}
+	for _, id := range e.liveInstances() {
+		if err := fx.Terminate(ctx, id); err != nil {
+			return r, err
+		}
+	}
+	if err := e.waitAllTerminated(2 * time.Minute); err != nil {
+		return r, err
+	}
+	start = time.Now()
+	if err := e.terraform("apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
+		return r, err
+	}
+	r.restore = time.Since(start).Seconds()
+	firstBoot = e.firstBoot(start)
+	whole, ok = e.obs.firstWhole(firstBoot)
+	if !ok || firstBoot.IsZero() {
+		return r, errors.New("the observer never saw the restored cluster whole")
+	}
+	r.restoreFloor = whole.Sub(firstBoot).Seconds()
+	if r.rowsLost, err = e.rowsLost(ctx, out.ConnectionURI, password, w.acked); err != nil {
+		return r, err
+	}
+	progress("ec2: every node lost, restored %.2f GiB in %.1f s (the nodes' own restore and forming %.1f s), %d archived rows lost",
+		r.restoreGiB, r.restore, r.restoreFloor, r.rowsLost)
 	return r, nil
+}
+
+// fillBytes is how much data the restore figure adds to the database (beside the writer's rows).
+const fillBytes = 256 << 20
+
+// fillAndArchive adds fillBytes of rows, switches WAL and waits until the archiver has archived the segment
+// (so the archive holds everything), and returns the database's size in GiB.
+func (e *ec2Env) fillAndArchive(ctx context.Context, uri, password string) (float64, error) {
+	conn, err := e.connect(ctx, uri, password)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE bench_fill AS SELECT g AS id, repeat(md5(g::text), 30) AS pad FROM generate_series(1, $1::int) g", fillBytes/1000); err != nil {
+		return 0, err
+	}
+	var seg string
+	if err := conn.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&seg); err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var last string
+		if err := conn.QueryRow(ctx, "SELECT coalesce(last_archived_wal, '') FROM pg_stat_archiver").Scan(&last); err != nil {
+			return 0, err
+		}
+		if len(last) >= 24 && last[:24] >= seg {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("segment %s not archived within 3 minutes (last archived %q)", seg, last)
+		}
+		time.Sleep(500 * time.Millisecond) //nolint:forbidigo // polling the archiver's progress
+	}
+	var size int64
+	if err := conn.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&size); err != nil {
+		return 0, err
+	}
+	return float64(size) / (1 << 30), nil
+}
+
+// liveInstances are the instances the simulator runs now.
+func (e *ec2Env) liveInstances() []string {
+	state := map[string]string{}
+	for _, ev := range e.fx.Bridge.Events() {
+		state[ev.InstanceID] = ev.Kind
+	}
+	var out []string
+	for id, kind := range state {
+		if kind == nodesim.EventBoot || kind == nodesim.EventBooted {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitAllTerminated waits until the simulator runs no instance.
+func (e *ec2Env) waitAllTerminated(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for len(e.liveInstances()) > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("instances %v still run %s after the terminate", e.liveInstances(), limit)
+		}
+		time.Sleep(200 * time.Millisecond) //nolint:forbidigo // polling the simulator's log
+	}
+	return nil
+}
+
+// rowsLost counts the writer's acknowledged rows missing from the restored cluster (all were archived
+// before the loss, so none may be).
+func (e *ec2Env) rowsLost(ctx context.Context, uri, password string, acked []int64) (int, error) {
+	conn, err := e.connect(ctx, uri, password)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var found int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM bench_acked WHERE id = ANY($1)", acked).Scan(&found); err != nil {
+		return 0, err
+	}
+	return len(acked) - found, nil
 }
 
 // config writes the cluster's configuration: three nodes in three zones, pgBackRest to the bucket, quick
@@ -546,6 +683,9 @@ func (b *EC2Bench) print(w *os.File) {
 	fmt.Fprintf(w, "  %-40s %s\n", "switchover by hand (POST /switchover)", b.Switchover.Format("s"))
 	row("3-node rolling replacement", b.Roll, b.RollFloor, b.RollRatio)
 	fmt.Fprintf(w, "  %-40s %d of %d\n", "acknowledged commits lost", b.WritesLost, b.WritesAcked)
+	row("every node lost, restored (apply)", b.Restore, b.RestoreFloor, b.RestoreRatio)
+	fmt.Fprintf(w, "  %-40s %s   per GiB %s   archived rows lost: %d\n", "database size restored", b.RestoreGiB.Format("GiB"), b.RestorePerGiB.Format("s"), b.RestoredRowsLost)
 	fmt.Fprintln(w, "  floors: create, the nodes' own forming (first boot to every standby streaming); failover, Patroni's ttl + loop_wait;")
-	fmt.Fprintln(w, "  replacement, the node's own boot and seed; roll, three such plus the hand switchover")
+	fmt.Fprintln(w, "  replacement, the node's own boot and seed; roll, three such plus the hand switchover; restore, the nodes' own")
+	fmt.Fprintln(w, "  restore and forming (first boot to whole: pgBackRest's restore and recovery on the node, etcd, the standbys' copies)")
 }

@@ -112,35 +112,63 @@ func (o *observer) firstWhole(since time.Time) (time.Time, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, ob := range o.samples {
-		if ob.at.Before(since) || !ob.ok {
-			continue
-		}
-		leader, streaming := false, 0
-		for _, m := range ob.cluster.Members {
-			switch {
-			case m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning:
-				leader = true
-			case (m.Role == patroniapi.RoleQuorumStandby || m.Role == patroniapi.RoleSyncStandby) && m.State == patroniapi.StateStreaming:
-				streaming++
-			}
-		}
-		if leader && streaming >= 2 {
+		if !ob.at.Before(since) && whole(ob) {
 			return ob.at, true
 		}
 	}
 	return time.Time{}, false
 }
 
-// waitWhole waits until the observer sees the cluster whole (firstWhole) after since.
-func (o *observer) waitWhole(since time.Time, limit time.Duration) error {
+// waitSettled waits until the observer has seen the cluster whole (see whole) in every poll of the last
+// hold, after since: a standby that reconnects once after a switchover (its stream follows the new
+// timeline) does not count as settled, as the provider's own check would not.
+func (o *observer) waitSettled(since time.Time, hold, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		if _, ok := o.firstWhole(since); ok {
+		if o.wholeFor(since, hold) {
 			return nil
 		}
 		time.Sleep(observeEvery) //nolint:forbidigo // polling the observer's own record
 	}
-	return fmt.Errorf("the cluster was not whole (a running leader, two standbys streaming in the quorum) within %s", limit)
+	return fmt.Errorf("the cluster was not whole (a running leader, two standbys streaming in the quorum) for %s within %s", hold, limit)
+}
+
+// wholeFor reports whether every poll of the last hold (after since, and enough of them) saw the cluster whole.
+func (o *observer) wholeFor(since time.Time, hold time.Duration) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	from := time.Now().Add(-hold)
+	if from.Before(since) {
+		return false
+	}
+	n := 0
+	for _, ob := range o.samples {
+		if ob.at.Before(from) {
+			continue
+		}
+		if !whole(ob) {
+			return false
+		}
+		n++
+	}
+	return n >= int(hold/observeEvery)/2
+}
+
+// whole reports whether ob saw a running leader and two standbys streaming in the quorum.
+func whole(ob observation) bool {
+	if !ob.ok {
+		return false
+	}
+	leader, streaming := false, 0
+	for _, m := range ob.cluster.Members {
+		switch {
+		case m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning:
+			leader = true
+		case (m.Role == patroniapi.RoleQuorumStandby || m.Role == patroniapi.RoleSyncStandby) && m.State == patroniapi.StateStreaming:
+			streaming++
+		}
+	}
+	return leader && streaming >= 2
 }
 
 // firstStreaming is when node's own Patroni first said, after boot, that a PostgreSQL started after boot
