@@ -163,6 +163,9 @@ func (se *session) checkTLSChange(ctx context.Context, prior cluster.Prior) erro
 // tlsFound is the first of the cluster's TLS parameters that exists ("" when none: it runs without TLS):
 // the provider's authority, or a node's bundle (with the user's authority).
 func (se *session) tlsFound(ctx context.Context) (string, error) {
+	if se.ca != nil && !se.s.TLS.OwnCA() {
+		return awsspec.TLSCAParameter(se.s.Name), nil // open read it already
+	}
 	names := []string{awsspec.TLSCAParameter(se.s.Name)}
 	for _, n := range se.s.Nodes {
 		names = append(names, awsspec.TLSBundleParameter(se.s.Name, n.Name))
@@ -253,9 +256,11 @@ func (se *session) ensureTLS(ctx context.Context, o observation) error {
 	for _, n := range nodes {
 		byName[n.Name] = n
 	}
-	for i, is := range d.Issue {
-		line := d.Lines(awsspec.TLSCAParameter(se.s.Name))
-		tflog.Info(ctx, "TLS step", map[string]any{"node": is.Node, "reason": is.Reason, "plan": line[min(i, len(line)-1)]})
+	for _, line := range d.Lines(awsspec.TLSCAParameter(se.s.Name)) {
+		tflog.Info(ctx, "TLS step", map[string]any{"tls_step": line})
+	}
+	for _, is := range d.Issue {
+		tflog.Info(ctx, "issuing the node's certificates", map[string]any{"node": is.Node, "reason": is.Reason, "new_key": is.NewKey})
 		cert, err := se.issueBundle(ctx, byName[is.Node], is.NewKey, now)
 		if err != nil {
 			return err

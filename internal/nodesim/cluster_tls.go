@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 )
 
@@ -95,23 +96,14 @@ func (c *Cluster) ServedCertificate(ctx context.Context, n *Node, port int, post
 		return nil, err
 	}
 	defer raw.Close()
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.Pool(), ServerName: n.IP.String(), Certificates: []tls.Certificate{c.TLS.clientCert}}
+	if postgres {
+		return pgclient.ServedCertificateOn(ctx, raw, cfg)
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = raw.SetDeadline(dl)
 	}
-	if postgres {
-		// SSLRequest: length 8, code 80877103; the server answers 'S' and the handshake follows.
-		if _, err := raw.Write([]byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}); err != nil {
-			return nil, err
-		}
-		b := make([]byte, 1)
-		if _, err := raw.Read(b); err != nil {
-			return nil, err
-		}
-		if b[0] != 'S' {
-			return nil, fmt.Errorf("%s:%d answered %q to an SSLRequest, not 'S'", n.IP, port, b)
-		}
-	}
-	conn := tls.Client(raw, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: c.TLS.Pool(), ServerName: n.IP.String(), Certificates: []tls.Certificate{c.TLS.clientCert}})
+	conn := tls.Client(raw, cfg)
 	if err := conn.HandshakeContext(ctx); err != nil {
 		return nil, err
 	}

@@ -292,6 +292,13 @@ func ServedCertificate(ctx context.Context, host string, port int, roots *x509.C
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s: %w", addr, err)
 	}
 	defer raw.Close()
+	return ServedCertificateOn(ctx, raw, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots, ServerName: host})
+}
+
+// ServedCertificateOn is ServedCertificate on a connection the caller dialled (closing it is the caller's),
+// with cfg for the handshake.
+func ServedCertificateOn(ctx context.Context, raw net.Conn, cfg *tls.Config) (*x509.Certificate, error) {
+	addr := raw.RemoteAddr().String()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = raw.SetDeadline(dl)
 	}
@@ -306,7 +313,7 @@ func ServedCertificate(ctx context.Context, host string, port int, roots *x509.C
 	if b[0] != 'S' {
 		return nil, fmt.Errorf("PostgreSQL at %s serves no TLS (it answered %q to an SSLRequest)", addr, b)
 	}
-	conn := tls.Client(raw, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots, ServerName: host})
+	conn := tls.Client(raw, cfg)
 	if err := conn.HandshakeContext(ctx); err != nil {
 		return nil, fmt.Errorf("TLS handshake with PostgreSQL at %s: %w", addr, err)
 	}
