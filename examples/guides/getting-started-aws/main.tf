@@ -134,6 +134,10 @@ resource "pgnvme_cluster" "db" {
     walg_env = pgnvme_archive_bucket.wal.walg_env
   }
 
+  # TLS for every connection to and between the nodes, from the cluster's own authority (set at create: it
+  # cannot be added later). Certificates valid 90 days, renewed by any apply within 7 days of their end.
+  tls {}
+
   aws {
     region              = var.region
     instance_type       = local.instance_type
@@ -196,6 +200,11 @@ output "connection_uri" {
 output "read_only_connection_uri" {
   description = "Every node, target_session_attrs=prefer-standby."
   value       = pgnvme_cluster.db.read_only_connection_uri
+}
+
+output "ca_certificate" {
+  description = "The cluster's certificate authority (PEM): save it as the clients' sslrootcert, e.g. ~/.postgresql/root.crt, for the URIs' sslmode=verify-full."
+  value       = pgnvme_cluster.db.tls.ca_certificate
 }
 
 output "password_parameter" {
