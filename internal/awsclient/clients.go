@@ -116,6 +116,7 @@ func (c *Clients) baseConfig(ctx context.Context) (aws.Config, error) {
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
+	logCalls(&cfg)
 	c.base = &cfg
 	return cfg, nil
 }

@@ -42,6 +42,7 @@ func S3ForPgBackRest(ctx context.Context, opts map[string]string) (*s3.Client, e
 	if err != nil {
 		return nil, fmt.Errorf("configuring S3 for the pgBackRest repository: %w", err)
 	}
+	logCalls(&cfg)
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if host := opts["repo1-s3-endpoint"]; host != "" && !strings.HasSuffix(host, ".amazonaws.com") {
 			if port := opts["repo1-storage-port"]; port != "" && port != "443" {

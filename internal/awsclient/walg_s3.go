@@ -41,6 +41,7 @@ func S3ForWALG(ctx context.Context, env map[string]string) (*s3.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuring S3 for the WAL-G archive: %w", err)
 	}
+	logCalls(&cfg)
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if ep := env["AWS_ENDPOINT"]; ep != "" {
 			o.BaseEndpoint = aws.String(ep)

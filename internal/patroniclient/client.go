@@ -16,8 +16,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 )
+
+// CallLogMessage is the debug log's message for every request sent to a Patroni REST API (with
+// TF_LOG_PROVIDER=DEBUG; `make bench` counts them).
+const CallLogMessage = "patroni request"
 
 // Client talks to Patroni's REST API at port on the nodes. HTTP is the client for reads (with a short
 // timeout); its Transport also carries the calls Patroni answers only once done (switchover, restart).
@@ -224,10 +230,15 @@ func (p *Client) doWith(ctx context.Context, client *http.Client, method, host, 
 		req.SetBasicAuth(user, password)
 	}
 	resp, err := client.Do(req)
+	fields := map[string]any{"method": method, "host": host, "path": path}
 	if err != nil {
+		fields["error"] = err.Error()
+		tflog.Debug(ctx, CallLogMessage, fields)
 		return nil, 0, err
 	}
 	defer resp.Body.Close()
+	fields["status"] = resp.StatusCode
+	tflog.Debug(ctx, CallLogMessage, fields)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return b, resp.StatusCode, err
 }

@@ -1,13 +1,17 @@
 package patroniclient_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniclient"
 )
@@ -92,5 +96,44 @@ func TestClient(t *testing.T) {
 	}
 	if _, err := c.Config(ctx, "198.18.0.2"); err == nil || !strings.Contains(err.Error(), "GET /config") {
 		t.Errorf("Config of a 404: %v; want an error naming the call", err)
+	}
+}
+
+// Every request is one debug line (patroniclient.CallLogMessage) with its method, host, path and status, or
+// the error when the host did not answer; never the password.
+func TestClient_logsEveryRequest(t *testing.T) {
+	received := 0
+	c := client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received++
+		_, _ = w.Write([]byte(`{"members": [{"name": "node-1", "role": "leader", "state": "running"}]}`))
+	}))
+	var logged bytes.Buffer
+	ctx := tflogtest.RootLogger(context.Background(), &logged)
+	if _, _, err := c.Cluster(ctx, []string{"198.18.0.1", "198.18.0.2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(ctx, "198.18.0.2", "patroni", "secret-pw"); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := tflogtest.MultilineJSONDecode(&logged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if e["@message"] == patroniclient.CallLogMessage {
+			line := fmt.Sprint(e["method"], " ", e["host"], e["path"], " ", e["status"])
+			if e["error"] != nil {
+				line = fmt.Sprint(e["method"], " ", e["host"], e["path"], " unanswered")
+			}
+			got = append(got, line)
+		}
+	}
+	want := []string{"GET 198.18.0.1/cluster unanswered", "GET 198.18.0.2/cluster 200", "POST 198.18.0.2/restart 200"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") || received != 2 {
+		t.Errorf("logged %q with %d requests received; want %q", got, received, want)
+	}
+	if strings.Contains(logged.String(), "secret-pw") {
+		t.Error("the log holds the REST API's password")
 	}
 }

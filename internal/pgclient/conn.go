@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -190,6 +191,10 @@ type Conn struct {
 	clock wait.Clock
 }
 
+// SessionLogMessage is the debug log's message for every PostgreSQL session the provider opens (with
+// TF_LOG_PROVIDER=DEBUG; `make bench` counts them).
+const SessionLogMessage = "postgres session"
+
 // Connect opens a session described by c. Errors name the server as
 // user@host:port/database and carry the server's own message (for example
 // `password authentication failed for user "app" (SQLSTATE 28P01)`), never
@@ -221,8 +226,10 @@ func Connect(ctx context.Context, c Config) (*Conn, error) {
 	target := targetOf(cfg.Host, cfg.Port, cfg.Database)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
+		tflog.Debug(ctx, SessionLogMessage, map[string]any{"target": cfg.User + "@" + target, "error": err.Error()})
 		return nil, &ConnectError{Target: cfg.User + "@" + target, noPassword: cfg.Password == "", err: err}
 	}
+	tflog.Debug(ctx, SessionLogMessage, map[string]any{"target": cfg.User + "@" + target})
 	return &Conn{conn: conn, target: target, pollInterval: 100 * time.Millisecond, clock: wait.Real}, nil
 }
 

@@ -1,6 +1,7 @@
 package pgclient_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
@@ -482,5 +484,40 @@ func TestTLS(t *testing.T) {
 				t.Errorf("error %q lacks %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Every session opened, or refused, is one debug line (pgclient.SessionLogMessage) naming its target,
+// never the password.
+func TestConnect_logsSessions(t *testing.T) {
+	srv := pgfixture.Start(t, pgfixture.Options{})
+	var logged bytes.Buffer
+	ctx := tflogtest.RootLogger(testContext(t), &logged)
+	c := config(srv)
+	conn, err := pgclient.Connect(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	c.Port, c.Password = acctest.FreePorts(t, 1)[0], "secret-pw"
+	if _, err := pgclient.Connect(ctx, c); err == nil {
+		t.Fatal("a session to a port nobody listens on opened")
+	}
+	entries, err := tflogtest.MultilineJSONDecode(&logged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if e["@message"] == pgclient.SessionLogMessage {
+			got = append(got, fmt.Sprint(e["target"], " error:", e["error"] != nil))
+		}
+	}
+	want := []string{fmt.Sprintf("postgres@127.0.0.1:%d/postgres error:false", srv.Port()), fmt.Sprintf("postgres@127.0.0.1:%d/postgres error:true", c.Port)}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("logged %q, want %q", got, want)
+	}
+	if strings.Contains(logged.String(), "secret-pw") {
+		t.Error("the log holds the password")
 	}
 }
