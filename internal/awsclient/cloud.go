@@ -84,8 +84,10 @@ type TypeInfo struct {
 
 // ENI is a network interface.
 type ENI struct {
-	ID        string
-	SubnetID  string
+	ID       string
+	SubnetID string
+	// VPCID is its subnet's VPC.
+	VPCID     string
 	Zone      string
 	PrivateIP string
 	// PublicIP is the public address associated with it, "" when none.
@@ -112,6 +114,8 @@ type Instance struct {
 	PublicIP   string
 	Tags       map[string]string
 	LaunchTime time.Time
+	// InstanceProfileARN is the IAM instance profile it runs with, "" for none.
+	InstanceProfileARN string
 }
 
 // RunSpec is one instance to launch.

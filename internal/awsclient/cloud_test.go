@@ -544,7 +544,7 @@ func TestAWSCloud_ENIs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateENI: %v", err)
 	}
-	if !strings.HasPrefix(eni.ID, "eni-") || eni.SubnetID != subnetIDs[1] || eni.Zone != "eu-west-1b" ||
+	if !strings.HasPrefix(eni.ID, "eni-") || eni.SubnetID != subnetIDs[1] || eni.VPCID != vpcID || eni.Zone != "eu-west-1b" ||
 		!strings.HasPrefix(eni.PrivateIP, "10.20.2.") || eni.Status != "available" || eni.InstanceID != "" || eni.Tags[awsspec.TagNode] != "a" {
 		t.Errorf("CreateENI = %+v", eni)
 	}
@@ -553,7 +553,7 @@ func TestAWSCloud_ENIs(t *testing.T) {
 	}
 
 	enis, err := c.ENIs(ctx, name)
-	if err != nil || len(enis) != 1 || enis[0].ID != eni.ID || enis[0].PrivateIP != eni.PrivateIP || enis[0].Tags[awsspec.TagCluster] != name {
+	if err != nil || len(enis) != 1 || enis[0].ID != eni.ID || enis[0].PrivateIP != eni.PrivateIP || enis[0].VPCID != vpcID || enis[0].Tags[awsspec.TagCluster] != name {
 		t.Fatalf("ENIs = %+v, %v; want only %s", enis, err, eni.ID)
 	}
 
@@ -643,7 +643,8 @@ func TestAWSCloud_instances(t *testing.T) {
 	}
 	got := list[0]
 	if got.ID != id || got.Type != "m6id.large" || got.AMI != ami || got.Zone != "eu-west-1a" || got.State != "running" ||
-		got.ENIID != eni.ID || got.PrivateIP != eni.PrivateIP || got.Tags[awsspec.TagConfig] != "cfg1" || got.LaunchTime.IsZero() {
+		got.ENIID != eni.ID || got.PrivateIP != eni.PrivateIP || got.Tags[awsspec.TagConfig] != "cfg1" || got.LaunchTime.IsZero() ||
+		!strings.HasSuffix(got.InstanceProfileARN, ":instance-profile/pgnvme/"+profile) {
 		t.Errorf("Instances[0] = %+v", got)
 	}
 	if other, err := c.Instances(ctx, "tf-acc-other"); err != nil || len(other) != 0 {

@@ -36,6 +36,9 @@ func instanceFrom(in ec2types.Instance) Instance {
 	if in.Placement != nil {
 		out.Zone = aws.ToString(in.Placement.AvailabilityZone)
 	}
+	if in.IamInstanceProfile != nil {
+		out.InstanceProfileARN = aws.ToString(in.IamInstanceProfile.Arn)
+	}
 	if in.State != nil {
 		out.State = string(in.State.Name)
 	}

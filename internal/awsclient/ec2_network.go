@@ -17,6 +17,7 @@ func eniFrom(n ec2types.NetworkInterface) ENI {
 	e := ENI{
 		ID:        aws.ToString(n.NetworkInterfaceId),
 		SubnetID:  aws.ToString(n.SubnetId),
+		VPCID:     aws.ToString(n.VpcId),
 		Zone:      aws.ToString(n.AvailabilityZone),
 		PrivateIP: aws.ToString(n.PrivateIpAddress),
 		Status:    string(n.Status),

@@ -24,7 +24,7 @@ import (
 // pending restart, standbys first, the primary last. No instance is replaced for it.
 
 // allowedCIDRs are the client networks the nodes' pg_hba accepts: aws.allowed_cidrs, or the VPC's CIDR
-// (t's when resolved, else read through the first node's interface).
+// (t's when resolved, else read through the first node's interface, which names its VPC).
 func (se *session) allowedCIDRs(ctx context.Context, o observation, t *target) ([]string, error) {
 	switch {
 	case t != nil:
@@ -34,13 +34,17 @@ func (se *session) allowedCIDRs(ctx context.Context, o observation, t *target) (
 	}
 	for _, n := range se.s.Nodes {
 		if e, ok := o.enis[n.Name]; ok {
-			subnets, err := se.cloud.Subnets(ctx, []string{e.SubnetID})
-			if err != nil || len(subnets) == 0 {
-				return nil, fmt.Errorf("describing subnet %s: %w", e.SubnetID, err)
+			vpc := e.VPCID
+			if vpc == "" {
+				subnets, err := se.cloud.Subnets(ctx, []string{e.SubnetID})
+				if err != nil || len(subnets) == 0 {
+					return nil, fmt.Errorf("describing subnet %s: %w", e.SubnetID, err)
+				}
+				vpc = subnets[0].VPCID
 			}
-			cidr, err := se.cloud.VPCCIDR(ctx, subnets[0].VPCID)
+			cidr, err := se.cloud.VPCCIDR(ctx, vpc)
 			if err != nil {
-				return nil, fmt.Errorf("reading the CIDR of VPC %s: %w", subnets[0].VPCID, err)
+				return nil, fmt.Errorf("reading the CIDR of VPC %s: %w", vpc, err)
 			}
 			return []string{cidr}, nil
 		}

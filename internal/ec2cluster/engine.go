@@ -73,7 +73,9 @@ func (se *session) readLoss(ctx context.Context, o observation, in *engineInput)
 	if se.s.Archive == nil {
 		return
 	}
-	h, err := se.archiveHealth(ctx, o)
+	leader := se.leader(o)
+	defer leader.close(ctx)
+	h, err := se.archiveHealth(ctx, leader)
 	if err != nil || h == nil {
 		tflog.Warn(ctx, "members are lost, and the archive could not be read", map[string]any{"error": fmt.Sprint(err)})
 		return

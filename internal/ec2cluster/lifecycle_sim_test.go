@@ -70,6 +70,12 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	if st.AWS.LoadBalancerDNS == "" || len(lb) != 2 || !slices.Equal(lb["pgnvme-sim-rw /primary"], ips) || !slices.Equal(lb["pgnvme-sim-ro /replica"], ips) {
 		t.Errorf("load balancer %q: target groups %v; want pgnvme-sim-rw (/primary) and pgnvme-sim-ro (/replica), each with the nodes' addresses %v", st.AWS.LoadBalancerDNS, lb, ips)
 	}
+	// The group and the profile the platform created, as a refresh reads them from the interfaces and the
+	// instances (it no longer looks them up by name).
+	sgs, err := e.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{{Name: aws.String("group-name"), Values: []string{"pgnvme-sim"}}}})
+	if err != nil || len(sgs.SecurityGroups) != 1 || st.AWS.SecurityGroupID != aws.ToString(sgs.SecurityGroups[0].GroupId) || st.AWS.InstanceProfile != "pgnvme-sim" {
+		t.Errorf("security_group_id %q, instance_profile %q; want the group pgnvme-sim (%+v, %v) and the profile pgnvme-sim", st.AWS.SecurityGroupID, st.AWS.InstanceProfile, sgs, err)
+	}
 	if b, err := os.ReadFile(filepath.Join(e.dir, "terraform.tfstate")); err != nil {
 		t.Fatal(err)
 	} else {
@@ -403,7 +409,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	e.emptyPlan("after the second restore")
 
 	// deletion_protection refuses destroy; cleared, destroy leaves nothing the resource created.
-	out, err := e.terraform("destroy", "-auto-approve", "-no-color", "-input=false")
+	out, err = e.terraform("destroy", "-auto-approve", "-no-color", "-input=false")
 	if err == nil || !strings.Contains(out, "Deletion Protection Is On") {
 		t.Fatalf("destroy with deletion_protection: want it refused, got err %v:\n%s", err, out)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -99,6 +100,34 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 		o.patroniErr = fmt.Errorf("the view of the cluster from %s names %s the leader, but %s's machine is lost: the view is stale", from, l.Name, l.Name)
 	}
 	return o, nil
+}
+
+// createdGroup is the security group the platform created, as the nodes' interfaces show it (they are in
+// that group alone when the configuration names none); "" when no interface says, and the group must be
+// looked up by name (one DescribeSecurityGroups a refresh spares).
+func (o observation) createdGroup() string {
+	group := ""
+	for _, e := range o.enis {
+		if len(e.Groups) != 1 || (group != "" && e.Groups[0] != group) {
+			return ""
+		}
+		group = e.Groups[0]
+	}
+	return group
+}
+
+// runningProfile is the name of the instance profile every live instance runs with, "" when none runs or
+// they differ (then it is looked up). The apply checks the profile itself before it launches.
+func (o observation) runningProfile() string {
+	name := ""
+	for _, in := range o.instances {
+		_, n, ok := strings.Cut(in.InstanceProfileARN, ":instance-profile/")
+		if !ok || (name != "" && path.Base(n) != name) {
+			return ""
+		}
+		name = path.Base(n)
+	}
+	return name
 }
 
 // apiHost is the address the provider reaches a node's REST API at.
@@ -197,13 +226,52 @@ func whole(st patroniapi.Status, nodes []string, syncNumber int) (ok bool, why s
 }
 
 // synchronous reads synchronous_standby_names on the leader.
-func (se *session) synchronous(ctx context.Context, o observation) (string, error) {
-	conn, err := se.leaderConn(ctx, o)
+func (se *session) synchronous(ctx context.Context, leader *leaderSession) (string, error) {
+	conn, err := leader.get(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close(ctx)
 	return conn.Setting(ctx, "synchronous_standby_names")
+}
+
+// leaderSession is one session to an observation's leader, opened on first use and shared by every read
+// of one status (synchronous_standby_names, the WAL position, the archiver's failures), so a refresh
+// opens one session and reads the password once.
+type leaderSession struct {
+	se     *session
+	o      observation
+	conn   *pgclient.Conn
+	err    error
+	opened bool
+}
+
+func (se *session) leader(o observation) *leaderSession { return &leaderSession{se: se, o: o} }
+
+func (l *leaderSession) get(ctx context.Context) (*pgclient.Conn, error) {
+	if !l.opened {
+		l.conn, l.err = l.se.leaderConn(ctx, l.o)
+		l.opened = true
+	}
+	return l.conn, l.err
+}
+
+func (l *leaderSession) close(ctx context.Context) {
+	if l.conn != nil {
+		l.conn.Close(ctx)
+	}
+}
+
+// superuserPassword is the superuser's password from SSM, read once per session.
+func (se *session) superuserPassword(ctx context.Context) (string, error) {
+	if se.superuser != "" {
+		return se.superuser, nil
+	}
+	password, err := se.cloud.Secret(ctx, se.ssmNames().superuser)
+	if err != nil {
+		return "", fmt.Errorf("reading the superuser's password from SSM: %w", err)
+	}
+	se.superuser = password
+	return password, nil
 }
 
 // leaderConn is a session to Patroni's leader as the superuser, with its password from SSM.
@@ -216,9 +284,9 @@ func (se *session) leaderConn(ctx context.Context, o observation) (*pgclient.Con
 	if !ok {
 		return nil, fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
 	}
-	password, err := se.cloud.Secret(ctx, se.ssmNames().superuser)
+	password, err := se.superuserPassword(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the superuser's password from SSM: %w", err)
+		return nil, err
 	}
 	c := pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, User: bootstrap.DefaultSuperuser,
 		Password: password, Database: "postgres", SSLMode: "prefer"}
@@ -233,7 +301,7 @@ func (se *session) leaderConn(ctx context.Context, o observation) (*pgclient.Con
 // base backups) and the segment the leader writes, and judges them (archive.Assess) against
 // archive_timeout and the nodes' backup schedule. nil without an archive in S3; without a leader, the
 // WAL is left unjudged.
-func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.Health, error) {
+func (se *session) archiveHealth(ctx context.Context, leader *leaderSession) (*archive.Health, error) {
 	loc, api, ok, err := se.archive(ctx)
 	if !ok || err != nil {
 		return nil, err
@@ -245,8 +313,7 @@ func (se *session) archiveHealth(ctx context.Context, o observation) (*archive.H
 	if r.Verification, err = awsclient.ReadArchiveVerification(ctx, api, loc); err != nil {
 		return nil, err
 	}
-	if conn, err := se.leaderConn(ctx, o); err == nil {
-		defer conn.Close(ctx)
+	if conn, err := leader.get(ctx); err == nil {
 		pos, err := conn.WALPosition(ctx)
 		failures, ferr := conn.ArchiverFailures(ctx)
 		if lsn, lerr := topology.ParseLSN(pos.FlushLSN); err == nil && ferr == nil && lerr == nil && !pos.InRecovery {
@@ -285,13 +352,19 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 		}
 	}
 	if len(se.a.SecurityGroupIDs) == 0 {
-		if id, err := se.cloud.SecurityGroup(ctx, se.s.Name); err == nil {
-			as.SecurityGroupID = id
+		as.SecurityGroupID = o.createdGroup()
+		if as.SecurityGroupID == "" {
+			if id, err := se.cloud.SecurityGroup(ctx, se.s.Name); err == nil {
+				as.SecurityGroupID = id
+			}
 		}
 	}
 	if se.a.IAMInstanceProfile == "" {
-		if name, err := se.cloud.InstanceProfile(ctx, se.s.Name); err == nil {
-			as.InstanceProfile = name
+		as.InstanceProfile = o.runningProfile()
+		if as.InstanceProfile == "" {
+			if name, err := se.cloud.InstanceProfile(ctx, se.s.Name); err == nil {
+				as.InstanceProfile = name
+			}
 		}
 	}
 	if se.a.LoadBalancer {
@@ -304,8 +377,10 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 		}
 	}
 	st.Platform = as
+	leader := se.leader(o)
+	defer leader.close(ctx)
 	if o.patroniOK {
-		ssn, err := se.synchronous(ctx, o)
+		ssn, err := se.synchronous(ctx, leader)
 		if err != nil {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("synchronous_standby_names could not be read on the leader: %v", err))
 		} else {
@@ -320,7 +395,7 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 		}
 	}
 	var err error
-	if st.Archive, err = se.archiveHealth(ctx, o); err != nil {
+	if st.Archive, err = se.archiveHealth(ctx, leader); err != nil {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("The archive could not be read, so archive_status is unknown (null): %v", err))
 	}
 	if st.Restored, err = se.restored(ctx); err != nil {

@@ -84,6 +84,8 @@ type session struct {
 	ca     *pki.Pair
 	caCert *x509.Certificate
 	roots  *x509.CertPool
+	// superuser is the superuser's password once read (superuserPassword).
+	superuser string
 }
 
 func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {

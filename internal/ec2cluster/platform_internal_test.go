@@ -485,3 +485,29 @@ func (emptyBucket) GetBucketLifecycleConfiguration(context.Context, *s3.GetBucke
 func (emptyBucket) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
 	return nil, &s3types.NoSuchKey{Message: in.Key}
 }
+
+// A refresh takes the created security group from the nodes' interfaces and the profile from the running
+// instances; when they do not agree (or say nothing) it looks them up by name instead.
+func TestObservation_createdGroupAndProfile(t *testing.T) {
+	arn := func(name string) string { return "arn:aws:iam::123456789012:instance-profile/pgnvme/" + name }
+	cases := []struct {
+		name           string
+		enis           map[string]ENI
+		instances      map[string]Instance
+		group, profile string
+	}{
+		{"every node agrees", map[string]ENI{"node-1": {Groups: []string{"sg-1"}}, "node-2": {Groups: []string{"sg-1"}}},
+			map[string]Instance{"node-1": {InstanceProfileARN: arn("pgnvme-t")}, "node-2": {InstanceProfileARN: arn("pgnvme-t")}}, "sg-1", "pgnvme-t"},
+		{"an interface in two groups", map[string]ENI{"node-1": {Groups: []string{"sg-1", "sg-2"}}}, nil, "", ""},
+		{"interfaces in different groups", map[string]ENI{"node-1": {Groups: []string{"sg-1"}}, "node-2": {Groups: []string{"sg-2"}}}, nil, "", ""},
+		{"instances with different profiles", nil,
+			map[string]Instance{"node-1": {InstanceProfileARN: arn("pgnvme-t")}, "node-2": {InstanceProfileARN: arn("other")}}, "", ""},
+		{"an instance without a profile", nil, map[string]Instance{"node-1": {}}, "", ""},
+	}
+	for _, tc := range cases {
+		o := observation{enis: tc.enis, instances: tc.instances}
+		if g, p := o.createdGroup(), o.runningProfile(); g != tc.group || p != tc.profile {
+			t.Errorf("%s: group %q, profile %q; want %q, %q", tc.name, g, p, tc.group, tc.profile)
+		}
+	}
+}
