@@ -43,16 +43,27 @@ type EC2Bench struct {
 	FailoverRatio   Stat    `json:"failover_over_floor"`
 	ReplaceRatio    Stat    `json:"replace_over_floor"`
 	RollRatio       Stat    `json:"roll_over_floor"`
-	// Restore is every node lost and the apply's restore from the archive, RestoreFloor the nodes' own
-	// restore and forming (first boot to whole), RestoreGiB the database's size restored.
-	Restore          Stat `json:"restore_seconds"`
-	RestoreFloor     Stat `json:"restore_floor_seconds"`
-	RestoreGiB       Stat `json:"restore_gib"`
-	RestorePerGiB    Stat `json:"restore_seconds_per_gib"`
-	RestoreRatio     Stat `json:"restore_over_floor"`
-	RestoredRowsLost int  `json:"archived_rows_lost"`
-	WritesLost       int  `json:"acknowledged_writes_lost"`
-	WritesAcked      int  `json:"acknowledged_writes"`
+	// Restore is every node lost and the apply's restore from the archive; RestoreFloor pgBackRest's own
+	// restore of the same base backup by hand on a node, with PostgreSQL replaying the same WAL to its end;
+	// RestoreNodes the nodes' own restore and forming (first boot to whole); RestoreGiB the database's size.
+	Restore           Stat `json:"restore_seconds"`
+	RestoreFloor      Stat `json:"restore_floor_seconds"`
+	RestoreNodes      Stat `json:"restore_nodes_seconds"`
+	RestoreGiB        Stat `json:"restore_gib"`
+	RestorePerGiB     Stat `json:"restore_seconds_per_gib"`
+	RestoreRatio      Stat `json:"restore_over_floor"`
+	RestoreNodesRatio Stat `json:"restore_over_nodes"`
+	RestoredRowsLost  int  `json:"archived_rows_lost"`
+	// Refresh is one refresh of the healthy new cluster (terraform plan -refresh-only): its time, the calls
+	// it made to AWS, Patroni and PostgreSQL (from the provider's debug log) and their floor.
+	RefreshSeconds   Stat             `json:"refresh_seconds"`
+	RefreshCalls     Stat             `json:"refresh_calls"`
+	RefreshFloor     Stat             `json:"refresh_calls_floor"`
+	RefreshRatio     Stat             `json:"refresh_calls_over_floor"`
+	RefreshByKind    []refreshKindRow `json:"refresh_calls_by_kind"`
+	RefreshCallsSeen string           `json:"refresh_calls_seen"`
+	WritesLost       int              `json:"acknowledged_writes_lost"`
+	WritesAcked      int              `json:"acknowledged_writes"`
 	runs             []ec2Run
 }
 
@@ -60,14 +71,18 @@ type EC2Bench struct {
 type ec2Run struct {
 	create, createFloor, failover, replace, replaceFloor, switchover, roll, rollFloor float64
 	acked, lost                                                                       int
-	restore, restoreFloor, restoreGiB                                                 float64
+	restore, restoreFloor, restoreNodes, restoreGiB                                   float64
 	rowsLost                                                                          int
+	refresh                                                                           refreshCalls
+	refreshFloor                                                                      []callFloor
 }
 
 const (
 	ec2Region   = "us-east-1"
 	ec2TTL      = 20
 	ec2LoopWait = 2
+	// ec2PostgresMajor is the bench cluster's PostgreSQL (the only major installable on the test machines).
+	ec2PostgresMajor = 15
 )
 
 var ec2Zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
@@ -105,9 +120,17 @@ func benchEC2(env *terraformEnv, runs int) (*EC2Bench, error) {
 	b.ReplaceRatio = col(func(r ec2Run) float64 { return r.replace / r.replaceFloor })
 	b.RollRatio = col(func(r ec2Run) float64 { return r.roll / r.rollFloor })
 	b.Restore, b.RestoreFloor = col(func(r ec2Run) float64 { return r.restore }), col(func(r ec2Run) float64 { return r.restoreFloor })
+	b.RestoreNodes = col(func(r ec2Run) float64 { return r.restoreNodes })
+	b.RestoreNodesRatio = col(func(r ec2Run) float64 { return r.restore / r.restoreNodes })
 	b.RestoreGiB = col(func(r ec2Run) float64 { return r.restoreGiB })
 	b.RestorePerGiB = col(func(r ec2Run) float64 { return r.restore / r.restoreGiB })
 	b.RestoreRatio = col(func(r ec2Run) float64 { return r.restore / r.restoreFloor })
+	b.RefreshSeconds = col(func(r ec2Run) float64 { return r.refresh.Seconds })
+	b.RefreshCalls = col(func(r ec2Run) float64 { return float64(r.refresh.total()) })
+	b.RefreshFloor = col(func(r ec2Run) float64 { return float64(floorTotal(r.refreshFloor)) })
+	b.RefreshRatio = col(func(r ec2Run) float64 { return float64(r.refresh.total()) / float64(floorTotal(r.refreshFloor)) })
+	b.RefreshByKind = byKind(b.runs)
+	b.RefreshCallsSeen = b.runs[len(b.runs)-1].refresh.String()
 	for _, r := range b.runs {
 		b.WritesAcked += r.acked
 		b.WritesLost += r.lost
@@ -157,6 +180,16 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	if err != nil {
 		return r, err
 	}
+	// One refresh of the healthy cluster, its calls counted.
+	if r.refresh, err = e.refresh(); err != nil {
+		return r, err
+	}
+	pages, err := e.walListPages(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.refreshFloor = refreshFloor(pages, len(out.InstanceIDs))
+	progress("ec2: one refresh %.1f s, %d calls (floor %d): %s", r.refresh.Seconds, r.refresh.total(), floorTotal(r.refreshFloor), r.refresh)
 	password, err := e.secret(out.SSMPath + "/superuser-password")
 	if err != nil {
 		return r, err
@@ -243,7 +276,15 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	if r.restoreGiB, err = e.fillAndArchive(ctx, out.ConnectionURI, password); err != nil {
 		return r, err
 	}
-	for _, id := range e.liveInstances() {
+	live := e.liveInstances()
+	if len(live) == 0 {
+		return r, errors.New("no instance runs before the loss of every node")
+	}
+	label, timeline, err := e.archivedEnd(ctx, live[0])
+	if err != nil {
+		return r, err
+	}
+	for _, id := range live {
 		if err := fx.Terminate(ctx, id); err != nil {
 			return r, err
 		}
@@ -261,12 +302,23 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	if !ok || firstBoot.IsZero() {
 		return r, errors.New("the observer never saw the restored cluster whole")
 	}
-	r.restoreFloor = whole.Sub(firstBoot).Seconds()
+	r.restoreNodes = whole.Sub(firstBoot).Seconds()
 	if r.rowsLost, err = e.rowsLost(ctx, out.ConnectionURI, password, w.acked); err != nil {
 		return r, err
 	}
-	progress("ec2: every node lost, restored %.2f GiB in %.1f s (the nodes' own restore and forming %.1f s), %d archived rows lost",
-		r.restoreGiB, r.restore, r.restoreFloor, r.rowsLost)
+	leader, err := e.obs.leader()
+	if err != nil {
+		return r, err
+	}
+	restoredOut, err := e.outputs()
+	if err != nil {
+		return r, err
+	}
+	if r.restoreFloor, err = e.handRestore(ctx, restoredOut.InstanceIDs[leader], label, timeline); err != nil {
+		return r, err
+	}
+	progress("ec2: every node lost, restored %.2f GiB in %.1f s (the same restore by hand %.1f s: backup %s, timeline %d to its end; the nodes' own restore and forming %.1f s), %d archived rows lost",
+		r.restoreGiB, r.restore, r.restoreFloor, label, timeline, r.restoreNodes, r.rowsLost)
 	return r, nil
 }
 
@@ -282,8 +334,16 @@ func (b *EC2Bench) print(w *os.File) {
 	row("3-node rolling replacement", b.Roll, b.RollFloor, b.RollRatio)
 	fmt.Fprintf(w, "  %-40s %d of %d\n", "acknowledged commits lost", b.WritesLost, b.WritesAcked)
 	row("every node lost, restored (apply)", b.Restore, b.RestoreFloor, b.RestoreRatio)
+	fmt.Fprintf(w, "  %-40s %s   ratio %s\n", "the nodes' own restore and forming", b.RestoreNodes.Format("s"), b.RestoreNodesRatio.Format(""))
 	fmt.Fprintf(w, "  %-40s %s   per GiB %s   archived rows lost: %d\n", "database size restored", b.RestoreGiB.Format("GiB"), b.RestorePerGiB.Format("s"), b.RestoredRowsLost)
+	fmt.Fprintf(w, "  %-40s %s\n", "one refresh (plan -refresh-only)", b.RefreshSeconds.Format("s"))
+	fmt.Fprintf(w, "  %-40s %s   floor %s   ratio %s\n", "calls one refresh makes", b.RefreshCalls.Format(""), b.RefreshFloor.Format(""), b.RefreshRatio.Format(""))
+	for _, k := range b.RefreshByKind {
+		fmt.Fprintf(w, "    %-38s %s   floor %d: %s\n", k.Kind, k.Calls.Format(""), k.Floor, k.Reads)
+	}
+	fmt.Fprintf(w, "    calls of the last run: %s\n", b.RefreshCallsSeen)
 	fmt.Fprintln(w, "  floors: create, the nodes' own forming (first boot to every standby streaming); failover, Patroni's ttl + loop_wait;")
-	fmt.Fprintln(w, "  replacement, the node's own boot and seed; roll, three such plus the hand switchover; restore, the nodes' own")
-	fmt.Fprintln(w, "  restore and forming (first boot to whole: pgBackRest's restore and recovery on the node, etcd, the standbys' copies)")
+	fmt.Fprintln(w, "  replacement, the node's own boot and seed; roll, three such plus the hand switchover; restore, pgBackRest's restore")
+	fmt.Fprintln(w, "  of the same base backup by hand on a node and PostgreSQL replaying the same WAL to its end (no etcd, Patroni or")
+	fmt.Fprintln(w, "  standbys); the nodes' own restore and forming is first boot to whole (that restore, etcd, the standbys' copies)")
 }

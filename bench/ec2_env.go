@@ -110,11 +110,16 @@ func (e *ec2Env) rowsLost(ctx context.Context, uri, password string, acked []int
 	return len(acked) - found, nil
 }
 
+// archiveOptions are the cluster's pgBackRest options: the bucket, under clusters/<name>.
+func (e *ec2Env) archiveOptions() map[string]string {
+	return archive.Spec{Bucket: e.fx.Bucket, Prefix: "clusters/" + e.name, Region: ec2Region,
+		Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions()
+}
+
 // config writes the cluster's configuration: three nodes in three zones, pgBackRest to the bucket, quick
 // Patroni timings, instance type typ.
 func (e *ec2Env) config(typ string) error {
-	opts := archive.Spec{Bucket: e.fx.Bucket, Prefix: "clusters/" + e.name, Region: ec2Region,
-		Endpoint: archive.Endpoint{URL: nodesim.AWSEndpoint, PathStyle: true}}.PgBackRestOptions()
+	opts := e.archiveOptions()
 	var optLines, subnetLines, nodeLines []string
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
@@ -131,7 +136,7 @@ func (e *ec2Env) config(typ string) error {
 	hcl := tfwork.SimProvider(ec2Region, e.fx.Sim.MotoURL()) + fmt.Sprintf(`
 resource "pgnvme_cluster" "db" {
   name           = %[3]q
-  postgres_major = 15
+  postgres_major = %[11]d
 %[4]s
   parameters = { shared_buffers = "64MB", max_connections = "50" }
   archive {
@@ -158,7 +163,7 @@ output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
 output "ssm_path" { value = pgnvme_cluster.db.aws.ssm_parameter_path }
 output "instance_ids" { value = pgnvme_cluster.db.aws.instance_ids }
 `, ec2Region, e.fx.Sim.MotoURL(), e.name, strings.Join(nodeLines, "\n"), strings.Join(optLines, "\n"), typ, e.fx.AMI,
-		strings.Join(subnetLines, "\n"), ec2TTL, ec2LoopWait)
+		strings.Join(subnetLines, "\n"), ec2TTL, ec2LoopWait, ec2PostgresMajor)
 	return os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644)
 }
 
@@ -268,4 +273,23 @@ func (e *ec2Env) switchover(ctx context.Context, out ec2Outputs, w *benchWriter)
 		return 0, err
 	}
 	return time.Since(t0).Seconds(), nil
+}
+
+// walListPages is how many pages of 1,000 keys a listing of the cluster's WAL in the archive takes, as the
+// refresh's floor counts it: one, when the simulator's listing (a single page) finds fewer than 1,000 keys.
+func (e *ec2Env) walListPages(ctx context.Context) (int, error) {
+	loc, ok := archive.LocationOf(e.archiveOptions(), nil, e.name)
+	if !ok {
+		return 0, fmt.Errorf("the bench's archive options name no S3 location")
+	}
+	keys, err := e.fx.Sim.ListObjects(ctx, ec2Region, loc.Bucket, loc.Keys[0])
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("listing the archive's WAL: %w", err)
+	case len(keys) == 0:
+		return 0, fmt.Errorf("the archive holds no WAL under s3://%s/%s: the bench's location is wrong", loc.Bucket, loc.Keys[0])
+	case len(keys) >= 1000:
+		return 0, fmt.Errorf("the archive holds 1,000 or more WAL objects: count the listing's pages with a paginated listing")
+	}
+	return 1, nil
 }
