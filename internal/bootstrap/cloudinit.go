@@ -52,6 +52,24 @@ func RenderEC2(c Cluster, n EC2Node) (UserData, error) {
 	return renderEC2(c, n, false, nil)
 }
 
+// RenderEC2Form is RenderEC2 for the launch of every node of a new cluster at once (the create): etcd
+// waits FormingEtcdJoinWaitSeconds for other members instead of the usual JoinWaitSeconds before it takes
+// part in the cluster's first start. Its Identity is RenderEC2's: the wait matters only at the first
+// start, so a node launched this way is current, not outdated, and a later replacement waits the usual
+// time for the running members.
+func RenderEC2Form(c Cluster, n EC2Node) (UserData, error) {
+	return renderEC2Forming(c, n, false, nil)
+}
+
+// forming is n launched to form a new cluster: its etcd waits at most FormingEtcdJoinWaitSeconds for
+// other members.
+func forming(n EC2Node) EC2Node {
+	if n.Etcd.JoinWaitSeconds == 0 || n.Etcd.JoinWaitSeconds > FormingEtcdJoinWaitSeconds {
+		n.Etcd.JoinWaitSeconds = FormingEtcdJoinWaitSeconds
+	}
+	return n
+}
+
 // RenderEC2Restore is RenderEC2 for the launch of a cluster whose every member is lost and whose archive
 // holds its data (c.Archive, required): Patroni bootstraps the new cluster from the archive's newest base
 // backup to the end of the archive (the bootstrap method pgnvme_restore, see ec2/restore.sh) instead of
@@ -61,18 +79,19 @@ func RenderEC2Restore(c Cluster, n EC2Node) (UserData, error) {
 	if c.Archive == nil {
 		return UserData{}, errors.New("a cluster without an archive has nothing to restore from")
 	}
-	return renderEC2Bootstrap(c, n, nil)
+	return renderEC2Forming(c, n, true, nil)
 }
 
-// renderEC2Bootstrap is renderEC2 with the bootstrap from an archive (src's, or c's own for nil), with the
-// Identity of the node's usual user-data: the bootstrap method matters only when the cluster bootstraps,
-// so a node launched this way is current, not outdated.
-func renderEC2Bootstrap(c Cluster, n EC2Node, src *Source) (UserData, error) {
+// renderEC2Forming is renderEC2 for every node launched at once to form the cluster (forming), with the
+// bootstrap from an archive when restore is set (src's, or c's own for nil), and with the Identity of the
+// node's usual user-data: the etcd wait and the bootstrap method matter only when the cluster forms, so a
+// node launched this way is current, not outdated.
+func renderEC2Forming(c Cluster, n EC2Node, restore bool, src *Source) (UserData, error) {
 	plain, err := renderEC2(c, n, false, nil)
 	if err != nil {
 		return UserData{}, err
 	}
-	u, err := renderEC2(c, n, true, src)
+	u, err := renderEC2(c, forming(n), restore, src)
 	if err != nil {
 		return UserData{}, err
 	}

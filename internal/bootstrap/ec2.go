@@ -41,6 +41,12 @@ const (
 	// directory waits for the other members to answer before it takes part in
 	// a first start of the cluster.
 	DefaultEtcdJoinWaitSeconds = 60
+	// FormingEtcdJoinWaitSeconds is that wait for the nodes launched together to form a new cluster (a
+	// create, or the restore of a cluster whose every member is lost; RenderEC2Form, RenderEC2Restore,
+	// RenderEC2Clone): none of them has an etcd to answer the others, so each asks once and starts the
+	// first start itself, where the usual wait held every forming back by a minute. A node that boots
+	// when others of that forming already run etcd still finds them and joins.
+	FormingEtcdJoinWaitSeconds = 2
 	// Patroni's own defaults for its timings, in seconds
 	// (docs/dynamic_configuration.rst): ttl 30, loop_wait 10, retry_timeout 10.
 	DefaultPatroniTTL          = 30

@@ -184,3 +184,52 @@ func TestEC2RestoreScript(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderEC2Form: every launch that forms a new cluster (the create's, the restore of every member lost,
+// a clone) starts etcd after asking the other members for FormingEtcdJoinWaitSeconds, not the usual minute
+// (every node of a forming is launched at once, and none has an etcd to answer), with the identity of the
+// usual user-data; the usual user-data, which replacements get, keeps the minute for the running members.
+func TestRenderEC2Form(t *testing.T) {
+	wait := func(name string, u bootstrap.UserData) string {
+		t.Helper()
+		f, ok := u.File("/usr/local/lib/pgnvme/etcd.sh")
+		if !ok {
+			t.Fatalf("%s: etcd.sh is not written", name)
+		}
+		for _, l := range strings.Split(f.Content, "\n") {
+			if v, ok := strings.CutPrefix(l, "JOIN_WAIT_SECONDS="); ok {
+				return v
+			}
+		}
+		t.Fatalf("%s: etcd.sh sets no JOIN_WAIT_SECONDS", name)
+		return ""
+	}
+	c := ec2Cluster(pgbackrest, 16)
+	n := ec2Host(c, c.Nodes[0], 1, bootstrap.ArchX86_64)
+	plain, err := bootstrap.RenderEC2(c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	form, err := bootstrap.RenderEC2Form(c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore, err := bootstrap.RenderEC2Restore(c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wait("usual", plain); got != strconv.Itoa(bootstrap.DefaultEtcdJoinWaitSeconds) {
+		t.Errorf("the usual user-data waits %s s for the other members, want %d", got, bootstrap.DefaultEtcdJoinWaitSeconds)
+	}
+	for name, u := range map[string]bootstrap.UserData{"form": form, "restore": restore} {
+		if got := wait(name, u); got != strconv.Itoa(bootstrap.FormingEtcdJoinWaitSeconds) {
+			t.Errorf("%s: etcd waits %s s for the other members, want %d", name, got, bootstrap.FormingEtcdJoinWaitSeconds)
+		}
+		if u.Identity != plain.Identity {
+			t.Errorf("%s: its identity differs from the usual one: the formed nodes would be rolled", name)
+		}
+	}
+	if form.PatroniYAML != plain.PatroniYAML {
+		t.Error("the create's forming changes Patroni's configuration; only etcd's wait differs")
+	}
+}

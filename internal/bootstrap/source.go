@@ -83,5 +83,5 @@ func RenderEC2Clone(c Cluster, n EC2Node, src Source) (UserData, error) {
 	if err := src.validate(c); err != nil {
 		return UserData{}, err
 	}
-	return renderEC2Bootstrap(c, n, &src)
+	return renderEC2Forming(c, n, true, &src)
 }

@@ -336,7 +336,8 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 		return result(err)
 	}
 	m := machines{profile: profile, userData: userData, launches: launches,
-		restore: func() (map[string][]byte, error) { return se.renderRestore(t, addrs) }}
+		restore: func() (map[string][]byte, error) { return se.renderRestore(t, addrs) },
+		forming: func() (map[string][]byte, error) { return se.renderForm(t, addrs) }}
 	if clone != nil {
 		if m.form, err = se.renderClone(t, addrs, *clone); err != nil {
 			return result(err)

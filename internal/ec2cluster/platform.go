@@ -322,6 +322,12 @@ func (se *session) render(t target, addrs map[string]string) (map[string][]byte,
 	return se.renderWith(awsspec.Render, t, addrs)
 }
 
+// renderForm is each node's user-data for the create's launch of every node at once: awsspec.RenderForm.
+func (se *session) renderForm(t target, addrs map[string]string) (map[string][]byte, error) {
+	data, _, err := se.renderWith(awsspec.RenderForm, t, addrs)
+	return data, err
+}
+
 // renderRestore is each node's user-data for the launch of a cluster restored from its archive (every
 // member lost): awsspec.RenderRestore.
 func (se *session) renderRestore(t target, addrs map[string]string) (map[string][]byte, error) {

@@ -22,11 +22,13 @@ type machines struct {
 	// restore renders each node's user-data for a restore from the archive (every member lost), only
 	// when the apply restores.
 	restore func() (map[string][]byte, error)
-	// form is each node's user-data for the cluster's forming when it differs from userData: the
-	// restore from another archive of a cluster with a restore block; formWait how long that restore may
-	// take (cluster.RestoreWait).
+	// form is each node's user-data for the cluster's forming, when it is the restore from another archive
+	// of a cluster with a restore block; formWait how long that restore may take (cluster.RestoreWait).
 	form     map[string][]byte
 	formWait time.Duration
+	// forming renders each node's user-data for the forming of a new, empty cluster (every node at once:
+	// etcd does not wait for members that are launched with it), only when the apply forms it.
+	forming func() (map[string][]byte, error)
 }
 
 // converge drives the cluster to the spec one step at a time: it observes, maps the observation to the
@@ -105,6 +107,12 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 		if m.form != nil {
 			fm.userData, what = m.form, "the cluster restored from another archive to have a leader and every standby streaming in the quorum"
 			before = se.restoreAttemptsBefore(ctx)
+		} else {
+			data, err := m.forming()
+			if err != nil {
+				return fmt.Errorf("rendering the user-data of the forming: %w", err)
+			}
+			fm.userData = data
 		}
 		for _, node := range step.Nodes {
 			if err := se.terminateLost(ctx, o, node); err != nil {

@@ -76,6 +76,12 @@ func Render(s cluster.Spec, region string, addrs map[string]string, allowed []st
 	return render(bootstrap.RenderEC2, s, region, addrs, allowed, facts)
 }
 
+// RenderForm is Render for the create's launch of every node at once (bootstrap.RenderEC2Form: etcd takes
+// part in the first start without the usual wait), with the identity of Render's.
+func RenderForm(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts) (map[string]bootstrap.UserData, error) {
+	return render(bootstrap.RenderEC2Form, s, region, addrs, allowed, facts)
+}
+
 // RenderRestore is Render for the launch of a cluster whose every member is lost: each node's user-data
 // bootstraps the cluster from its archive (bootstrap.RenderEC2Restore), with the identity of Render's.
 func RenderRestore(s cluster.Spec, region string, addrs map[string]string, allowed []string, facts Facts) (map[string]bootstrap.UserData, error) {
