@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 )
 
@@ -20,12 +19,7 @@ import (
 // operation and status, retried attempts included: a proxy in front of moto counts what really arrives,
 // and fails the first request with a 500 so the SDK retries it.
 func TestCallLog_everyAttempt(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
-	t.Setenv("AWS_CONFIG_FILE", "/nonexistent/pgnvme-test/config")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/pgnvme-test/credentials")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	m := acctest.StartMoto(t)
+	m := startMotoIsolated(t)
 	target, err := url.Parse(m.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -60,9 +60,9 @@ func newAWSTest(t *testing.T) *awsTest {
 	return newAWSTestIAMVia(t, nil)
 }
 
-// newAWSTestIAMVia is newAWSTest with the Cloud's IAM calls sent to the endpoint iamVia returns for moto's URL
-// (a proxy in front of moto), when iamVia is not nil.
-func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest {
+// startMotoIsolated starts moto with the SDK's environment cut off from this machine's AWS settings
+// (no profile, region, shared files or instance metadata; moto's test credentials).
+func startMotoIsolated(t *testing.T) *acctest.Moto {
 	t.Helper()
 	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"} {
 		t.Setenv(k, "")
@@ -73,7 +73,14 @@ func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
-	m := acctest.StartMoto(t)
+	return acctest.StartMoto(t)
+}
+
+// newAWSTestIAMVia is newAWSTest with the Cloud's IAM calls sent to the endpoint iamVia returns for moto's URL
+// (a proxy in front of moto), when iamVia is not nil.
+func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest {
+	t.Helper()
+	m := startMotoIsolated(t)
 	var admin *aws.Config
 	if enforcedPolicy != "" {
 		creds := m.EnforceIAM(t, awsTestRegion, map[string]string{"operator": enforcedPolicy, "admin": acctest.AdminPolicy})
