@@ -23,8 +23,11 @@ import (
 //   - a rolling replacement of all three nodes (a new instance type) beside three replacements' floors plus
 //     one switchover;
 //   - every node lost (all three instances terminated once the archive holds everything) and the apply's
-//     restore from the archive, per GiB of database, beside the nodes' own restore and forming (first boot
-//     to whole: pgBackRest's restore and recovery on the node that restores, etcd, the standbys' copies).
+//     restore from the archive, per GiB of database, beside pgBackRest's own restore of the same base
+//     backup by hand on a node with PostgreSQL replaying the same WAL to its end, and beside the nodes' own
+//     restore and forming (first boot to whole: that restore, etcd, the standbys' copies);
+//   - the calls one refresh of the healthy cluster makes to AWS, Patroni and PostgreSQL, per kind, beside
+//     the fewest that read what it reports (refreshFloor).
 type EC2Bench struct {
 	Runs            int     `json:"runs"`
 	Note            string  `json:"note"`
