@@ -515,7 +515,7 @@ func TestAWSCloud_secrets(t *testing.T) {
 	}
 
 	// More than one DeleteParameters batch, with names that do not exist.
-	names := []string{name}
+	names := []string{"/pgnvme/tf-acc-secrets/never-created-first", name}
 	for i := range 11 {
 		n := name + "-" + string(rune('a'+i))
 		if err := c.PutSecret(ctx, n, "x", nil); err != nil {
@@ -524,6 +524,10 @@ func TestAWSCloud_secrets(t *testing.T) {
 		names = append(names, n)
 	}
 	names = append(names, "/pgnvme/tf-acc-secrets/never-created")
+	// Which exist, in the order asked, across more than one GetParameters batch.
+	if got, err := c.ExistingParameters(ctx, names); err != nil || !slices.Equal(got, names[1:len(names)-1]) {
+		t.Errorf("ExistingParameters = %v, %v; want %v", got, err, names[1:len(names)-1])
+	}
 	if err := c.DeleteSecrets(ctx, names); err != nil {
 		t.Fatalf("DeleteSecrets: %v", err)
 	}

@@ -72,6 +72,7 @@ var OperatorCalls = []Call{
 	{"iam.RemoveRoleFromInstanceProfile", []string{"iam:RemoveRoleFromInstanceProfile"}, "destroy"},
 	{"iam.DeleteInstanceProfile", []string{"iam:DeleteInstanceProfile"}, "destroy"},
 	// The cluster's SSM parameters (passwords as SecureString, the takeover instruction).
+	{"ssm.GetParameters", []string{"ssm:GetParameters"}, "whether a cluster runs with TLS (its certificate authority or the nodes' certificates exist), in one call per plan"},
 	{"ssm.PutParameter", []string{"ssm:PutParameter"}, "the passwords, the cluster's certificate authority and the nodes' certificates (SecureString, the account's aws/ssm key) and the takeover instruction"},
 	{"ssm.DeleteParameters", []string{"ssm:DeleteParameters"}, "the takeover instruction once done; destroy"},
 	// The load balancer (aws.load_balancer).

@@ -16,7 +16,7 @@ const (
 	errCodeParameterNotFound      = "ParameterNotFound"
 )
 
-// deleteParametersBatch is the most names one DeleteParameters call accepts.
+// deleteParametersBatch is the most names one DeleteParameters (or GetParameters) call accepts.
 const deleteParametersBatch = 10
 
 // getParameter reads a parameter's value; a missing one is ErrNotFound.
@@ -34,6 +34,28 @@ func (c *Cloud) getParameter(ctx context.Context, name string, decrypt bool) (st
 // Parameter reads a plain SSM parameter (ErrNotFound when it does not exist).
 func (c *Cloud) Parameter(ctx context.Context, name string) (string, error) {
 	return c.getParameter(ctx, name, false)
+}
+
+// ExistingParameters are those of names that exist, in the order given, asked in batches of ten
+// (ssm:GetParameters, without decryption: only whether they exist is read).
+func (c *Cloud) ExistingParameters(ctx context.Context, names []string) ([]string, error) {
+	found := map[string]bool{}
+	for batch := range slices.Chunk(names, deleteParametersBatch) {
+		out, err := c.ssm.GetParameters(ctx, &ssm.GetParametersInput{Names: batch, WithDecryption: aws.Bool(false)})
+		if err != nil {
+			return nil, fmt.Errorf("reading SSM parameters %v: %w", batch, err)
+		}
+		for _, p := range out.Parameters {
+			found[aws.ToString(p.Name)] = true
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if found[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // Secret reads a SecureString, decrypted (ErrNotFound when it does not exist).

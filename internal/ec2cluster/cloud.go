@@ -98,6 +98,8 @@ type Cloud interface {
 	StoreSecret(ctx context.Context, name, value string, tags map[string]string) error
 	// Secret reads a SecureString, decrypted.
 	Secret(ctx context.Context, name string) (string, error)
+	// ExistingParameters are those of names that exist, in the order given.
+	ExistingParameters(ctx context.Context, names []string) ([]string, error)
 	// PutParameter stores a plain String parameter, overwriting its value.
 	PutParameter(ctx context.Context, name, value string, tags map[string]string) error
 	// DeleteSecrets deletes the parameters (SecureStrings or not); missing ones are ignored.

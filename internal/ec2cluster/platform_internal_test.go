@@ -161,6 +161,15 @@ func (f *fakeCloud) Secret(_ context.Context, name string) (string, error) {
 	}
 	return "secret", nil
 }
+func (f *fakeCloud) ExistingParameters(ctx context.Context, names []string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		if _, err := f.Secret(ctx, n); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
 func (f *fakeCloud) PutParameter(_ context.Context, name, _ string, _ map[string]string) error {
 	f.call("PutParameter %s", name)
 	return nil

@@ -161,7 +161,7 @@ func (se *session) checkTLSChange(ctx context.Context, prior cluster.Prior) erro
 }
 
 // tlsFound is the first of the cluster's TLS parameters that exists ("" when none: it runs without TLS):
-// the provider's authority, or a node's bundle (with the user's authority).
+// the provider's authority, or a node's bundle (with the user's authority). One call asks for all of them.
 func (se *session) tlsFound(ctx context.Context) (string, error) {
 	if se.ca != nil && !se.s.TLS.OwnCA() {
 		return awsspec.TLSCAParameter(se.s.Name), nil // open read it already
@@ -170,14 +170,12 @@ func (se *session) tlsFound(ctx context.Context) (string, error) {
 	for _, n := range se.s.Nodes {
 		names = append(names, awsspec.TLSBundleParameter(se.s.Name, n.Name))
 	}
-	for _, name := range names {
-		_, err := se.cloud.Secret(ctx, name)
-		if err == nil {
-			return name, nil
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return "", fmt.Errorf("reading %s: %w", name, err)
-		}
+	found, err := se.cloud.ExistingParameters(ctx, names)
+	if err != nil {
+		return "", fmt.Errorf("reading whether the cluster's TLS parameters exist: %w", err)
+	}
+	if len(found) > 0 {
+		return found[0], nil
 	}
 	return "", nil
 }
