@@ -99,11 +99,8 @@ func countCalls(log []byte) refreshCalls {
 func (e *ec2Env) refresh() (refreshCalls, error) {
 	logPath := filepath.Join(e.dir, "refresh.log")
 	_ = os.Remove(logPath)
-	env := e.env
-	e.env = append(append([]string{}, env...), "TF_LOG_PROVIDER=DEBUG", "TF_LOG_PATH="+logPath)
-	defer func() { e.env = env }()
 	start := time.Now()
-	if err := e.terraform("plan", "-refresh-only", "-input=false", "-no-color"); err != nil {
+	if err := e.terraformWith([]string{"TF_LOG_PROVIDER=DEBUG", "TF_LOG_PATH=" + logPath}, "plan", "-refresh-only", "-input=false", "-no-color"); err != nil {
 		return refreshCalls{}, err
 	}
 	secs := time.Since(start).Seconds()

@@ -169,9 +169,14 @@ output "instance_ids" { value = pgnvme_cluster.db.aws.instance_ids }
 
 // terraform runs the Terraform CLI in the simulator's service namespace (where moto and the nodes are).
 func (e *ec2Env) terraform(args ...string) error {
+	return e.terraformWith(nil, args...)
+}
+
+// terraformWith is terraform with extra in the environment, after the run's own.
+func (e *ec2Env) terraformWith(extra []string, args ...string) error {
 	cmd := e.fx.Sim.Command(context.Background(), "terraform", args...)
 	var out bytes.Buffer
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = e.dir, e.env, &out, &out
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = e.dir, append(append([]string{}, e.env...), extra...), &out, &out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("terraform %s: %w\n%s", strings.Join(args, " "), err, out.String())
 	}

@@ -16,8 +16,8 @@ const (
 	errCodeParameterNotFound      = "ParameterNotFound"
 )
 
-// deleteParametersBatch is the most names one DeleteParameters (or GetParameters) call accepts.
-const deleteParametersBatch = 10
+// parametersPerCall is the most names one DeleteParameters or GetParameters call accepts.
+const parametersPerCall = 10
 
 // getParameter reads a parameter's value; a missing one is ErrNotFound.
 func (c *Cloud) getParameter(ctx context.Context, name string, decrypt bool) (string, error) {
@@ -40,7 +40,7 @@ func (c *Cloud) Parameter(ctx context.Context, name string) (string, error) {
 // (ssm:GetParameters, without decryption: only whether they exist is read).
 func (c *Cloud) ExistingParameters(ctx context.Context, names []string) ([]string, error) {
 	found := map[string]bool{}
-	for batch := range slices.Chunk(names, deleteParametersBatch) {
+	for batch := range slices.Chunk(names, parametersPerCall) {
 		out, err := c.ssm.GetParameters(ctx, &ssm.GetParametersInput{Names: batch, WithDecryption: aws.Bool(false)})
 		if err != nil {
 			return nil, fmt.Errorf("reading SSM parameters %v: %w", batch, err)
@@ -86,7 +86,7 @@ func (c *Cloud) StoreSecret(ctx context.Context, name, value string, tags map[st
 
 // DeleteSecrets deletes the parameters; names SSM does not know are ignored.
 func (c *Cloud) DeleteSecrets(ctx context.Context, names []string) error {
-	for batch := range slices.Chunk(names, deleteParametersBatch) {
+	for batch := range slices.Chunk(names, parametersPerCall) {
 		// Names that do not exist come back in InvalidParameters, not as an error.
 		if _, err := c.ssm.DeleteParameters(ctx, &ssm.DeleteParametersInput{Names: batch}); err != nil {
 			return fmt.Errorf("deleting SSM parameters %v: %w", batch, err)
