@@ -13,6 +13,14 @@ import (
 // grant. A false answer means no statement of doc could allow the call; the caller's identity may still
 // get it elsewhere (another policy of its role, a bucket policy).
 func MayGrant(doc, action, resource string) (bool, error) {
+	return MayGrantIn(doc, action, resource, nil)
+}
+
+// MayGrantIn is MayGrant for a request with the condition keys in keys (lower-case key -> the request's
+// value, such as "s3:prefix" for a listing): a statement whose StringEquals or StringLike condition on one
+// of those keys matches none of its values cannot allow the call (pgnvme_archive_bucket's node policy
+// allows listing its bucket under its own prefix only). Every other condition is still taken as met.
+func MayGrantIn(doc, action, resource string, keys map[string]string) (bool, error) {
 	var raw struct {
 		Statement json.RawMessage
 	}
@@ -36,11 +44,45 @@ func MayGrant(doc, action, resource string) (bool, error) {
 			return true, nil
 		}
 		actions, resources := stringOrList(st["Action"]), stringOrList(st["Resource"])
-		if matchesAny(actions, action, true) && matchesAny(resources, resource, false) {
+		if matchesAny(actions, action, true) && matchesAny(resources, resource, false) && conditionsMayHold(st["Condition"], keys) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// conditionsMayHold reports whether a statement's Condition block may hold for a request with keys: false
+// only when a StringEquals or StringLike test of a key in keys matches none of its values.
+func conditionsMayHold(raw json.RawMessage, keys map[string]string) bool {
+	if raw == nil || len(keys) == 0 {
+		return true
+	}
+	var cond map[string]map[string]json.RawMessage
+	if json.Unmarshal(raw, &cond) != nil {
+		return true // a block it cannot read is taken as met
+	}
+	for op, tests := range cond {
+		if op != "StringEquals" && op != "StringLike" {
+			continue
+		}
+		for key, values := range tests {
+			have, ok := keys[strings.ToLower(key)]
+			if !ok {
+				continue
+			}
+			match := false
+			for _, v := range stringOrList(values) {
+				if op == "StringEquals" && v == have || op == "StringLike" && globMatch(v, have) {
+					match = true
+					break
+				}
+			}
+			if !match {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // stringOrList reads a policy element that is one string or a list of strings (nothing for anything else).

@@ -28,6 +28,23 @@ func TestMayGrant(t *testing.T) {
 			t.Errorf("%s: MayGrant(%s on %s) = %v, %v; want %v", tc.name, tc.action, tc.resource, got, err, tc.want)
 		}
 	}
+	// A listing under a prefix: the node policy's s3:prefix condition decides.
+	for _, tc := range []struct {
+		name, doc, prefix string
+		want              bool
+	}{
+		{"its own prefix", bucketPolicy, "clusters/orders/archive/orders/", true},
+		{"the prefix itself", bucketPolicy, "clusters/orders", true},
+		{"another cluster's prefix", bucketPolicy, "clusters/billing/archive/billing/", false},
+		{"StringEquals", `{"Statement":[{"Effect":"Allow","Action":"s3:ListBucket","Resource":"arn:aws:s3:::dr-bucket","Condition":{"StringEquals":{"s3:prefix":"a/"}}}]}`, "a/b/", false},
+		{"another operator is taken as met", `{"Statement":[{"Effect":"Allow","Action":"s3:ListBucket","Resource":"arn:aws:s3:::dr-bucket","Condition":{"StringNotLike":{"s3:prefix":"x*"}}}]}`, "x/", true},
+		{"no condition", `{"Statement":[{"Effect":"Allow","Action":"s3:ListBucket","Resource":"arn:aws:s3:::dr-bucket"}]}`, "x/", true},
+	} {
+		got, err := archive.MayGrantIn(tc.doc, "s3:ListBucket", "arn:aws:s3:::dr-bucket", map[string]string{"s3:prefix": tc.prefix})
+		if err != nil || got != tc.want {
+			t.Errorf("%s: MayGrantIn(s3:ListBucket, prefix %s) = %v, %v; want %v", tc.name, tc.prefix, got, err, tc.want)
+		}
+	}
 	if _, err := archive.MayGrant(`{"Statement": 3}`, "s3:GetObject", "arn:aws:s3:::b/k"); err == nil {
 		t.Error("a Statement that is a number: want an error")
 	}

@@ -631,7 +631,12 @@ func TestWarnings_restoreSourceRead(t *testing.T) {
 	}{
 		{"no restore", func(in *awsInput) { in.AWS.NodePolicyJSON = own }, nil},
 		{"no node policy", restore, []string{"s3:ListBucket on arn:aws:s3:::dr", "s3:GetObject on arn:aws:s3:::dr/orders/wal_005/*", "s3:GetObject on arn:aws:s3:::dr/orders/basebackups_005/*", "is not set"}},
-		{"the cluster's own archive only", func(in *awsInput) { restore(in); in.AWS.NodePolicyJSON = own }, []string{"s3:ListBucket on arn:aws:s3:::dr and", "grants none of them"}},
+		{"the cluster's own archive only", func(in *awsInput) { restore(in); in.AWS.NodePolicyJSON = own }, []string{"s3:ListBucket on arn:aws:s3:::dr (prefix orders/wal_005/) and", "grants none of them"}},
+		// Listing the source's bucket is allowed under the other prefix only (its s3:prefix condition).
+		{"another prefix of the source's bucket", func(in *awsInput) {
+			restore(in)
+			in.AWS.NodePolicyJSON = archive.Spec{Bucket: "dr", Prefix: "billing", Region: "us-west-2"}.NodePolicy().JSON()
+		}, []string{"s3:ListBucket on arn:aws:s3:::dr (prefix orders/wal_005/)", "s3:ListBucket on arn:aws:s3:::dr (prefix orders/basebackups_005/)", "s3:GetObject on arn:aws:s3:::dr/orders/wal_005/*"}},
 		{"the source's node policy", func(in *awsInput) { restore(in); in.AWS.NodePolicyJSON = source }, nil},
 		{"a statement for the source", func(in *awsInput) { restore(in); in.AWS.NodePolicyJSON = both }, nil},
 		{"the user's own profile", func(in *awsInput) { restore(in); in.AWS.IAMInstanceProfile = "db-nodes" }, nil},

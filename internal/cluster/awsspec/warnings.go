@@ -11,8 +11,8 @@ import (
 //
 // A restore's source is read by the nodes with their instance role. When the platform creates that role
 // (no iam_instance_profile), its permissions are the SSM read the platform adds and node_policy_json: if no
-// statement of node_policy_json can allow listing the source's bucket or reading an object under each of
-// its key prefixes (archive.MayGrant, which errs towards yes), the nodes most likely cannot restore, and
+// statement of node_policy_json can allow listing the source's bucket under each of its key prefixes or
+// reading an object under each (archive.MayGrantIn, which errs towards yes but for the listing's prefix), the nodes most likely cannot restore, and
 // the apply would only find out when its wait for a leader times out. It is a warning, not an error: a
 // bucket policy on the source may grant the role what its own policy does not.
 func (a *Block) Warnings(s cluster.Spec) []*cluster.FieldError {
@@ -25,18 +25,25 @@ func (a *Block) Warnings(s cluster.Spec) []*cluster.FieldError {
 	}
 	// Each call the restore makes: the action, a resource it is made on (for an object, a name either
 	// archiver could have under the key prefix), and the resource as the warning names it.
-	type call struct{ action, resource, shown string }
+	// A listing is made under each key prefix (its s3:prefix condition key).
+	type call struct {
+		action, resource, shown string
+		keys                    map[string]string
+	}
 	bucket := "arn:aws:s3:::" + from.Bucket
-	calls := []call{{"s3:ListBucket", bucket, bucket}}
+	var calls []call
 	for _, k := range from.Keys {
-		calls = append(calls, call{"s3:GetObject", bucket + "/" + k + "pgnvme-probe", bucket + "/" + k + "*"})
+		calls = append(calls, call{"s3:ListBucket", bucket, bucket + " (prefix " + k + ")", map[string]string{"s3:prefix": k}})
+	}
+	for _, k := range from.Keys {
+		calls = append(calls, call{"s3:GetObject", bucket + "/" + k + "pgnvme-probe", bucket + "/" + k + "*", nil})
 	}
 	var missing []string
 	for _, c := range calls {
 		ok := false
 		if a.NodePolicyJSON != "" {
 			var err error
-			if ok, err = archive.MayGrant(a.NodePolicyJSON, c.action, c.resource); err != nil {
+			if ok, err = archive.MayGrantIn(a.NodePolicyJSON, c.action, c.resource, c.keys); err != nil {
 				return nil // Validate reports a policy it cannot read
 			}
 		}
