@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
 
 // Moto is a moto server (the Python AWS emulator) on a free loopback port.
@@ -40,7 +42,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// StartMoto starts `python3 -m moto.server` on a free loopback port, waits until it answers, and stops it
+// motoMain runs moto's server as `python3 -m moto.server` does, with nodesim.MotoIAMFixes, so that moto
+// checks signatures as AWS does when a test enforces IAM (EnforceIAM).
+const motoMain = nodesim.MotoIAMFixes + "from moto.server import main\nmain(sys.argv[1:])\n"
+
+// StartMoto starts moto's server (motoMain) on a free loopback port, waits until it answers, and stops it
 // (by PID) when the test ends. A missing python3 or moto fails the test: they are part of the test machine.
 func StartMoto(t testing.TB) *Moto {
 	t.Helper()
@@ -65,7 +71,7 @@ func LaunchMoto() (*Moto, error) {
 			return nil, err
 		}
 		out := &syncBuffer{}
-		cmd := exec.Command(python, "-m", "moto.server", "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+		cmd := exec.Command(python, "-c", motoMain, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 		cmd.Env = append(os.Environ(), "MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION=true")
 		cmd.Stdout = out
 		cmd.Stderr = out

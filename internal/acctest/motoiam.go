@@ -2,8 +2,11 @@ package acctest
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,4 +65,69 @@ func (m *Moto) ConfigAs(region string, creds aws.Credentials) aws.Config {
 	cfg := m.AWSConfig(region)
 	cfg.Credentials = credentials.StaticCredentialsProvider{Value: creds}
 	return cfg
+}
+
+// motoS3Names are the S3 actions moto checks under names of its own (moto/s3/responses.py ACTION_MAP),
+// by the action AWS checks for the same request. (moto also checks an unlisted bucket subresource as the
+// method's default: PUT ?encryption as s3:CreateBucket, GET ?replication as s3:ListBucket; those pass with
+// the published policy whatever it says of encryption or replication.)
+var motoS3Names = map[string]string{
+	"s3:HeadBucket":              "s3:ListBucket",
+	"s3:GetPublicAccessBlock":    "s3:GetBucketPublicAccessBlock",
+	"s3:PutPublicAccessBlock":    "s3:PutBucketPublicAccessBlock",
+	"s3:DeletePublicAccessBlock": "s3:PutBucketPublicAccessBlock",
+}
+
+// PolicyOnMoto is policy (a published policy document whose actions are actions) plus a statement of
+// moto's name for each S3 action of it that moto names otherwise (motoS3Names), so that moto checks what
+// AWS would.
+func PolicyOnMoto(t testing.TB, policy string, actions []string) string {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(policy), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var names []any
+	for _, moto := range slices.Sorted(maps.Keys(motoS3Names)) {
+		if slices.Contains(actions, motoS3Names[moto]) {
+			names = append(names, moto)
+		}
+	}
+	doc["Statement"] = append(doc["Statement"].([]any), map[string]any{"Sid": "MotoNames", "Effect": "Allow", "Action": names, "Resource": "*"})
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// PolicyWithout is policy (a policy document) with action taken out of every statement; an action the
+// policy does not name fails the test.
+func PolicyWithout(t testing.TB, policy, action string) string {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(policy), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, st := range doc["Statement"].([]any) {
+		s := st.(map[string]any)
+		var kept []any
+		for _, a := range s["Action"].([]any) {
+			if a == action {
+				found = true
+				continue
+			}
+			kept = append(kept, a)
+		}
+		s["Action"] = kept
+	}
+	if !found {
+		t.Fatalf("%s is not in the policy", action)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

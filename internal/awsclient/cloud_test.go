@@ -33,6 +33,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -47,6 +48,8 @@ type awsTest struct {
 	iam *iam.Client
 	ssm *ssm.Client
 	elb *elbv2.Client
+	// admin is the administrator's configuration under IAM enforcement (enforcedPolicy set), else nil.
+	admin *aws.Config
 }
 
 // enforcedPolicy, when set (TestOperatorPolicy_moto), is the IAM policy newAWSTest's Cloud runs under, with
@@ -83,10 +86,11 @@ func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest
 	m := startMotoIsolated(t)
 	var admin *aws.Config
 	if enforcedPolicy != "" {
-		creds := m.EnforceIAM(t, awsTestRegion, map[string]string{"operator": enforcedPolicy, "admin": acctest.AdminPolicy})
+		// The administrator is nodesim.IAMUser, which may also assume the roles EC2 may (TestInstancePolicy_moto).
+		creds := m.EnforceIAM(t, awsTestRegion, map[string]string{"operator": enforcedPolicy, nodesim.IAMUser: acctest.AdminPolicy})
 		t.Setenv("AWS_ACCESS_KEY_ID", creds["operator"].AccessKeyID)
 		t.Setenv("AWS_SECRET_ACCESS_KEY", creds["operator"].SecretAccessKey)
-		cfg := m.ConfigAs(awsTestRegion, creds["admin"])
+		cfg := m.ConfigAs(awsTestRegion, creds[nodesim.IAMUser])
 		admin = &cfg
 	}
 	endpoints := awsclient.Endpoints{EC2: m.URL, IAM: m.URL, STS: m.URL, SSM: m.URL, S3: m.URL, ELBV2: m.URL}
@@ -115,6 +119,7 @@ func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest
 		t.Fatal(err)
 	}
 	if admin != nil {
+		at.admin = admin
 		at.ec2, at.iam, at.ssm, at.elb = ec2.NewFromConfig(*admin), iam.NewFromConfig(*admin), ssm.NewFromConfig(*admin), elbv2.NewFromConfig(*admin)
 	}
 	return at

@@ -84,18 +84,32 @@ The nodes' role (made by the provider without ` + "`aws.iam_instance_profile`" +
 ## How this is proven
 
 - The list is the calls: ` + "`TestOperatorCallsAreTheCallsMade`" + ` parses the provider's AWS adapter and compares.
-- The policy is enough: ` + "`TestOperatorPolicy_moto`" + ` runs the adapter's tests of lookups, the security group, the
-  instance profile, the secrets, the network interfaces, the instances, the Elastic IPs and the load balancer on moto
-  with IAM enforcement on, signed by a user whose only policy is the one above; ` + "`TestOperatorPolicy_archive_moto`" + ` does
-  the same for the archive bucket's create (with a replica and its replication role) and destroy. With
-  ` + "`ec2:DescribeSubnets`" + `, ` + "`iam:CreateRole`" + ` or ` + "`elasticloadbalancing:CreateLoadBalancer`" + ` taken out, the call that needs
-  it is refused and the error names the action.
-- What moto cannot show: it checks each call's own action (and resources for S3 only), not conditions nor the
-  actions in the second table; it names four S3 actions its own way (the test adds its names beside AWS's) and
-  checks unlisted bucket settings (encryption, replication, ownership, Object Lock) as ` + "`s3:CreateBucket`" + ` or
-  ` + "`s3:ListBucket`" + `; and it refuses signed S3 requests with a ` + "`/`" + ` in a query value, so the cluster's reading of the
-  archive (` + "`s3:ListBucket`" + ` with a prefix, ` + "`s3:GetObject`" + `) is covered by the list, not by enforcement. The whole
-  cluster lifecycle on the node simulator under enforcement is not run yet.
+- The policy is enough for a cluster's whole life: ` + "`TestAccEC2Cluster_simulated`" + ` runs on the node simulator with
+  moto's IAM enforcement on, Terraform's provider signed as a user whose only policy is the one above and each node
+  as its instance profile's role, holding what the provider gave it: an interrupted create resumed, a standby and
+  then the primary lost and replaced, a rolling replacement, parameter changes, a fourth node added and removed,
+  import, backups and their retention, a takeover after two nodes lost, every node lost and the cluster restored
+  from its archive (twice), a point-in-time clone into another region, and destroy. ` + "`TestAccEC2Cluster_tls`" + ` does
+  the same for a cluster with TLS (its authority and certificates in SSM, their renewal).
+  ` + "`TestOperatorPolicy_moto`" + ` runs the adapter's own tests (lookups, the security group, the instance profile, the
+  secrets, the network interfaces, the instances, the Elastic IPs, the load balancer) the same way, and
+  ` + "`TestOperatorPolicy_archive_moto`" + ` the archive bucket's create (with a replica and its replication role), the
+  cluster's reading of its WAL and backups, and destroy. With ` + "`ec2:DescribeSubnets`" + `, ` + "`iam:CreateRole`" + ` or
+  ` + "`elasticloadbalancing:CreateLoadBalancer`" + ` taken out, the call that needs it is refused and the error names the
+  action; on the node simulator (` + "`TestAccEC2Cluster_missingPermission`" + `) a create under the policy without
+  ` + "`iam:CreateRole`" + `, ` + "`ec2:RunInstances`" + ` or ` + "`elasticloadbalancing:CreateLoadBalancer`" + ` stops at that call with an error
+  that names the missing permission and points here.
+- The nodes' role holds no more than the list above: ` + "`TestInstancePolicy_moto`" + ` assumes the role the provider makes,
+  as EC2 does for an instance, reads the cluster's parameters and the objects under its archive prefix, and is refused
+  another cluster's parameters (` + "`ssm:GetParameter`" + `, ` + "`ssm:GetParameters`" + ` with one name outside,
+  ` + "`ssm:GetParametersByPath`" + ` above its path), writing a parameter, an object under another prefix, and any EC2 call.
+- What moto cannot show: conditions (the archive listing's ` + "`s3:prefix`" + `, ` + "`kms:ViaService`" + `) and the actions in the
+  second table; it names four S3 actions its own way (the tests add its names beside AWS's) and checks unlisted bucket
+  settings (encryption, replication, ownership, Object Lock) as ` + "`s3:CreateBucket`" + ` or ` + "`s3:ListBucket`" + `. The tests run
+  moto with three corrections that make it check as AWS does: a signed request with a ` + "`/`" + ` in a query value (an S3
+  listing by prefix) is checked against the canonical query AWS forms, where moto itself refuses it; an SSM action is
+  checked on the parameter's ARN (each name's, or the path's), where moto checks it on ` + "`*`" + ` only; and the simulator,
+  playing EC2, may assume a role that trusts ` + "`ec2.amazonaws.com`" + `.
 `)
 	return b.String()
 }

@@ -34,6 +34,9 @@ import (
 func TestAccEC2Cluster_simulated(t *testing.T) {
 	e := newSimEnv(t)
 	ctx := context.Background()
+	// The whole lifecycle under IAM enforcement: the provider holds only the published operator policy, each
+	// node only its role's.
+	e.enforceIAM(ctx)
 	e.config("sim", "m6id.large", true)
 
 	// An interrupted create: Terraform (and the provider with it) killed once the first instance boots,
@@ -487,9 +490,10 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 	}
 	e.restore = simRestoreBlock(strings.Join(lines, "\n"), fmt.Sprintf("time = %q", target))
 	e.config("clone", "m6id.xlarge", false)
-	// The role the platform creates has no grant on the source (no node_policy_json): the plan warns at
-	// aws.node_policy_json and names what the nodes need (moto does not enforce IAM, so the restore would
-	// work here all the same). With the source's and the clone's own archive policies, it does not.
+	// The role the platform creates has no grant on the source (the node_policy_json config gives it covers
+	// the clone's own prefix only): the plan warns at aws.node_policy_json and names what the nodes need
+	// (under IAM enforcement the restore would be refused). With the source's and the clone's own archive
+	// policies, it does not.
 	out, _ := e.mustTerraform("plan", "-no-color", "-input=false")
 	for _, want := range []string{"Nodes May Not Read The Restore Source", "s3:ListBucket on arn:aws:s3:::tf-acc-dr", "s3:GetObject on arn:aws:s3:::tf-acc-dr/clusters/sim/pgbackrest/archive/sim/*"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -28,6 +27,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -68,6 +68,8 @@ type simEnv struct {
 	params string
 	fourth bool
 	launch string
+	// iamEnforced: enforceIAM ran; the configurations give the nodes their archive's policy.
+	iamEnforced bool
 	// backup is the cluster's backup block in HCL ("" for none); restore its restore block; accept is
 	// accept_data_loss_at_lsn ("" for none).
 	backup, restore, accept string
@@ -88,6 +90,44 @@ func newSimEnv(t *testing.T) *simEnv {
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
 		"TF_LOG_PROVIDER=INFO", "TF_LOG_PATH="+filepath.Join(e.dir, "terraform.log"))
 	return e
+}
+
+// enforceIAM turns IAM enforcement on in the simulator's moto (nodesim.Sim.EnforceIAM): from then on the
+// provider signs as an IAM user whose only policy is the published operator policy
+// (awsclient.OperatorPolicy, with moto's own names of some S3 actions: acctest.PolicyOnMoto), each node
+// as its instance profile's role, with the policy the provider gave it, and the test's own checks as the
+// simulator.
+func (e *simEnv) enforceIAM(ctx context.Context) {
+	e.t.Helper()
+	op := e.enforceIAMUsers(ctx, map[string]string{"operator": awsclient.OperatorPolicy()})["operator"]
+	e.env = append(e.env, "AWS_ACCESS_KEY_ID="+op.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+op.SecretAccessKey)
+}
+
+// enforceIAMUsers turns IAM enforcement on as enforceIAM does, with an IAM user for each of users (name ->
+// policy, given with moto's own names added), and returns their credentials; Terraform's are left as they
+// were.
+func (e *simEnv) enforceIAMUsers(ctx context.Context, users map[string]string) map[string]aws.Credentials {
+	e.t.Helper()
+	onMoto := map[string]string{}
+	for u, doc := range users {
+		var actions []string
+		var parsed struct {
+			Statement []struct{ Action []string }
+		}
+		if err := json.Unmarshal([]byte(doc), &parsed); err != nil {
+			e.t.Fatal(err)
+		}
+		for _, st := range parsed.Statement {
+			actions = append(actions, st.Action...)
+		}
+		onMoto[u] = acctest.PolicyOnMoto(e.t, doc, actions)
+	}
+	creds, err := e.sim.EnforceIAM(ctx, onMoto)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.iamEnforced = true
+	return creds
 }
 
 // moveTo makes the configurations written from now on run their cluster in region, in zones (at least
@@ -132,6 +172,12 @@ func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	if e.fourth {
 		fourth = fmt.Sprintf("\n  node {\n    name = \"node-4\"\n    zone = %q\n  }", e.zones[3])
 	}
+	launch := e.launch
+	if e.iamEnforced && !strings.Contains(launch, "node_policy_json") {
+		// The nodes' grant on their archive, as pgnvme_archive_bucket's node_policy_json gives it: under IAM
+		// enforcement the nodes act as their role, which has only what the provider gave it.
+		launch += "\n    node_policy_json = <<-EOT\n" + archive.Spec{Bucket: e.bucket, Prefix: "clusters/" + name, Region: e.region}.NodePolicyJSON() + "\n    EOT"
+	}
 	hcl := tfwork.SimProvider(e.region, e.sim.MotoURL()) + fmt.Sprintf(`
 resource "pgnvme_cluster" "db" {
   name           = %[3]q
@@ -173,7 +219,7 @@ resource "pgnvme_cluster" "db" {
 
 output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
 output "read_only_connection_uri" { value = pgnvme_cluster.db.read_only_connection_uri }
-`, e.region, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, e.launch, e.backup+e.tls, e.restore, accept,
+`, e.region, e.sim.MotoURL(), name, strings.Join(optLines, "\n"), instanceType, e.ami, strings.Join(subnetLines, "\n"), deletionProtection, params, fourth, launch, e.backup+e.tls, e.restore, accept,
 		e.zones[0], e.zones[1], e.zones[2])
 	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644); err != nil {
 		e.t.Fatal(err)
@@ -501,8 +547,10 @@ func (e *simEnv) secret(name string) string {
 	return v
 }
 
+// awsConfig is the simulator's SDK configuration in the test's region (signed as the simulator, also under
+// IAM enforcement).
 func (e *simEnv) awsConfig() aws.Config {
-	return aws.Config{Region: e.region, Credentials: credentials.NewStaticCredentialsProvider("nodesim", "nodesim-secret", ""), HTTPClient: e.sim.HTTPClient()}
+	return e.sim.AWSConfig(e.region)
 }
 
 func (e *simEnv) secretErr(name string) (string, error) {

@@ -38,6 +38,7 @@ import (
 func TestAccEC2Cluster_tls(t *testing.T) {
 	e := newSimEnv(t)
 	ctx := context.Background()
+	e.enforceIAM(ctx)
 	e.tls = "\n  tls {\n    validity_period_hours = 5\n    early_renewal_hours   = 1\n  }"
 	e.config("sim", "m6id.large", false)
 	_, secs := e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
@@ -133,6 +134,23 @@ func TestAccEC2Cluster_tls(t *testing.T) {
 	}
 	if v, err := e.secretErr(awsspec.TLSCAParameter("sim")); err != nil || !strings.Contains(v, "PRIVATE KEY") {
 		t.Errorf("the authority in SSM: %v", err)
+	}
+	// And a node, acting as its instance role under IAM enforcement, reads its own bundle and is refused the
+	// authority's key, as the AWS CLI on an instance would be.
+	n1 := e.bridge.Node(st.AWS.InstanceIDs["node-1"])
+	ssmGet := func(name string) (string, error) {
+		argv := append(append([]string{"env"}, n1.InstanceEnv()...), "aws", "ssm", "get-parameter", "--region", e.region, "--with-decryption", "--name", name, "--query", "Parameter.Name", "--output", "text")
+		return n1.Exec(ctx, "root", argv...)
+	}
+	if out, err := ssmGet(awsspec.TLSBundleParameter("sim", "node-1")); err != nil {
+		t.Errorf("node-1 reading its own bundle as its role: %v", err)
+	} else {
+		t.Logf("node-1 reads %s as its role", strings.TrimSpace(out))
+	}
+	if out, err := ssmGet(awsspec.TLSCAParameter("sim")); err == nil || !strings.Contains(out, "AccessDenied") {
+		t.Errorf("node-1 reading the authority's key as its role: %v %s; want AccessDenied", err, out)
+	} else {
+		t.Logf("node-1 is refused the authority's key: %s", strings.Join(strings.Fields(out), " "))
 	}
 
 	// Renewal: 5-hour certificates outlive a 2-hour validity, so every node's is due. The plan says so; the

@@ -6,8 +6,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -16,12 +18,15 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -34,8 +39,104 @@ const (
 	motoPort = 5000
 )
 
-// motoServer runs moto's server (python -m moto.server) with two changes that make moto's EC2 treat
-// network interfaces as EC2 does, which the EC2 platform's one-ENI-per-node design relies on:
+// MotoIAMFixes is Python that makes moto (5.2, with Werkzeug 3) enforce IAM as AWS does in three respects,
+// for runs with IAM enforced:
+//
+//   - the signature check: moto rebuilds the canonical request from Werkzeug's URL, in which a query
+//     value's %2F reads "/" (and other reserved characters likewise), so every correctly signed request
+//     with such a value, an S3 listing with prefix=a/b/ among them, is refused as SignatureDoesNotMatch.
+//     AWS forms the canonical query string with every name and value URI-encoded (RFC 3986 unreserved
+//     characters kept); the fix encodes moto's query that way before moto signs it. The signature is still
+//     compared;
+//   - SSM's resources: moto checks an SSM action against the resource "*" only, so a policy that allows
+//     parameters under a path (the nodes' instance policy) allows nothing. AWS authorizes GetParameter,
+//     PutParameter and the like on the parameter's ARN, GetParameters and DeleteParameters on each
+//     name's, GetParametersByPath on the path's; the fix checks the caller's policies for each of those;
+//   - EC2's part in instance roles: the IAM user IAMUser (the node simulator's own, or a test's standing
+//     in for EC2) may assume a role whose trust policy lets the service principal ec2.amazonaws.com assume
+//     it, as EC2 does for an instance's profile. moto itself fails with a server error on a trust policy
+//     whose principal is a service; for any other caller such a principal now refuses.
+//
+// It imports sys, for the code after it.
+const MotoIAMFixes = `import json
+import sys
+from urllib.parse import quote, unquote
+from moto.core.authorization import ActionAuthenticatorMixin
+from moto.iam.access_control import IAMRequestBase
+from moto.ssm.responses import SimpleSystemManagerResponse
+
+if not all(hasattr(c, m) for c, m in ((IAMRequestBase, "_create_aws_request"), (IAMRequestBase, "_check_role_trust_relationship"),
+        (ActionAuthenticatorMixin, "_authenticate_and_authorize_normal_action"))):
+    sys.exit("pgnvme: this moto has no IAMRequestBase._create_aws_request, IAMRequestBase._check_role_trust_relationship or ActionAuthenticatorMixin._authenticate_and_authorize_normal_action: update MotoIAMFixes (internal/nodesim)")
+
+_moto_create_aws_request = IAMRequestBase._create_aws_request
+
+def _canonical_query(query):
+    pairs = []
+    for part in query.split("&"):
+        if part:
+            k, _, v = part.partition("=")
+            pairs.append(quote(unquote(k), safe="-_.~") + "=" + quote(unquote(v), safe="-_.~"))
+    return "&".join(pairs)
+
+def _create_aws_request(self):
+    path, sep, query = self._path.partition("?")
+    if sep:
+        self._path = path + "?" + _canonical_query(query)
+    return _moto_create_aws_request(self)
+
+IAMRequestBase._create_aws_request = _create_aws_request
+
+_moto_authorize = ActionAuthenticatorMixin._authenticate_and_authorize_normal_action
+
+def _ssm_parameter_arn(self, name):
+    if name.startswith("arn:"):
+        return name
+    return "arn:aws:ssm:%s:%s:parameter%s%s" % (self.region, self.current_account, "" if name.startswith("/") else "/", name.split(":")[0])
+
+def _ssm_authorize(self, resource="*"):
+    names = []
+    for key in ("Name", "Path"):
+        v = self._get_param(key)
+        if isinstance(v, str) and v:
+            names.append(v)
+    v = self._get_param("Names")
+    if isinstance(v, list):
+        names += [n for n in v if isinstance(n, str)]
+    if not names:
+        return _moto_authorize(self, resource)
+    for n in names:
+        _moto_authorize(self, _ssm_parameter_arn(self, n))
+
+SimpleSystemManagerResponse._authenticate_and_authorize_normal_action = _ssm_authorize
+
+_trust = IAMRequestBase._check_role_trust_relationship
+
+def _lets_ec2_assume(doc):
+    doc = json.loads(doc) if isinstance(doc, str) else doc
+    statements = doc.get("Statement", [])
+    for st in statements if isinstance(statements, list) else [statements]:
+        principal = st.get("Principal") or {}
+        services = principal.get("Service", []) if isinstance(principal, dict) else []
+        actions = st.get("Action", [])
+        if st.get("Effect") == "Allow" and "ec2.amazonaws.com" in ([services] if isinstance(services, str) else services) \
+                and "sts:AssumeRole" in ([actions] if isinstance(actions, str) else actions):
+            return True
+    return False
+
+def check_role_trust_relationship(self, role_arn):
+    if self._access_key.arn.endswith(":user/nodesim"):
+        return _lets_ec2_assume(self.backend.get_role_by_arn(role_arn).assume_role_policy_document)
+    try:
+        return _trust(self, role_arn)
+    except TypeError:  # a service principal: not this caller
+        return False
+
+IAMRequestBase._check_role_trust_relationship = check_role_trust_relationship
+`
+
+// motoServer runs moto's server (python -m moto.server) with changes that make moto treat network
+// interfaces as EC2 does, which the EC2 platform's one-ENI-per-node design relies on:
 //
 //   - an interface created without an address gets its subnet's next free one (after the three AWS keeps
 //     at the start, never one in use), and a deleted one gives its address back. moto itself picks a
@@ -45,9 +146,9 @@ const (
 //   - a terminated instance lets go of the interfaces it does not delete: they become available for a
 //     replacement, where moto leaves them in use by the terminated instance for ever.
 //
-// A moto whose internals moved fails to start with a message saying so.
-const motoServer = `import sys
-from moto.ec2.models.elastic_network_interfaces import NetworkInterfaceBackend
+// It also carries MotoIAMFixes, for runs with IAM enforced. A moto whose internals moved fails to start
+// with a message saying so.
+const motoServer = MotoIAMFixes + `from moto.ec2.models.elastic_network_interfaces import NetworkInterfaceBackend
 from moto.ec2.models.instances import Instance
 from moto.ec2.models.subnets import Subnet
 from moto.server import main
@@ -277,27 +378,18 @@ func (s *Sim) ssmHosts() []string {
 }
 
 // InstanceEnv is what the simulated instance role and VPC give every process of a node (the unit
-// runner's environment, as systemd's manager environment): credentials, the CA bundle of the AWS CLI
-// (the node's system store, as Debian's own awscli uses; the secrets script reaches the endpoint through
-// EC2Node.SSMEndpoint, or without it through the region's default SSM endpoint, which the node's
+// runner's environment, as systemd's manager environment) when IAM is not enforced, and what a process
+// run as the simulator (the bench's hand restore) gets: the simulator's credentials, the CA bundle of the
+// AWS CLI (the node's system store, as Debian's own awscli uses; the secrets script reaches the endpoint
+// through EC2Node.SSMEndpoint, or without it through the region's default SSM endpoint, which the node's
 // /etc/hosts sends to the simulated endpoint: see AddRegion), and for pgBackRest shared keys in place of
-// the instance metadata service (PGBACKREST_* environment options override pgbackrest.conf's
-// repo1-s3-key-type=auto).
+// the instance metadata service. Under EnforceIAM a node gets its instance role's instead.
 func (s *Sim) InstanceEnv() []string {
-	return []string{
-		"AWS_ACCESS_KEY_ID=" + awsAccessKeyID,
-		"AWS_SECRET_ACCESS_KEY=" + awsSecretAccessKey,
-		"AWS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt",
-		"AWS_EC2_METADATA_DISABLED=true",
-		"PGBACKREST_REPO1_S3_KEY_TYPE=shared",
-		"PGBACKREST_REPO1_S3_KEY=" + awsAccessKeyID,
-		"PGBACKREST_REPO1_S3_KEY_SECRET=" + awsSecretAccessKey,
-	}
+	return instanceEnv(s.credentials())
 }
 
-// awsRequest sends one request to moto through the TLS endpoint. service and region name the credential
-// scope of a SigV4 Authorization header (moto routes by it and does not check the signature); "" sends
-// none.
+// awsRequest sends one request to moto through the TLS endpoint, signed (SigV4, as service in region) with
+// the simulator's credentials; service "" sends it unsigned (moto's own API).
 func (s *Sim) awsRequest(ctx context.Context, method, service, region, path string, header map[string]string, body []byte) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -305,13 +397,16 @@ func (s *Sim) awsRequest(ctx context.Context, method, service, region, path stri
 	if err != nil {
 		return 0, nil, err
 	}
-	if service != "" {
-		req.Header.Set("Authorization", fmt.Sprintf("AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=host, Signature=0",
-			awsAccessKeyID, time.Now().UTC().Format("20060102"), region, service))
-		req.Header.Set("X-Amz-Date", time.Now().UTC().Format("20060102T150405Z"))
-	}
 	for k, v := range header {
 		req.Header.Set(k, v)
+	}
+	if service != "" {
+		sum := sha256.Sum256(body)
+		hash := hex.EncodeToString(sum[:])
+		req.Header.Set("X-Amz-Content-Sha256", hash)
+		if err := v4.NewSigner().SignHTTP(ctx, s.credentials(), req, hash, service, region, time.Now()); err != nil {
+			return 0, nil, fmt.Errorf("signing the request: %w", err)
+		}
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -340,7 +435,7 @@ func (s *Sim) CreateBucket(ctx context.Context, region, bucket string) error {
 
 // ListObjects lists the keys in bucket under prefix (up to 1000).
 func (s *Sim) ListObjects(ctx context.Context, region, bucket, prefix string) ([]string, error) {
-	status, out, err := s.awsRequest(ctx, http.MethodGet, "s3", region, "/"+bucket+"?list-type=2&prefix="+prefix, nil, nil)
+	status, out, err := s.awsRequest(ctx, http.MethodGet, "s3", region, "/"+bucket+"?list-type=2&prefix="+url.QueryEscape(prefix), nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing bucket %s: %w", bucket, err)
 	}

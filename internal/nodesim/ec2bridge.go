@@ -91,6 +91,8 @@ const (
 type bridged struct {
 	id, name string
 	ip       netip.Addr
+	// profile is the instance's instance profile ARN ("" without one).
+	profile string
 	// node is the simulated node, nil until AddNode succeeded.
 	node  *Node
 	state string
@@ -104,7 +106,7 @@ type bridged struct {
 
 // observed is an instance as moto describes it.
 type observed struct {
-	id, name, state string
+	id, name, state, profile string
 	// ip is the private address of the network interface at device index 0 (invalid when none).
 	ip netip.Addr
 }
@@ -205,6 +207,9 @@ func (b *EC2Bridge) describe(ctx context.Context) (map[string]observed, error) {
 		for _, r := range out.Reservations {
 			for _, in := range r.Instances {
 				o := observed{id: aws.ToString(in.InstanceId)}
+				if in.IamInstanceProfile != nil {
+					o.profile = aws.ToString(in.IamInstanceProfile.Arn)
+				}
 				if in.State != nil {
 					o.state = string(in.State.Name)
 				}
@@ -279,7 +284,7 @@ func (b *EC2Bridge) poll() {
 				}
 				continue
 			}
-			e = &bridged{id: o.id, name: o.name, ip: o.ip}
+			e = &bridged{id: o.id, name: o.name, ip: o.ip, profile: o.profile}
 			b.instances[id] = e
 			b.start(e, EventBoot, b.boot)
 		case !e.busy && e.state == nodeStopped:

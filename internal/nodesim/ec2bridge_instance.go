@@ -65,6 +65,16 @@ func (b *EC2Bridge) boot(ctx context.Context, e *bridged) {
 	} else {
 		n.userData = userData // as EC2 hands a started instance the user-data it has now
 	}
+	if b.sim.iamEnforced() {
+		creds, err := b.sim.instanceCredentials(ctx, b.region, e.profile, e.id)
+		if err != nil {
+			fail(err)
+			return
+		}
+		n.mu.Lock()
+		n.creds = &creds
+		n.mu.Unlock()
+	}
 	began := time.Now()
 	if err := n.Boot(ctx); err != nil {
 		fail(err)

@@ -8,20 +8,22 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
 // AWSConfig is an SDK configuration for moto in region: the AWS endpoint reached from the root namespace
-// (the simulator's HTTP client), with the simulated credentials. Every service's client made from it
-// (ec2.NewFromConfig, ssm.NewFromConfig, ...) talks to moto.
+// (the simulator's HTTP client), with the simulator's credentials (its IAM user's once EnforceIAM ran, for
+// clients made before too). Every service's client made from it (ec2.NewFromConfig, ssm.NewFromConfig,
+// ...) talks to moto.
 func (s *Sim) AWSConfig(region string) aws.Config {
 	return aws.Config{
 		Region:       region,
 		BaseEndpoint: aws.String(AWSEndpoint),
 		HTTPClient:   s.HTTPClient(),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsAccessKeyID, awsSecretAccessKey, ""),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return s.credentials(), nil
+		}),
 	}
 }
 

@@ -228,7 +228,7 @@ func (m *manager) environment(u *unit) ([]string, *account, error) {
 		env[k] = v
 	}
 	order = append(order, "PATH", "LANG")
-	for _, kv := range m.n.sim.InstanceEnv() {
+	for _, kv := range m.n.InstanceEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		set(k, v)
 	}

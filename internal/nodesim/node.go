@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 // DefaultDiskBytes is the size of a simulated instance-store disk (a sparse file): XFS needs 300 MB.
@@ -69,6 +71,22 @@ type Node struct {
 	boots  int
 	diskN  int
 	cgs    map[string]*cgroup
+	// creds are its instance role's credentials under IAM enforcement (set at each boot by the EC2 bridge);
+	// nil: the simulator's (Sim.InstanceEnv).
+	creds *aws.Credentials
+}
+
+// InstanceEnv is what the node's instance role and VPC give every process of it (the unit runner's
+// environment, as systemd's manager environment): its role's credentials under IAM enforcement, else
+// Sim.InstanceEnv.
+func (n *Node) InstanceEnv() []string {
+	n.mu.Lock()
+	c := n.creds
+	n.mu.Unlock()
+	if c == nil {
+		return n.sim.InstanceEnv()
+	}
+	return instanceEnv(*c)
 }
 
 // AddNode creates a node: its network namespace on the bridge with its address, its cgroup, directories

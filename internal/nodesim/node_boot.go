@@ -177,7 +177,7 @@ func (n *Node) runCloudInit(ctx context.Context, m *manager) error {
 	logPath := filepath.Join(n.LogDir(), "cloud-init.log")
 	// PGNVME_INSTALL=check: the install script checks the programs this machine provides and installs
 	// nothing (no package repository has Patroni 4 for Debian 12 here).
-	env := append([]string{"PATH=" + defaultPath, "LANG=C.UTF-8", "PGNVME_INSTALL=check"}, n.sim.InstanceEnv()...)
+	env := append([]string{"PATH=" + defaultPath, "LANG=C.UTF-8", "PGNVME_INSTALL=check"}, n.InstanceEnv()...)
 	root := &account{name: "root"}
 	for _, stage := range [][]string{
 		{"cloud-init", "init", "--local"},

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 const (
@@ -69,10 +71,13 @@ type Sim struct {
 	aws       *awsService
 	client    *http.Client
 
-	mu      sync.Mutex
-	nodes   []*Node
-	regions []string
-	bridges []*EC2Bridge
+	mu sync.Mutex
+	// enforced: EnforceIAM ran, and the simulator signs as creds (its IAM user).
+	enforced bool
+	creds    aws.Credentials
+	nodes    []*Node
+	regions  []string
+	bridges  []*EC2Bridge
 }
 
 // New creates a simulator: its directory, cgroup, service namespace with the bridge, and the AWS endpoint
