@@ -66,7 +66,12 @@ func (b *EC2Bridge) boot(ctx context.Context, e *bridged) {
 		n.userData = userData // as EC2 hands a started instance the user-data it has now
 	}
 	if b.sim.iamEnforced() {
-		creds, err := b.sim.instanceCredentials(ctx, b.region, e.profile, e.id)
+		profile, err := b.profile(ctx, e)
+		if err != nil {
+			fail(err)
+			return
+		}
+		creds, err := b.sim.instanceCredentials(ctx, b.region, profile, e.id)
 		if err != nil {
 			fail(err)
 			return
@@ -82,6 +87,40 @@ func (b *EC2Bridge) boot(ctx context.Context, e *bridged) {
 	}
 	b.setState(e, nodeRunning)
 	b.event(e, EventBooted, time.Since(began).Round(time.Millisecond).String())
+}
+
+// profileWait bounds how long a booting instance's profile may take to show: moto associates it with the
+// instance just after RunInstances made the instance, so a DescribeInstances in between shows none.
+const profileWait = 10 * time.Second
+
+// profile is e's instance profile ARN as moto describes the instance now ("" when it shows none within
+// profileWait: an instance launched without one).
+func (b *EC2Bridge) profile(ctx context.Context, e *bridged) (string, error) {
+	deadline := time.Now().Add(profileWait)
+	for {
+		if e.profile != "" {
+			return e.profile, nil
+		}
+		out, err := b.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{e.id}})
+		if err != nil {
+			return "", fmt.Errorf("reading instance %s's profile: %w", e.id, err)
+		}
+		for _, r := range out.Reservations {
+			for _, in := range r.Instances {
+				if in.IamInstanceProfile != nil {
+					e.profile = aws.ToString(in.IamInstanceProfile.Arn)
+				}
+			}
+		}
+		if e.profile != "" || time.Now().After(deadline) {
+			return e.profile, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // userData is the instance's user-data as EC2 gives it to cloud-init (gzip as launched: base64 decoded
