@@ -65,6 +65,10 @@ const (
 	// Patroni creates.
 	DefaultSuperuser       = "postgres"
 	DefaultReplicationUser = "replicator"
+	// ProviderUser is the role the provider logs in as on a cluster with TLS: by a client certificate it
+	// issues itself for the session (pg_hba: hostssl ... cert), never a password; a member of pg_monitor,
+	// which is what the provider reads (settings, WAL positions, the archiver's statistics).
+	ProviderUser = "pgnvme"
 )
 
 // WAL-G release pinned by default: v3.0.8, the PostgreSQL build for Ubuntu

@@ -39,6 +39,7 @@ func TestRenderEC2_tls(t *testing.T) {
 		"hostnossl all          all              0.0.0.0/0                reject",
 		"hostnossl replication  all              0.0.0.0/0                reject",
 		"hostssl replication  replicator       10.0.0.0/16              cert",
+		"hostssl all          pgnvme           10.0.0.0/16              cert",
 		"hostssl all          all              10.0.0.0/16              scram-sha-256",
 		"certfile: /etc/pgnvme/tls/node.crt",
 		"keyfile: /etc/pgnvme/tls/node.key",

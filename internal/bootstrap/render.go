@@ -215,8 +215,9 @@ func renderHBA(c Cluster, n Node) []string {
 	out = append(out, row("local", "replication", "all", "", socket))
 	if n.TLS {
 		// Every network connection without TLS is refused before any other line can match it (the node
-		// listens on its IPv4 address only); the replication user is authenticated by its client
-		// certificate (cert: the certificate's common name is the user), everyone else by password over TLS.
+		// listens on its IPv4 address only); the replication user and the provider's (ProviderUser) are
+		// authenticated by their client certificates (cert: the certificate's common name is the user),
+		// everyone else by password over TLS.
 		out = append(out, row("hostnossl", "all", "all", "0.0.0.0/0", "reject"), row("hostnossl", "replication", "all", "0.0.0.0/0", "reject"))
 	}
 	for _, list := range [][]net{loop, other} {
@@ -230,6 +231,10 @@ func renderHBA(c Cluster, n Node) []string {
 			}
 			if repl != "" {
 				out = append(out, row(typ, "replication", repl, nw.cidr, replMethod))
+			}
+			if n.TLS && !nw.loopback {
+				// The provider's own role, by its client certificate only.
+				out = append(out, row(typ, "all", ProviderUser, nw.cidr, "cert"))
 			}
 			out = append(out, row(typ, "all", "all", nw.cidr, method))
 		}

@@ -347,6 +347,9 @@ func (p *Platform) apply(ctx context.Context, s cluster.Spec, prior cluster.Prio
 	if err := se.converge(ctx, t, in, m); err != nil {
 		return result(err)
 	}
+	if err := se.ensureProviderRole(ctx); err != nil {
+		return result(err)
+	}
 	return result(nil)
 }
 

@@ -274,7 +274,9 @@ func (se *session) superuserPassword(ctx context.Context) (string, error) {
 	return password, nil
 }
 
-// leaderConn is a session to Patroni's leader as the superuser, with its password from SSM.
+// leaderConn is a session to Patroni's leader: on a cluster with TLS as the provider's role
+// (bootstrap.ProviderUser) by a client certificate issued for the session (providerLogin), else as the
+// superuser with its password from SSM, over TLS verified against the cluster's authority when it has one.
 func (se *session) leaderConn(ctx context.Context, o observation) (*pgclient.Conn, error) {
 	leader, ok := o.patroni.Leader()
 	if !o.patroniOK || !ok {
@@ -284,16 +286,26 @@ func (se *session) leaderConn(ctx context.Context, o observation) (*pgclient.Con
 	if !ok {
 		return nil, fmt.Errorf("the leader %s is no node of this cluster", leader.Name)
 	}
-	password, err := se.superuserPassword(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c := pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, User: bootstrap.DefaultSuperuser,
-		Password: password, Database: "postgres", SSLMode: "prefer"}
+	c := pgclient.Config{Host: se.apiHost(e), Port: bootstrap.DefaultEC2Port, Database: "postgres", SSLMode: "prefer"}
 	if se.roots != nil {
 		// The node's certificate names its addresses: verified as a client copying connection_uri would.
 		c.SSLMode, c.RootCAs = "verify-full", se.roots
 	}
+	if se.ca != nil {
+		conn, err := se.providerLogin(ctx, c)
+		if err == nil || !pgclient.IsAuthenticationFailed(err) {
+			return conn, err
+		}
+		// The role or its pg_hba line is not there yet (a cluster restored from one without it, or made
+		// before the provider logged in so): the superuser, this once; the plan says the apply makes it.
+		se.providerRoleMissing = true
+		tflog.Warn(ctx, "the provider cannot log in by its certificate: logging in as the superuser", map[string]any{"error": err.Error()})
+	}
+	password, err := se.superuserPassword(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.User, c.Password = bootstrap.DefaultSuperuser, password
 	return pgclient.Connect(ctx, c)
 }
 

@@ -86,6 +86,9 @@ type session struct {
 	roots  *x509.CertPool
 	// superuser is the superuser's password once read (superuserPassword).
 	superuser string
+	// providerRoleMissing: a login as the provider's role by its certificate was refused (leaderConn), so
+	// the role or its pg_hba line is missing; the plan says the apply makes it (ensureProviderRole).
+	providerRoleMissing bool
 }
 
 func (p *Platform) open(ctx context.Context, s cluster.Spec) (*session, error) {

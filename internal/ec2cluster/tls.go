@@ -2,6 +2,7 @@ package ec2cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -191,7 +192,10 @@ func (se *session) planTLS(ctx context.Context, plan *cluster.Plan, o observatio
 		plan.TLS.NotAfter[n.Name] = ""
 	}
 	if !exists {
-		return nil
+		return nil // the create makes the provider's role (ensureProviderRole) as part of the cluster
+	}
+	if se.providerRolePlanned(ctx, o) {
+		defer func() { plan.Actions = joinLines(plan.Actions, awsspec.ProviderRoleLine) }()
 	}
 	d, nodes, err := se.decideTLS(ctx, o)
 	if err != nil {
@@ -343,4 +347,73 @@ func (se *session) tlsParameters(o observation) []string {
 		add(node)
 	}
 	return names
+}
+
+// providerLogin opens c's session as the provider's role, with a client certificate the session's
+// authority issues for it now (awsspec.ProviderCertValidity, in memory only).
+func (se *session) providerLogin(ctx context.Context, c pgclient.Config) (*pgclient.Conn, error) {
+	pair, err := pki.Issue(*se.ca, awsspec.ProviderSubject(), pki.Client, se.p.clock.Now(), awsspec.ProviderCertValidity)
+	if err != nil {
+		return nil, fmt.Errorf("issuing the provider's client certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("the provider's client certificate: %w", err)
+	}
+	c.User, c.Password, c.ClientCert = bootstrap.ProviderUser, "", &cert
+	return pgclient.Connect(ctx, c)
+}
+
+// providerRolePlanned reports whether the plan of an existing cluster with TLS says the apply makes the
+// provider's role: whether a login as it by its certificate is refused now (one session to the leader).
+// Without a leader nothing can be told, and nothing is planned.
+func (se *session) providerRolePlanned(ctx context.Context, o observation) bool {
+	if se.ca == nil {
+		return false
+	}
+	if _, ok := o.patroni.Leader(); !o.patroniOK || !ok {
+		return false
+	}
+	conn, err := se.leaderConn(ctx, o)
+	if err == nil {
+		conn.Close(ctx)
+	}
+	return se.providerRoleMissing
+}
+
+// ensureProviderRole makes the provider's role on a cluster with TLS, when a login as it by its
+// certificate is refused, as the superuser (awsspec.ProviderRoleLine), and waits until that login
+// succeeds (a pg_hba change made by the same apply may still be reloading).
+func (se *session) ensureProviderRole(ctx context.Context) error {
+	if se.ca == nil {
+		return nil
+	}
+	return wait.Until(ctx, "the provider's role to log in by its certificate", servedWait, se.p.poll, se.p.clock, func(ctx context.Context) (bool, error) {
+		o, err := se.observe(ctx)
+		if err != nil {
+			return false, err
+		}
+		se.providerRoleMissing = false
+		conn, err := se.leaderConn(ctx, o)
+		if err != nil {
+			return false, wait.NotYet(err)
+		}
+		defer conn.Close(ctx)
+		if !se.providerRoleMissing {
+			return true, nil
+		}
+		tflog.Info(ctx, "apply step", map[string]any{"apply_step": awsspec.ProviderRoleLine})
+		if err := conn.EnsureMonitorRole(ctx, bootstrap.ProviderUser); err != nil {
+			return false, err
+		}
+		return false, wait.NotYet(errors.New("the role was made; logging in by the certificate again"))
+	})
+}
+
+// joinLines is a and b as lines, either possibly empty.
+func joinLines(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
 }

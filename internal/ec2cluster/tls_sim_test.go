@@ -25,6 +25,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 )
 
@@ -88,7 +89,69 @@ func TestAccEC2Cluster_tls(t *testing.T) {
 		t.Errorf("pg_stat_ssl: %v (%v); want the test's connection and two walsenders", seen, rows.Err())
 	}
 	t.Logf("pg_stat_ssl: %s", strings.Join(seen, "; "))
+	// The provider's own role: made by the create, a member of pg_monitor, no superuser.
+	var super, monitor bool
+	if err := conn.QueryRow(ctx, "SELECT rolsuper, pg_has_role(oid, 'pg_monitor', 'MEMBER') FROM pg_roles WHERE rolname = $1", bootstrap.ProviderUser).Scan(&super, &monitor); err != nil || super || !monitor {
+		t.Errorf("the provider's role %s: superuser %v, pg_monitor %v, %v; want a member of pg_monitor only", bootstrap.ProviderUser, super, monitor, err)
+	}
 	_ = conn.Close(ctx)
+	// The provider logs in as it by a client certificate: every session a refresh opens (its debug log).
+	e.env = append(e.env, "TF_LOG_PROVIDER=DEBUG")
+	e.mustTerraform("plan", "-refresh-only", "-no-color", "-input=false")
+	e.env = e.env[:len(e.env)-1]
+	sessions := 0
+	if b, err := os.ReadFile(filepath.Join(e.dir, "terraform.log")); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, pgclient.SessionLogMessage) {
+				continue
+			}
+			sessions++
+			if !strings.Contains(line, bootstrap.ProviderUser+"@") || !strings.Contains(line, "client_certificate=true") || strings.Contains(line, "error") {
+				t.Errorf("a session of the provider not by its certificate: %s", line)
+			}
+		}
+	}
+	if sessions == 0 {
+		t.Error("the refresh's debug log shows no PostgreSQL session")
+	}
+	// A cluster without the role (as one restored from the archive of a cluster without TLS would be): the
+	// provider logs in as the superuser, the plan says the apply makes the role, and it does.
+	sql := func(q string) string {
+		t.Helper()
+		c, err := e.connect(ctx, st.ConnectionURI, password)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		var out string
+		if err := c.QueryRow(ctx, q).Scan(&out); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return out
+	}
+	if c, err := e.connect(ctx, st.ConnectionURI, password); err != nil {
+		t.Fatal(err)
+	} else {
+		if _, err := c.Exec(ctx, "DROP ROLE "+bootstrap.ProviderUser); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Close(ctx)
+	}
+	if plan, _ := e.mustTerraform("plan", "-no-color", "-input=false"); !strings.Contains(strings.Join(strings.Fields(plan), " "), awsspec.ProviderRoleLine) {
+		t.Errorf("the plan of a cluster without the provider's role does not say %q:\n%s", awsspec.ProviderRoleLine, plan)
+	}
+	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	if got := sql("SELECT count(*)::text FROM pg_roles WHERE rolname = '" + bootstrap.ProviderUser + "'"); got != "1" {
+		t.Errorf("after the apply the provider's role exists %s times; want once", got)
+	}
+	e.emptyPlan("after the provider's role was made again")
+	// Nobody else logs in as it: without a certificate (a password will not do) the node refuses.
+	asProvider := "postgresql://" + bootstrap.ProviderUser + "@" + net.JoinHostPort(st.Nodes[0].Host, "5432") + "/postgres?sslmode=verify-full"
+	if _, err := e.connectAs(ctx, asProvider, password, e.roots); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("logging in as %s with a password and no certificate: %v; want it refused for want of a certificate", bootstrap.ProviderUser, err)
+	}
 
 	node := st.Nodes[0].Host
 	plain := "postgresql://postgres@" + net.JoinHostPort(node, "5432") + "/postgres?sslmode=disable"

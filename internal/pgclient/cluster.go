@@ -3,6 +3,7 @@ package pgclient
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -142,4 +143,15 @@ func (c *Conn) CheckTrue(ctx context.Context, query string) (bool, error) {
 		return false, fmt.Errorf("the check query returned NULL, not true or false")
 	}
 	return *ok, nil
+}
+
+// EnsureMonitorRole creates role, which may log in (with no password: pg_hba decides how) and is a member
+// of pg_monitor, unless a role of that name exists; an existing role is left as it is. It needs a session
+// that may create roles.
+func (c *Conn) EnsureMonitorRole(ctx context.Context, role string) error {
+	ident := pgx.Identifier{role}.Sanitize()
+	literal := "'" + strings.ReplaceAll(role, "'", "''") + "'"
+	_, err := c.conn.Exec(ctx, "DO $pgnvme$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = "+literal+") THEN CREATE ROLE "+
+		ident+" LOGIN IN ROLE pg_monitor; END IF; END$pgnvme$")
+	return c.wrap("creating the role "+role, err)
 }

@@ -73,6 +73,9 @@ type Config struct {
 	// held in memory, not in a file (the provider's own connections to a cluster whose authority it read
 	// from SSM): in place of SSLRootCert, with verify-ca or verify-full.
 	RootCAs *x509.CertPool
+	// ClientCert is a client certificate and its key held in memory, not in files (the provider's own login
+	// to a cluster with TLS, by a certificate it issues for the session): in place of SSLCert and SSLKey.
+	ClientCert *tls.Certificate
 	// ConnectTimeout bounds each connection attempt. 0: DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// ApplicationName is the session's application_name. Empty:
@@ -94,6 +97,9 @@ func (c Config) String() string {
 	}
 	if c.RootCAs != nil {
 		tls += " sslrootcert=<in memory>"
+	}
+	if c.ClientCert != nil {
+		tls += " sslcert=<in memory>"
 	}
 	return fmt.Sprintf("host=%q port=%d database=%q user=%q%s sslmode=%q%s connect_timeout=%s application_name=%q",
 		c.Host, c.Port, c.Database, c.User, pw, c.SSLMode, tls, c.ConnectTimeout, c.ApplicationName)
@@ -127,6 +133,12 @@ func (c Config) Validate() error {
 	}
 	if c.RootCAs != nil && c.SSLMode != "verify-ca" && c.SSLMode != "verify-full" {
 		return fmt.Errorf("certificate authorities in memory are used only to verify the server: use sslmode verify-full (or verify-ca), not %q", c.SSLMode)
+	}
+	if c.ClientCert != nil && c.SSLCert != "" {
+		return fmt.Errorf("give the client certificate once: as sslcert and sslkey (files) or in memory, not both")
+	}
+	if c.ClientCert != nil && (c.SSLMode == "disable" || c.SSLMode == "allow" || c.SSLMode == "prefer") {
+		return fmt.Errorf("a client certificate in memory is sent only over TLS: use sslmode verify-full (or require), not %q", c.SSLMode)
 	}
 	if c.SSLMode == "disable" && (c.SSLRootCert != "" || c.SSLCert != "") {
 		return fmt.Errorf("sslmode disable makes no TLS connection, so sslrootcert, sslcert and sslkey would be ignored: use verify-full (or require), or remove them")
@@ -219,17 +231,26 @@ func Connect(ctx context.Context, c Config) (*Conn, error) {
 			}
 		}
 	}
+	if c.ClientCert != nil {
+		for _, t := range append([]*tls.Config{cfg.TLSConfig}, fallbackTLS(cfg)...) {
+			if t != nil {
+				t.Certificates = []tls.Certificate{*c.ClientCert}
+			}
+		}
+	}
 	cfg.ConnectTimeout = c.ConnectTimeout
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	target := targetOf(cfg.Host, cfg.Port, cfg.Database)
+	// How the session proves who it is, for the log: a client certificate (in memory or a file) or not.
+	clientCert := c.ClientCert != nil || cfg.TLSConfig != nil && len(cfg.TLSConfig.Certificates) > 0
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		tflog.Debug(ctx, SessionLogMessage, map[string]any{"target": cfg.User + "@" + target, "error": err.Error()})
-		return nil, &ConnectError{Target: cfg.User + "@" + target, noPassword: cfg.Password == "", err: err}
+		tflog.Debug(ctx, SessionLogMessage, map[string]any{"target": cfg.User + "@" + target, "client_certificate": clientCert, "error": err.Error()})
+		return nil, &ConnectError{Target: cfg.User + "@" + target, noPassword: cfg.Password == "" && !clientCert, err: err}
 	}
-	tflog.Debug(ctx, SessionLogMessage, map[string]any{"target": cfg.User + "@" + target})
+	tflog.Debug(ctx, SessionLogMessage, map[string]any{"target": cfg.User + "@" + target, "client_certificate": clientCert})
 	return &Conn{conn: conn, target: target, pollInterval: 100 * time.Millisecond, clock: wait.Real}, nil
 }
 

@@ -3,6 +3,8 @@ package pgclient_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -463,6 +465,25 @@ func TestTLS(t *testing.T) {
 		t.Errorf("pg_stat_ssl: %q; want true, TLSv1.3, a cipher and the client certificate's name", row)
 	}
 	t.Logf("TLS session (ssl|version|cipher|client): %s", row)
+	// The same with the authority and the client's certificate in memory (the provider's own login).
+	pair, err := tls.LoadX509KeyPair(tp.ClientCert, tp.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(tp.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	mem := base
+	mem.SSLRootCert, mem.SSLCert, mem.SSLKey, mem.RootCAs, mem.ClientCert = "", "", "", roots, &pair
+	if got, err := connect(t, mem).QueryText(ctx, "SELECT client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()"); err != nil || got != "/O=pgnvme/CN=postgres" {
+		t.Errorf("a session with the certificate in memory: client_dn %q, %v", got, err)
+	}
+	if err := (pgclient.Config{Host: "h", SSLMode: "prefer", ClientCert: &pair}).Validate(); err == nil {
+		t.Error("a client certificate in memory with sslmode prefer: want an error")
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(*pgclient.Config)
@@ -519,5 +540,42 @@ func TestConnect_logsSessions(t *testing.T) {
 	}
 	if strings.Contains(logged.String(), "secret-pw") {
 		t.Error("the log holds the password")
+	}
+}
+
+// The role EnsureMonitorRole makes (the provider's login on a cluster with TLS) reads everything the
+// provider reads of a cluster, and nothing a superuser alone may do; made twice, it is made once.
+func TestEnsureMonitorRole(t *testing.T) {
+	srv := pgfixture.Start(t, pgfixture.Options{})
+	ctx := testContext(t)
+	admin := connect(t, config(srv))
+	for range 2 {
+		if err := admin.EnsureMonitorRole(ctx, "pgnvme"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config(srv)
+	cfg.User = "pgnvme"
+	c := connect(t, cfg)
+	if _, err := c.WALPosition(ctx); err != nil {
+		t.Errorf("WALPosition as the monitor role: %v", err)
+	}
+	if _, err := c.ArchiverFailures(ctx); err != nil {
+		t.Errorf("ArchiverFailures as the monitor role: %v", err)
+	}
+	if _, err := c.RecoveryEnd(ctx); err != nil {
+		t.Errorf("RecoveryEnd as the monitor role: %v", err)
+	}
+	if _, err := c.SettingContexts(ctx, []string{"shared_buffers"}); err != nil {
+		t.Errorf("SettingContexts as the monitor role: %v", err)
+	}
+	if v, err := c.Setting(ctx, "synchronous_standby_names"); err != nil {
+		t.Errorf("synchronous_standby_names as the monitor role: %q, %v", v, err)
+	}
+	if super, err := c.CheckTrue(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"); err != nil || super {
+		t.Errorf("the monitor role is a superuser (%v, %v)", super, err)
+	}
+	if err := c.AlterSystemSet(ctx, "work_mem", "8MB"); !pgclient.IsInsufficientPrivilege(err) {
+		t.Errorf("ALTER SYSTEM as the monitor role: %v; want insufficient privilege", err)
 	}
 }

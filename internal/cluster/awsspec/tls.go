@@ -60,6 +60,20 @@ func ReplicationSubject() pki.Subject {
 	return pki.Subject{CommonName: bootstrap.DefaultReplicationUser}
 }
 
+// ProviderSubject is what the provider's client certificate names: its role (bootstrap.ProviderUser).
+func ProviderSubject() pki.Subject {
+	return pki.Subject{CommonName: bootstrap.ProviderUser}
+}
+
+// ProviderCertValidity is how long the client certificate the provider issues itself for one session is
+// valid: the certificate is never stored.
+const ProviderCertValidity = time.Hour
+
+// ProviderRoleLine is the plan's and the apply's words for making the provider's role on a cluster with
+// TLS, after every other step (the apply logs in as the superuser for it, once).
+const ProviderRoleLine = "then make the role " + bootstrap.ProviderUser + " (a member of pg_monitor) unless it exists: the provider logs in as it " +
+	"with a client certificate it issues itself for each session, never a password"
+
 // TLSNode is a node as the decision sees it: its name, what its certificates must name, and its bundle as
 // stored ("" when there is none).
 type TLSNode struct {
