@@ -40,6 +40,10 @@ func TestAccRestoreDrillDataSource_walg(t *testing.T) {
 	p.Psql(t, "postgres", "INSERT INTO drill_rows SELECT generate_series(31, 40)")
 	target := p.Psql(t, "postgres", `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 	p.Psql(t, "postgres", "INSERT INTO drill_rows SELECT generate_series(41, 50)")
+	// The segments after the target arrive in a later second than it: S3 gives an object's arrival in whole
+	// seconds, and the drill refuses a target after the newest arrival (a segment archived in the target's
+	// own second reads as earlier than the target).
+	time.Sleep(1100 * time.Millisecond)
 	var last string
 	for range 4 { // segments after the backups, each archived, so that one can go missing from the middle
 		p.Psql(t, "postgres", "INSERT INTO drill_rows SELECT 0 WHERE false; SELECT txid_current()")
