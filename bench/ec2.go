@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
@@ -149,6 +151,24 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 		return r, err
 	}
 	defer func() { err = errors.Join(err, fx.Close()) }()
+	// Interrupted (Ctrl-C, or SIGTERM to the bench's process group), the run removes its simulator before
+	// the bench exits: its moto, stunnel and nodes live in the simulator's own cgroup and namespaces, which
+	// the signal does not reach.
+	closeOnSignal := make(chan os.Signal, 1)
+	signal.Notify(closeOnSignal, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	defer func() { signal.Stop(closeOnSignal); close(done) }()
+	go func() {
+		select {
+		case sig := <-closeOnSignal:
+			fmt.Fprintf(os.Stderr, "bench: %s: removing simulator %s\n", sig, fx.Sim.ID)
+			if err := fx.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: removing simulator %s: %v (go run ./cmd/nodesim -clean %s)\n", fx.Sim.ID, err, fx.Sim.ID)
+			}
+			os.Exit(130)
+		case <-done:
+		}
+	}()
 	dir, err := tf.workspace(fmt.Sprintf("ec2-%d", i), nil)
 	if err != nil {
 		return r, err
