@@ -123,7 +123,10 @@ func (s stateCheckFuncWithAddr) CheckState(ctx context.Context, req statecheck.C
 	resp.Error = fmt.Errorf("%s not in state", s.addr)
 }
 
-// Throttled with rate, the measured TPS is within 10% of the rate.
+// Throttled with rate, the measured TPS is within 20% of the rate. pgbench schedules a throttled run's
+// transactions as a Poisson process, so 5 s at 200/s is about 1,000 transactions give or take 3% (one
+// standard deviation), and a loaded machine's stalls add to that (10% failed once in CI); unthrottled, the
+// same select-only run makes thousands per second, far outside.
 func TestAccPgbenchDataSource_rate(t *testing.T) {
 	cluster := acctest.StartCluster(t, 0, nil)
 	resource.Test(t, resource.TestCase{
@@ -144,14 +147,14 @@ data "pgnvme_pgbench" "throttled" {
   sample_wait_events = false
 }
 
-output "within_ten_percent" {
-  value = abs(data.pgnvme_pgbench.throttled.tps - 200) <= 20
+output "within_twenty_percent" {
+  value = abs(data.pgnvme_pgbench.throttled.tps - 200) <= 40
 }
 output "not_sampled" {
   value = data.pgnvme_pgbench.throttled.wait_event_samples == 0 && length(data.pgnvme_pgbench.throttled.wait_events) == 0
 }
 `, cluster.Primary.Port),
-			ConfigStateChecks: []statecheck.StateCheck{outputTrue("within_ten_percent"), outputTrue("not_sampled")},
+			ConfigStateChecks: []statecheck.StateCheck{outputTrue("within_twenty_percent"), outputTrue("not_sampled")},
 		}},
 	})
 }
