@@ -13,34 +13,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
 
 // AdminPolicy allows every action: the test's own arranging and checking under IAM enforcement.
-const AdminPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`
+const AdminPolicy = nodesim.AdminPolicy
 
 // EnforceIAM makes an IAM user with an access key for each of policies (user name -> policy document, as
 // the user's inline policy), then turns moto's IAM enforcement on: from then on moto checks every
 // request's signature against the keys it issued and its action against the caller's policies, and refuses
 // the others with AccessDenied ("... is not authorized to perform: <action>"). It returns each user's
-// credentials. moto checks actions, and resources for S3 only; it does not check conditions, nor the
-// actions AWS checks beside a call (iam:PassRole, tagging at create).
+// credentials. moto checks actions, and resources for S3 and (with nodesim.MotoIAMFixes) SSM; it does not
+// check conditions, nor the actions AWS checks beside a call (iam:PassRole, tagging at create).
 func (m *Moto) EnforceIAM(t testing.TB, region string, policies map[string]string) map[string]aws.Credentials {
 	t.Helper()
-	ctx := context.Background()
-	api := iam.NewFromConfig(m.AWSConfig(region))
-	out := map[string]aws.Credentials{}
-	for user, doc := range policies {
-		if _, err := api.CreateUser(ctx, &iam.CreateUserInput{UserName: aws.String(user)}); err != nil {
-			t.Fatalf("creating IAM user %s in moto: %v", user, err)
-		}
-		if _, err := api.PutUserPolicy(ctx, &iam.PutUserPolicyInput{UserName: aws.String(user), PolicyName: aws.String(user), PolicyDocument: aws.String(doc)}); err != nil {
-			t.Fatalf("the policy of IAM user %s in moto: %v", user, err)
-		}
-		key, err := api.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: aws.String(user)})
-		if err != nil {
-			t.Fatalf("an access key of IAM user %s in moto: %v", user, err)
-		}
-		out[user] = aws.Credentials{AccessKeyID: aws.ToString(key.AccessKey.AccessKeyId), SecretAccessKey: aws.ToString(key.AccessKey.SecretAccessKey)}
+	out, err := nodesim.CreateIAMUsers(context.Background(), iam.NewFromConfig(m.AWSConfig(region)), policies)
+	if err != nil {
+		t.Fatal(err)
 	}
 	m.resetAuth(t, "0")
 	return out
@@ -78,18 +68,23 @@ var motoS3Names = map[string]string{
 	"s3:DeletePublicAccessBlock": "s3:PutBucketPublicAccessBlock",
 }
 
-// PolicyOnMoto is policy (a published policy document whose actions are actions) plus a statement of
-// moto's name for each S3 action of it that moto names otherwise (motoS3Names), so that moto checks what
-// AWS would.
-func PolicyOnMoto(t testing.TB, policy string, actions []string) string {
+// PolicyOnMoto is policy (a policy document whose statements list their actions) plus a statement of moto's
+// name for each S3 action of it that moto names otherwise (motoS3Names), so that moto checks what AWS would.
+func PolicyOnMoto(t testing.TB, policy string) string {
 	t.Helper()
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(policy), &doc); err != nil {
 		t.Fatal(err)
 	}
+	var actions []any
+	for _, st := range doc["Statement"].([]any) {
+		if a, ok := st.(map[string]any)["Action"].([]any); ok {
+			actions = append(actions, a...)
+		}
+	}
 	var names []any
 	for _, moto := range slices.Sorted(maps.Keys(motoS3Names)) {
-		if slices.Contains(actions, motoS3Names[moto]) {
+		if slices.Contains(actions, any(motoS3Names[moto])) {
 			names = append(names, moto)
 		}
 	}

@@ -122,7 +122,7 @@ func (c enforcedClients) IAM(_ context.Context, region string) (*iam.Client, err
 func TestOperatorPolicy_archive_moto(t *testing.T) {
 	const region = "eu-west-1"
 	m := acctest.StartMoto(t)
-	creds := m.EnforceIAM(t, region, map[string]string{"operator": acctest.PolicyOnMoto(t, awsclient.OperatorPolicy(), awsclient.OperatorActions()), "admin": acctest.AdminPolicy})
+	creds := m.EnforceIAM(t, region, map[string]string{"operator": acctest.PolicyOnMoto(t, awsclient.OperatorPolicy()), "admin": acctest.AdminPolicy})
 	op, admin := enforcedClients{m, creds["operator"]}, enforcedClients{m, creds["admin"]}
 	ctx := t.Context()
 	s := archive.Spec{Bucket: "tf-acc-operator-archive", Prefix: "orders", Region: region, NoncurrentVersionExpirationDays: 30,

@@ -202,11 +202,7 @@ func (se *session) planTLS(ctx context.Context, plan *cluster.Plan, o observatio
 		return err
 	}
 	if lines := d.Lines(awsspec.TLSCAParameter(se.s.Name)); len(lines) > 0 {
-		all := strings.Join(lines, "\n")
-		if plan.Actions != "" {
-			all += "\n" + plan.Actions
-		}
-		plan.Actions = all
+		plan.Actions = joinLines(strings.Join(lines, "\n"), plan.Actions)
 	}
 	if d.NewCA {
 		return nil
@@ -412,8 +408,8 @@ func (se *session) ensureProviderRole(ctx context.Context) error {
 
 // joinLines is a and b as lines, either possibly empty.
 func joinLines(a, b string) string {
-	if a == "" {
-		return b
+	if a == "" || b == "" {
+		return a + b
 	}
 	return a + "\n" + b
 }

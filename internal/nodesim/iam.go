@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
-// adminPolicy allows every action: the simulator's own calls (the EC2 bridge, buckets, the tests' checks)
+// AdminPolicy allows every action: the simulator's own calls (the EC2 bridge, buckets, the tests' checks)
 // under IAM enforcement.
-const adminPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`
+const AdminPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`
 
 // IAMUser is the IAM user whose key the simulator signs its own calls with once IAM is enforced; moto with
 // MotoIAMFixes lets a user of this name assume the roles EC2 may, as EC2 does for an instance's profile.
@@ -36,24 +36,13 @@ func (s *Sim) EnforceIAM(ctx context.Context, users map[string]string) (map[stri
 	if _, ok := users[IAMUser]; ok {
 		return nil, fmt.Errorf("the IAM user %s is the simulator's own", IAMUser)
 	}
-	api := iam.NewFromConfig(s.AWSConfig("us-east-1"))
-	all := map[string]string{IAMUser: adminPolicy}
+	all := map[string]string{IAMUser: AdminPolicy}
 	for u, doc := range users {
 		all[u] = doc
 	}
-	out := map[string]aws.Credentials{}
-	for _, user := range sortedKeys(all) {
-		if _, err := api.CreateUser(ctx, &iam.CreateUserInput{UserName: aws.String(user)}); err != nil {
-			return nil, fmt.Errorf("creating IAM user %s in moto: %w", user, err)
-		}
-		if _, err := api.PutUserPolicy(ctx, &iam.PutUserPolicyInput{UserName: aws.String(user), PolicyName: aws.String(user), PolicyDocument: aws.String(all[user])}); err != nil {
-			return nil, fmt.Errorf("the policy of IAM user %s in moto: %w", user, err)
-		}
-		key, err := api.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: aws.String(user)})
-		if err != nil {
-			return nil, fmt.Errorf("an access key of IAM user %s in moto: %w", user, err)
-		}
-		out[user] = aws.Credentials{AccessKeyID: aws.ToString(key.AccessKey.AccessKeyId), SecretAccessKey: aws.ToString(key.AccessKey.SecretAccessKey)}
+	out, err := CreateIAMUsers(ctx, iam.NewFromConfig(s.AWSConfig("us-east-1")), all)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	s.creds, s.enforced = out[IAMUser], true
@@ -67,6 +56,26 @@ func (s *Sim) EnforceIAM(ctx context.Context, users map[string]string) (map[stri
 		return nil, fmt.Errorf("turning moto's IAM enforcement on: HTTP %d %s", status, body)
 	}
 	s.logf("IAM enforced: the simulator signs as %s; %d other users", IAMUser, len(out))
+	return out, nil
+}
+
+// CreateIAMUsers makes an IAM user in moto (through api) for each of users (user name -> policy document,
+// the user's inline policy), with an access key, and returns each user's credentials.
+func CreateIAMUsers(ctx context.Context, api *iam.Client, users map[string]string) (map[string]aws.Credentials, error) {
+	out := map[string]aws.Credentials{}
+	for _, user := range sortedKeys(users) {
+		if _, err := api.CreateUser(ctx, &iam.CreateUserInput{UserName: aws.String(user)}); err != nil {
+			return nil, fmt.Errorf("creating IAM user %s in moto: %w", user, err)
+		}
+		if _, err := api.PutUserPolicy(ctx, &iam.PutUserPolicyInput{UserName: aws.String(user), PolicyName: aws.String(user), PolicyDocument: aws.String(users[user])}); err != nil {
+			return nil, fmt.Errorf("the policy of IAM user %s in moto: %w", user, err)
+		}
+		key, err := api.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: aws.String(user)})
+		if err != nil {
+			return nil, fmt.Errorf("an access key of IAM user %s in moto: %w", user, err)
+		}
+		out[user] = aws.Credentials{AccessKeyID: aws.ToString(key.AccessKey.AccessKeyId), SecretAccessKey: aws.ToString(key.AccessKey.SecretAccessKey)}
+	}
 	return out, nil
 }
 
