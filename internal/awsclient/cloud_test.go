@@ -519,8 +519,27 @@ func TestAWSCloud_secrets(t *testing.T) {
 		t.Errorf("parameter tags: %+v, %v", tl, err)
 	}
 
+	// A value longer than a standard parameter holds (a bundle with a long chain) asks SSM to choose the tier.
+	long := name + "-long"
+	if err := c.StoreSecret(ctx, long, strings.Repeat("x", 5000), tags); err != nil {
+		t.Fatal(err)
+	}
+	dp, err := c.ssm.DescribeParameters(ctx, &ssm.DescribeParametersInput{ParameterFilters: []ssmtypes.ParameterStringFilter{{Key: aws.String("Name"), Values: []string{long, name}}}})
+	if err != nil || len(dp.Parameters) != 2 {
+		t.Fatalf("DescribeParameters: %+v, %v", dp, err)
+	}
+	for _, p := range dp.Parameters {
+		want := ssmtypes.ParameterTierStandard
+		if aws.ToString(p.Name) == long {
+			want = ssmtypes.ParameterTierIntelligentTiering
+		}
+		if p.Tier != want {
+			t.Errorf("%s's tier: %q, want %q", aws.ToString(p.Name), p.Tier, want)
+		}
+	}
+
 	// More than one DeleteParameters batch, with names that do not exist.
-	names := []string{"/pgnvme/tf-acc-secrets/never-created-first", name}
+	names := []string{"/pgnvme/tf-acc-secrets/never-created-first", long, name}
 	for i := range 11 {
 		n := name + "-" + string(rune('a'+i))
 		if err := c.PutSecret(ctx, n, "x", nil); err != nil {

@@ -101,10 +101,18 @@ func (c *Cloud) PutParameter(ctx context.Context, name, value string, tags map[s
 	return c.putParameter(ctx, name, value, ssmtypes.ParameterTypeString, tags)
 }
 
+// standardParameterMax is the largest value a standard SSM parameter holds (an advanced one holds 8 KB).
+const standardParameterMax = 4096
+
 func (c *Cloud) putParameter(ctx context.Context, name, value string, typ ssmtypes.ParameterType, tags map[string]string) error {
 	in := &ssm.PutParameterInput{
 		Name: aws.String(name), Value: aws.String(value), Type: typ, Overwrite: aws.Bool(false),
 		Tags: ssmTags(tags),
+	}
+	if len(value) > standardParameterMax {
+		// A node's bundle with a long certificate chain (a subordinate ACM Private CA's): SSM makes it an
+		// advanced parameter, and keeps it one when a later value would fit a standard one.
+		in.Tier = ssmtypes.ParameterTierIntelligentTiering
 	}
 	_, err := c.ssm.PutParameter(ctx, in)
 	if errCodeEquals(err, errCodeParameterAlreadyExists) {

@@ -2,6 +2,10 @@ package bootstrap_test
 
 import (
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +139,58 @@ func TestTLSBundle(t *testing.T) {
 	} {
 		if _, err := bootstrap.ParseTLSBundle(bad); err == nil {
 			t.Errorf("%s: read as a bundle", name)
+		}
+	}
+}
+
+// TestTLSBundle_chain: a bundle whose authority has a chain (a subordinate ACM Private CA's) reads back with
+// the chain in its CA part, and the rendered secrets.sh's split writes the authority and its chain to
+// ca.crt, the key and the two leaves each to their own file.
+func TestTLSBundle_chain(t *testing.T) {
+	now := time.Now()
+	ca, _ := pki.NewCA("issuing", now)
+	root, _ := pki.NewCA("root", now)
+	member, err := pki.Issue(ca, pki.Subject{CommonName: "pg-a", IPs: []net.IP{net.ParseIP("10.0.1.10")}}, pki.Member, now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repl, _ := pki.Reissue(ca, member.KeyPEM, pki.Subject{CommonName: "replicator"}, pki.Client, now, time.Hour)
+	chain := append(append([]byte{}, ca.CertPEM...), root.CertPEM...)
+	b, err := bootstrap.TLSBundle(bootstrap.TLSFiles{Key: member.KeyPEM, Member: member.CertPEM, Replication: repl.CertPEM, CA: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := bootstrap.ParseTLSBundle(b)
+	if err != nil || string(got.CA) != string(chain) || string(got.Member) != string(member.CertPEM) {
+		t.Fatalf("the bundle with a chain does not read back: %v\n%s", err, got.CA)
+	}
+
+	c := ec2Cluster(pgbackrest, 15)
+	n := ec2Host(c, "pg-a", 1, bootstrap.ArchX86_64)
+	n.TLS = true
+	u, err := bootstrap.RenderEC2(c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := ""
+	for _, f := range u.Files {
+		if strings.HasSuffix(f.Path, "/secrets.sh") {
+			script = f.Content
+		}
+	}
+	m := regexp.MustCompile(`(?s)awk -v d="\$new" '(.*?)' \|\|`).FindStringSubmatch(script)
+	if m == nil {
+		t.Fatalf("no bundle split in secrets.sh:\n%s", script)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("awk", "-v", "d="+dir, m[1])
+	cmd.Stdin = strings.NewReader(b)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the split: %v\n%s", err, out)
+	}
+	for file, want := range map[string][]byte{"node.key": member.KeyPEM, "node.crt": member.CertPEM, "replication.crt": repl.CertPEM, "ca.crt": chain} {
+		if have, err := os.ReadFile(filepath.Join(dir, file)); err != nil || strings.TrimSpace(string(have)) != strings.TrimSpace(string(want)) {
+			t.Errorf("%s: %v\n%s\nwant\n%s", file, err, have, want)
 		}
 	}
 }

@@ -54,16 +54,17 @@ func ParseTLSBundle(s string) (TLSFiles, error) {
 		case "CERTIFICATE":
 			certs = append(certs, enc)
 		default:
-			return TLSFiles{}, fmt.Errorf("the TLS bundle holds a %s block; it holds a PRIVATE KEY and three CERTIFICATE blocks only", b.Type)
+			return TLSFiles{}, fmt.Errorf("the TLS bundle holds a %s block; it holds a PRIVATE KEY and CERTIFICATE blocks only", b.Type)
 		}
 	}
 	if len(bytes.TrimSpace(rest)) > 0 {
 		return TLSFiles{}, errors.New("the TLS bundle holds text that is not PEM")
 	}
-	if f.Key == nil || len(certs) != 3 {
+	if f.Key == nil || len(certs) < 3 {
 		return TLSFiles{}, fmt.Errorf("the TLS bundle holds %d private key(s) and %d certificate(s); it needs the node's key and its member, replication and CA certificates", boolInt(f.Key != nil), len(certs))
 	}
-	f.Member, f.Replication, f.CA = certs[0], certs[1], certs[2]
+	// The authority's certificate, then its chain up to the root when it is a subordinate (ACM Private CA).
+	f.Member, f.Replication, f.CA = certs[0], certs[1], bytes.Join(certs[2:], nil)
 	return f, nil
 }
 

@@ -83,14 +83,15 @@ TLS_DIR={{sh .TLSFiles.Dir}}
 tls() {
   local new f changed=0
   new=$(mktemp -d)
-  # The key, then the member, replication and CA certificates. (The key's header is spelt in two pieces, so
+  # The key, then the member, replication and CA certificates (the CA's chain after it, if any, goes to
+  # ca.crt too). (The key's header is spelt in two pieces, so
   # that no PEM header of a key appears in the user-data.)
   aws ssm get-parameter --region "$REGION"{{if .SSMEndpoint}} "${SSM_ENDPOINT[@]}"{{end}} --name "$TLS_PARAMETER" --with-decryption \
     --query Parameter.Value --output text | awk -v d="$new" '
     BEGIN { k = "-----BEGIN PRIVATE" " KEY-----" }
     $0 == k { f = d "/node.key" }
     /^-----BEGIN CERTIFICATE/ { f = d "/" (++c == 1 ? "node.crt" : c == 2 ? "replication.crt" : "ca.crt") }
-    f { print > f }
+    f { print >> f }
     /^-----END/ { close(f); f = "" }' || die "cannot read $TLS_PARAMETER from SSM in $REGION"
   for f in node.key node.crt replication.crt ca.crt; do
     [ -s "$new/$f" ] || die "$TLS_PARAMETER is not a TLS bundle (a key and three certificates)"
