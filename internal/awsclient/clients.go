@@ -13,12 +13,16 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/acmpca"
+	acmpcaschemas "github.com/aws/aws-sdk-go-v2/service/acmpca/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/aws/smithy-go/transport/http/protocol/awsjson"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
 )
@@ -32,6 +36,8 @@ type Endpoints struct {
 	STS   string
 	SSM   string
 	ELBV2 string
+	// ACMPCA is ACM Private CA's (tls.acm_pca_arn).
+	ACMPCA string
 }
 
 // Config is what the provider configuration says about AWS.
@@ -59,6 +65,7 @@ type Clients struct {
 	s3        map[string]*s3.Client
 	ssm       map[string]*ssm.Client
 	elbv2     map[string]*elasticloadbalancingv2.Client
+	acmpca    map[string]*acmpca.Client
 	iam       *iam.Client
 
 	catalogMu sync.Mutex
@@ -81,6 +88,7 @@ func New(cfg Config) *Clients {
 		s3:        map[string]*s3.Client{},
 		ssm:       map[string]*ssm.Client{},
 		elbv2:     map[string]*elasticloadbalancingv2.Client{},
+		acmpca:    map[string]*acmpca.Client{},
 		catalogs:  map[string]*catalogEntry{},
 	}
 }
@@ -220,6 +228,32 @@ func (c *Clients) SSM(ctx context.Context, region string) (*ssm.Client, error) {
 		}
 	})
 	c.ssm[region] = client
+	return client, nil
+}
+
+// ACMPCAProtocol is the protocol the provider speaks to ACM Private CA: AWS JSON 1.1, which it has always
+// served. The SDK prefers RPC v2 CBOR since acmpca v1.57, which AWS serves too but emulators (moto) and
+// some proxies do not.
+func ACMPCAProtocol() smithyhttp.ClientProtocol { return awsjson.New11(acmpcaschemas.ACMPrivateCA) }
+
+// ACMPCA returns an ACM Private CA client for region, built on first use.
+func (c *Clients) ACMPCA(ctx context.Context, region string) (*acmpca.Client, error) {
+	cfg, err := c.regionConfig(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if client, ok := c.acmpca[region]; ok {
+		return client, nil
+	}
+	client := acmpca.NewFromConfig(cfg, func(o *acmpca.Options) {
+		o.Protocol = ACMPCAProtocol()
+		if c.cfg.Endpoints.ACMPCA != "" {
+			o.BaseEndpoint = aws.String(c.cfg.Endpoints.ACMPCA)
+		}
+	})
+	c.acmpca[region] = client
 	return client, nil
 }
 

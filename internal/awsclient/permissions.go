@@ -125,6 +125,11 @@ var OperatorCalls = []Call{
 	{"s3.GetBucketReplication", []string{"s3:GetReplicationConfiguration"}, "the replica in another region (replica)"},
 	{"s3.PutBucketReplication", []string{"s3:PutReplicationConfiguration"}, "the replica in another region (replica)"},
 	{"s3.DeleteBucketReplication", []string{"s3:PutReplicationConfiguration"}, "removing the replica"},
+	// ACM Private CA (tls.acm_pca_arn only; the actions may be limited to that authority's ARN).
+	{"acmpca.DescribeCertificateAuthority", []string{"acm-pca:DescribeCertificateAuthority"}, "the authority's status, usage mode and signing algorithm"},
+	{"acmpca.GetCertificateAuthorityCertificate", []string{"acm-pca:GetCertificateAuthorityCertificate"}, "its certificate and chain, which the nodes and clients trust"},
+	{"acmpca.IssueCertificate", []string{"acm-pca:IssueCertificate"}, "each node's certificates, from a request the provider makes with the node's key"},
+	{"acmpca.GetCertificate", []string{"acm-pca:GetCertificate"}, "the certificate once issued"},
 	// Identity.
 	{"sts.GetCallerIdentity", []string{"sts:GetCallerIdentity"}, "the account, for ARNs (always allowed by AWS)"},
 }
@@ -168,7 +173,7 @@ func OperatorPolicy() string {
 		by[svc] = append(by[svc], a)
 	}
 	sids := map[string]string{"ec2": "PgnvmeEC2", "elasticloadbalancing": "PgnvmeLoadBalancer", "iam": "PgnvmeNodeRole",
-		"s3": "PgnvmeArchive", "ssm": "PgnvmeParameters", "sts": "PgnvmeIdentity"}
+		"s3": "PgnvmeArchive", "ssm": "PgnvmeParameters", "sts": "PgnvmeIdentity", "acm-pca": "PgnvmePrivateCA"}
 	doc := struct {
 		Version   string      `json:"Version"`
 		Statement []statement `json:"Statement"`

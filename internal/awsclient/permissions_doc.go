@@ -44,6 +44,9 @@ With an archive bucket encrypted by a customer-managed KMS key (` + "`kms_key_ar
 ` + "`kms:Decrypt`" + ` on that key: it reads the archive's small records (pgBackRest's ` + "`backup.info`" + `, WAL-G's backup sentinels,
 pgnvme's verification and restore records) on every refresh.
 
+The ` + "`PgnvmePrivateCA`" + ` statement is for ` + "`tls.acm_pca_arn`" + ` only (the provider calls ACM Private CA for nothing
+else): limit its resource to that CA's ARN, or leave the statement out when no cluster uses one.
+
 Without ` + "`aws.iam_instance_profile`" + ` the provider makes the nodes' role, and ` + "`iam:PassRole`" + ` on it is what lets
 ` + "`RunInstances`" + ` hand it to the instances; with your own profile, ` + "`iam:PassRole`" + ` on your role is needed and the
 role actions are not.

@@ -77,6 +77,10 @@ func TestValidate(t *testing.T) {
 			cert, key := "-----BEGIN CERTIFICATE-----", "/pki/ca-key"
 			in.TLS = &cluster.TLSInput{CACertPEM: &cert, CAKeyParameter: &key}
 		}, "tls.ca_cert_pem", "for aws clusters"},
+		{"tls from an ACM Private CA on local", func(in *cluster.Input) {
+			arn := "arn:aws:acm-pca:us-east-1:123456789012:certificate-authority/11111111-2222-3333-4444-555555555555"
+			in.TLS = &cluster.TLSInput{ACMPCAArn: &arn}
+		}, "tls.acm_pca_arn", "issues certificates for aws clusters"},
 		{"tls margin as long as the validity", func(in *cluster.Input) {
 			in.TLS = &cluster.TLSInput{ValidityPeriodHours: intp(100), EarlyRenewalHours: intp(100)}
 		}, "tls.early_renewal_hours", "must be shorter than the validity"},

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"crypto/x509"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
@@ -14,6 +16,8 @@ type TLSInput struct {
 	// CACertPEM and CAKeyParameter are a certificate authority of the user's: its certificate (PEM) and
 	// where its key is (on aws an SSM SecureString's name); both or neither.
 	CACertPEM, CAKeyParameter *string
+	// ACMPCAArn is an ACM Private CA that issues the certificates instead (aws only).
+	ACMPCAArn *string
 }
 
 // TLS is a cluster's TLS: the certificates the platform issues from the cluster's own certificate authority
@@ -24,10 +28,19 @@ type TLS struct {
 	// key); both "" when the platform makes the cluster's.
 	CACertPEM      string `json:",omitempty"`
 	CAKeyParameter string `json:",omitempty"`
+	// ACMPCAArn is the ACM Private CA that issues the certificates ("" when the provider's authority or the
+	// user's key does).
+	ACMPCAArn string `json:",omitempty"`
 }
 
-// OwnCA reports whether t uses the user's certificate authority.
+// OwnCA reports whether t uses the user's certificate authority by its certificate and key.
 func (t *TLS) OwnCA() bool { return t != nil && (t.CACertPEM != "" || t.CAKeyParameter != "") }
+
+// PrivateCA reports whether an ACM Private CA issues t's certificates.
+func (t *TLS) PrivateCA() bool { return t != nil && t.ACMPCAArn != "" }
+
+// ProviderCA reports whether t's authority is one the platform makes (neither the user's nor ACM's).
+func (t *TLS) ProviderCA() bool { return t != nil && !t.OwnCA() && !t.PrivateCA() }
 
 // tlsOf is the tls block with its defaults (pki.DefaultPolicy), nil when the block is not given.
 func tlsOf(in *TLSInput) *TLS {
@@ -47,6 +60,9 @@ func tlsOf(in *TLSInput) *TLS {
 	}
 	if in.CAKeyParameter != nil {
 		t.CAKeyParameter = *in.CAKeyParameter
+	}
+	if in.ACMPCAArn != nil {
+		t.ACMPCAArn = *in.ACMPCAArn
 	}
 	return t
 }
@@ -69,6 +85,7 @@ func validateTLS(s Spec) []*FieldError {
 	}
 	var out []*FieldError
 	out = append(out, validateOwnCA(s)...)
+	out = append(out, validatePrivateCA(s)...)
 	if field, problem := s.TLS.Policy.Problem(); problem != "" {
 		path := []string{"tls", "early_renewal_hours"}
 		if field == pki.FieldValidity {
@@ -114,4 +131,41 @@ func validateOwnCA(s Spec) []*FieldError {
 				"authority that issues the cluster's certificates, not a leaf.", c.Subject)}
 	}
 	return nil
+}
+
+// acmPCAArn is an ACM Private CA's ARN: arn:<partition>:acm-pca:<region>:<account>:certificate-authority/<id>.
+var acmPCAArn = regexp.MustCompile(`^arn:aws[a-z-]*:acm-pca:[a-z]{2}(-[a-z]+)+-\d:\d{12}:certificate-authority/[0-9a-f-]{36}$`)
+
+// validatePrivateCA reports what is wrong with tls.acm_pca_arn: aws only, an ACM Private CA's ARN, and
+// not beside the user's own authority (one authority issues a cluster's certificates).
+func validatePrivateCA(s Spec) []*FieldError {
+	t := s.TLS
+	if !t.PrivateCA() {
+		return nil
+	}
+	at := []string{"tls", "acm_pca_arn"}
+	switch {
+	case s.Platform() != PlatformAWS:
+		return []*FieldError{Errorf(at, "ACM Private CA On AWS Only",
+			"An ACM Private CA issues certificates for aws clusters; on the local platform the provider makes the cluster's authority on this "+
+				"machine. Remove acm_pca_arn.")}
+	case t.OwnCA():
+		return []*FieldError{Errorf(at, "Two Certificate Authorities",
+			"tls.acm_pca_arn and tls.ca_cert_pem/ca_key_ssm_parameter each name the authority that issues the cluster's certificates: give one. "+
+				"With acm_pca_arn, ACM Private CA signs and its key never leaves it; with ca_cert_pem, the provider signs with your key from SSM.")}
+	case !acmPCAArn.MatchString(t.ACMPCAArn):
+		return []*FieldError{Errorf(at, "Invalid ACM Private CA ARN",
+			"tls.acm_pca_arn %q is not an ACM Private CA's ARN: give one such as "+
+				"arn:aws:acm-pca:us-east-1:123456789012:certificate-authority/11111111-2222-3333-4444-555555555555 (aws acm-pca list-certificate-authorities).",
+			t.ACMPCAArn)}
+	}
+	return nil
+}
+
+// PrivateCARegion is the region of an ACM Private CA's ARN (where it is called), "" when arn is none.
+func PrivateCARegion(arn string) string {
+	if !acmPCAArn.MatchString(arn) {
+		return ""
+	}
+	return strings.Split(arn, ":")[3]
 }

@@ -40,6 +40,15 @@ const (
 	ReadOnlyPort  = awsclient.ReadOnlyPort
 )
 
+// PrivateCAs is what the platform does with ACM Private CA (tls.acm_pca_arn); *awsclient.PrivateCAs is the
+// real one.
+type PrivateCAs interface {
+	// Describe reads an authority (ErrNotFound wrapped when it does not exist).
+	Describe(ctx context.Context, arn string) (awsclient.PrivateCAInfo, error)
+	// Issue has the authority issue a certificate for a request, valid until notAfter, and returns it (PEM).
+	Issue(ctx context.Context, arn string, csrPEM []byte, signingAlgorithm string, notAfter time.Time) ([]byte, error)
+}
+
 // Cloud is what the platform does with AWS. *awsclient.Cloud is the real one (NewCloud); tests may hand in
 // fakes for what moto cannot show (capacity errors, eventual consistency).
 type Cloud interface {

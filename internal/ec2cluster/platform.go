@@ -43,6 +43,8 @@ type Platform struct {
 	patroniTLS func(roots *x509.CertPool) Patroni
 	// archiveS3 is the S3 client that reads a cluster's archive in region, with the provider's credentials.
 	archiveS3 func(ctx context.Context, region string) (awsclient.ArchiveReaderAPI, error)
+	// privateCAs is ACM Private CA in region (tls.acm_pca_arn).
+	privateCAs func(ctx context.Context, region string) (PrivateCAs, error)
 	// defaultTags are the provider's default_tags, under every resource's own.
 	defaultTags map[string]string
 	timeouts    Timeouts
@@ -63,6 +65,9 @@ func NewPlatform(clients *awsclient.Clients) *Platform {
 		archiveS3: func(ctx context.Context, region string) (awsclient.ArchiveReaderAPI, error) {
 			return clients.S3(ctx, region)
 		},
+		privateCAs: func(ctx context.Context, region string) (PrivateCAs, error) {
+			return awsclient.NewPrivateCAs(ctx, clients, region)
+		},
 		defaultTags: clients.Config().DefaultTags,
 		timeouts:    DefaultTimeouts,
 		poll:        2 * time.Second,
@@ -79,11 +84,16 @@ type session struct {
 	cloud  Cloud
 	// patroni is the client of the nodes' REST API: over https with the cluster's authority when it has one.
 	patroni Patroni
-	// ca is the cluster's certificate authority (with TLS, once made; nil otherwise), caCert its certificate,
-	// roots a pool of it alone.
-	ca     *pki.Pair
+	// caCert is the certificate of the authority that issues the cluster's certificates (with TLS, once made;
+	// nil otherwise), caPEM it and its chain as the nodes and clients trust them, roots a pool of those. ca is
+	// the authority with its key when the provider signs (its own or the user's), pca the ACM Private CA that
+	// signs otherwise (pcas its API).
 	caCert *x509.Certificate
+	caPEM  []byte
 	roots  *x509.CertPool
+	ca     *pki.Pair
+	pca    *awsclient.PrivateCAInfo
+	pcas   PrivateCAs
 	// superuser is the superuser's password once read (superuserPassword).
 	superuser string
 	// providerRoleMissing: a login as the provider's role by its certificate was refused (leaderConn), so

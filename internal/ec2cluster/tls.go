@@ -27,9 +27,13 @@ import (
 // every 20 seconds (bootstrap's pgnvme-tls.timer), then reloads.
 const servedWait = 3 * time.Minute
 
-// loadCA reads the cluster's certificate authority from SSM into the session (none: se.ca stays nil) and
-// points the session's Patroni client at https with it.
+// loadCA reads the cluster's certificate authority into the session (none yet: se.caCert stays nil) and
+// points the session's Patroni client at https with it: the provider's own or the user's from SSM (with
+// its key), or the ACM Private CA's certificate and chain.
 func (se *session) loadCA(ctx context.Context) error {
+	if se.s.TLS.PrivateCA() {
+		return se.loadPrivateCA(ctx)
+	}
 	var ca pki.Pair
 	if t := se.s.TLS; t.OwnCA() {
 		key, err := se.cloud.Secret(ctx, t.CAKeyParameter)
@@ -63,9 +67,48 @@ func (se *session) loadCA(ctx context.Context) error {
 	if problem := awsspec.CAProblem(cert, se.s.TLS.Policy, se.p.clock.Now()); problem != "" {
 		return cluster.Errorf([]string{"tls", "ca_cert_pem"}, "Certificate Authority Ends Too Soon", "%s", problem)
 	}
-	se.ca, se.caCert = &ca, cert
+	se.ca = &ca
+	return se.trust(cert, ca.CertPEM)
+}
+
+// loadPrivateCA describes tls.acm_pca_arn (in its own region) and reads its certificate and chain; an
+// authority that does not exist, or cannot issue the cluster's certificates (awsspec.PrivateCAProblem), is
+// an error at tls.acm_pca_arn.
+func (se *session) loadPrivateCA(ctx context.Context) error {
+	arn := se.s.TLS.ACMPCAArn
+	at := []string{"tls", "acm_pca_arn"}
+	region := cluster.PrivateCARegion(arn)
+	pcas, err := se.p.privateCAs(ctx, region)
+	if err != nil {
+		return err
+	}
+	info, err := pcas.Describe(ctx, arn)
+	if errors.Is(err, ErrNotFound) {
+		return cluster.Errorf(at, "ACM Private CA Not Found",
+			"No ACM Private CA %s exists in %s (for the provider's credentials): name one that does (aws acm-pca list-certificate-authorities --region %s).",
+			arn, region, region)
+	}
+	if err != nil {
+		return err
+	}
+	if problem := awsspec.PrivateCAProblem(info.PrivateCA, se.s.TLS.Policy, se.p.clock.Now()); problem != "" {
+		return cluster.Errorf(at, "ACM Private CA Cannot Issue The Certificates", "%s", problem)
+	}
+	se.pca, se.pcas = &info, pcas
+	return se.trust(info.Cert, info.ChainPEM)
+}
+
+// trust makes cert (the issuing authority's) and chainPEM (it and its chain) the session's authority.
+func (se *session) trust(cert *x509.Certificate, chainPEM []byte) error {
+	certs, err := pki.Certs(chainPEM)
+	if err != nil {
+		return fmt.Errorf("the cluster's certificate authority: %w", err)
+	}
+	se.caCert, se.caPEM = cert, chainPEM
 	se.roots = x509.NewCertPool()
-	se.roots.AddCert(cert)
+	for _, c := range certs {
+		se.roots.AddCert(c)
+	}
 	se.patroni = se.p.patroniTLS(se.roots)
 	return nil
 }
@@ -111,14 +154,14 @@ func (se *session) decideTLS(ctx context.Context, o observation) (awsspec.TLSDec
 // tlsStatus is the cluster's TLS as stored: the authority's certificate and when each node's certificate
 // ends; nil without TLS or before the authority is made.
 func (se *session) tlsStatus(ctx context.Context, o observation) (*cluster.TLSStatus, error) {
-	if se.s.TLS == nil || se.ca == nil {
+	if se.s.TLS == nil || se.caCert == nil {
 		return nil, nil
 	}
 	nodes, err := se.tlsNodes(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	return &cluster.TLSStatus{CACertificate: string(se.ca.CertPEM), NotAfter: awsspec.TLSEnds(nodes)}, nil
+	return &cluster.TLSStatus{CACertificate: string(se.caPEM), NotAfter: awsspec.TLSEnds(nodes)}, nil
 }
 
 // checkTLSChange refuses to turn TLS on or off on a cluster that exists (its authority, or the lack of one,
@@ -134,9 +177,12 @@ func (se *session) checkTLSChange(ctx context.Context, prior cluster.Prior) erro
 	}
 	has := found != ""
 	if was := prior.Spec; was != nil && was.TLS != nil && se.s.TLS != nil &&
-		(was.TLS.CACertPEM != se.s.TLS.CACertPEM || was.TLS.CAKeyParameter != se.s.TLS.CAKeyParameter) {
+		(was.TLS.CACertPEM != se.s.TLS.CACertPEM || was.TLS.CAKeyParameter != se.s.TLS.CAKeyParameter || was.TLS.ACMPCAArn != se.s.TLS.ACMPCAArn) {
 		at := []string{"tls", "ca_cert_pem"}
-		if was.TLS.CACertPEM == se.s.TLS.CACertPEM {
+		switch {
+		case was.TLS.ACMPCAArn != se.s.TLS.ACMPCAArn:
+			at = []string{"tls", "acm_pca_arn"}
+		case was.TLS.CACertPEM == se.s.TLS.CACertPEM:
 			at = []string{"tls", "ca_key_ssm_parameter"}
 		}
 		return cluster.Errorf(at, "Certificate Authority Cannot Change On AWS",
@@ -162,9 +208,10 @@ func (se *session) checkTLSChange(ctx context.Context, prior cluster.Prior) erro
 }
 
 // tlsFound is the first of the cluster's TLS parameters that exists ("" when none: it runs without TLS):
-// the provider's authority, or a node's bundle (with the user's authority). One call asks for all of them.
+// the provider's authority, or a node's bundle (with the user's authority or ACM Private CA). One call asks
+// for all of them.
 func (se *session) tlsFound(ctx context.Context) (string, error) {
-	if se.ca != nil && !se.s.TLS.OwnCA() {
+	if se.caCert != nil && se.s.TLS.ProviderCA() {
 		return awsspec.TLSCAParameter(se.s.Name), nil // open read it already
 	}
 	names := []string{awsspec.TLSCAParameter(se.s.Name)}
@@ -207,7 +254,7 @@ func (se *session) planTLS(ctx context.Context, plan *cluster.Plan, o observatio
 	if d.NewCA {
 		return nil
 	}
-	plan.TLS.CACertificate = string(se.ca.CertPEM)
+	plan.TLS.CACertificate = string(se.caPEM)
 	for node, end := range awsspec.TLSEnds(nodes) {
 		plan.TLS.NotAfter[node] = end
 	}
@@ -226,10 +273,10 @@ func (se *session) ensureTLS(ctx context.Context, o observation) error {
 		return nil
 	}
 	now := se.p.clock.Now()
-	if se.ca == nil && se.s.TLS.OwnCA() {
+	if se.caCert == nil && !se.s.TLS.ProviderCA() {
 		return fmt.Errorf("your certificate authority was not read; this is a bug in the provider")
 	}
-	if se.ca == nil {
+	if se.caCert == nil {
 		ca, err := pki.NewCA("pgnvme "+se.s.Name, now)
 		if err != nil {
 			return err
@@ -242,7 +289,7 @@ func (se *session) ensureTLS(ctx context.Context, o observation) error {
 		if err := se.loadCA(ctx); err != nil {
 			return err
 		}
-		if se.ca == nil {
+		if se.caCert == nil {
 			return fmt.Errorf("the cluster's certificate authority %s is not readable after it was stored", awsspec.TLSCAParameter(se.s.Name))
 		}
 	}
@@ -277,21 +324,19 @@ func (se *session) ensureTLS(ctx context.Context, o observation) error {
 // unless newKey) and stores its bundle; it returns the member certificate.
 func (se *session) issueBundle(ctx context.Context, n awsspec.TLSNode, newKey bool, now time.Time) (*x509.Certificate, error) {
 	validity := se.s.TLS.Policy.Validity
-	var member pki.Pair
-	var err error
-	if old, perr := bootstrap.ParseTLSBundle(n.Bundle); perr == nil && !newKey {
-		member, err = pki.Reissue(*se.ca, old.Key, n.Subject, pki.Member, now, validity)
-	} else {
-		member, err = pki.Issue(*se.ca, n.Subject, pki.Member, now, validity)
+	var key []byte
+	if old, err := bootstrap.ParseTLSBundle(n.Bundle); err == nil && !newKey {
+		key = old.Key
 	}
+	member, err := se.issue(ctx, key, n.Subject, pki.Member, now, validity)
 	if err != nil {
 		return nil, fmt.Errorf("issuing node %s's certificate: %w", n.Name, err)
 	}
-	repl, err := pki.Reissue(*se.ca, member.KeyPEM, awsspec.ReplicationSubject(), pki.Client, now, validity)
+	repl, err := se.issue(ctx, member.KeyPEM, awsspec.ReplicationSubject(), pki.Client, now, validity)
 	if err != nil {
 		return nil, fmt.Errorf("issuing node %s's replication certificate: %w", n.Name, err)
 	}
-	bundle, err := bootstrap.TLSBundle(bootstrap.TLSFiles{Key: member.KeyPEM, Member: member.CertPEM, Replication: repl.CertPEM, CA: se.ca.CertPEM})
+	bundle, err := bootstrap.TLSBundle(bootstrap.TLSFiles{Key: member.KeyPEM, Member: member.CertPEM, Replication: repl.CertPEM, CA: se.caPEM})
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +344,36 @@ func (se *session) issueBundle(ctx context.Context, n awsspec.TLSNode, newKey bo
 		return nil, fmt.Errorf("storing node %s's certificates: %w", n.Name, err)
 	}
 	return pki.ParseCert(member.CertPEM)
+}
+
+// issue makes a certificate for s (with keyPEM; a new key when nil), valid for validity from now (never
+// past the authority's end): signed here with the authority's key, or by ACM Private CA from a request.
+func (se *session) issue(ctx context.Context, keyPEM []byte, s pki.Subject, usage pki.Usage, now time.Time, validity time.Duration) (pki.Pair, error) {
+	if se.pca == nil {
+		if keyPEM == nil {
+			return pki.Issue(*se.ca, s, usage, now, validity)
+		}
+		return pki.Reissue(*se.ca, keyPEM, s, usage, now, validity)
+	}
+	var err error
+	if keyPEM == nil {
+		if keyPEM, err = pki.NewKey(); err != nil {
+			return pki.Pair{}, err
+		}
+	}
+	csr, err := pki.Request(keyPEM, s, usage)
+	if err != nil {
+		return pki.Pair{}, err
+	}
+	end := now.Add(validity)
+	if end.After(se.caCert.NotAfter) {
+		end = se.caCert.NotAfter
+	}
+	cert, err := se.pcas.Issue(ctx, se.pca.ARN, csr, se.pca.SigningAlgorithm, end)
+	if err != nil {
+		return pki.Pair{}, err
+	}
+	return pki.Pair{CertPEM: cert, KeyPEM: keyPEM}, nil
 }
 
 // waitServed waits until node (at host) serves want on PostgreSQL's port and on Patroni's REST API.
@@ -346,7 +421,9 @@ func (se *session) tlsParameters(o observation) []string {
 }
 
 // providerLogin opens c's session as the provider's role, with a client certificate the session's
-// authority issues for it now (awsspec.ProviderCertValidity, in memory only).
+// authority issues for it now (awsspec.ProviderCertValidity, in memory only). Only where the provider signs
+// (se.ca): with ACM Private CA a certificate per session would be a paid issuance per plan, so the provider
+// logs in as the superuser there (over TLS verified against the authority).
 func (se *session) providerLogin(ctx context.Context, c pgclient.Config) (*pgclient.Conn, error) {
 	pair, err := pki.Issue(*se.ca, awsspec.ProviderSubject(), pki.Client, se.p.clock.Now(), awsspec.ProviderCertValidity)
 	if err != nil {

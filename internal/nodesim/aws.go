@@ -136,7 +136,8 @@ IAMRequestBase._check_role_trust_relationship = check_role_trust_relationship
 `
 
 // motoServer runs moto's server (python -m moto.server) with changes that make moto treat network
-// interfaces as EC2 does, which the EC2 platform's one-ENI-per-node design relies on:
+// interfaces and ACM Private CA as AWS does. The EC2 platform's one-ENI-per-node design relies on the first
+// two, the TLS tests' renewal from a private CA on the last two:
 //
 //   - an interface created without an address gets its subnet's next free one (after the three AWS keeps
 //     at the start, never one in use), and a deleted one gives its address back. moto itself picks a
@@ -144,11 +145,69 @@ IAMRequestBase._check_role_trust_relationship = check_role_trust_relationship
 //     service address, .1 of the first subnet) or another interface's; an instance launched into a subnet
 //     already gets the subnet's next free address;
 //   - a terminated instance lets go of the interfaces it does not delete: they become available for a
-//     replacement, where moto leaves them in use by the terminated instance for ever.
+//     replacement, where moto leaves them in use by the terminated instance for ever;
+//   - ACM Private CA issues a certificate valid as IssueCertificate's Validity says (ABSOLUTE, END_DATE,
+//     DAYS, MONTHS or YEARS) and from an hour before it is issued, as AWS does; moto makes every
+//     certificate valid for 365 days from now, so certificates made to end soon could not be shown;
+//   - a CA is made in the usage mode CreateCertificateAuthority asks for (GENERAL_PURPOSE when it asks for
+//     none, as AWS does); moto reports every CA as SHORT_LIVED_CERTIFICATE.
 //
 // It also carries MotoIAMFixes, for runs with IAM enforced. A moto whose internals moved fails to start
 // with a message saying so.
-const motoServer = MotoIAMFixes + `from moto.ec2.models.elastic_network_interfaces import NetworkInterfaceBackend
+const motoServer = MotoIAMFixes + `import datetime
+import threading
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from moto.acmpca.models import CertificateAuthority
+from moto.acmpca.responses import ACMPCAResponse
+from moto.core.utils import utcnow
+
+if not all(hasattr(c, m) for c, m in ((CertificateAuthority, "generate_cert"), (CertificateAuthority, "issuer"), (CertificateAuthority, "key"),
+        (ACMPCAResponse, "issue_certificate"), (ACMPCAResponse, "create_certificate_authority"))):
+    sys.exit("nodesim: this moto's ACM PCA has no CertificateAuthority.generate_cert or ACMPCAResponse.issue_certificate: update internal/nodesim's motoServer")
+
+_pca_request = threading.local()
+
+def _validity_end(v):
+    kind, n = v.get("Type"), int(v.get("Value"))
+    if kind == "ABSOLUTE":
+        return datetime.datetime.fromtimestamp(n, datetime.timezone.utc).replace(tzinfo=None)
+    if kind == "END_DATE":
+        return datetime.datetime.strptime(str(n), "%Y%m%d%H%M%S")
+    days = {"DAYS": 1, "MONTHS": 30, "YEARS": 365}.get(kind)
+    if days is None:
+        raise ValueError("unknown validity type %r" % kind)
+    return utcnow() + datetime.timedelta(days=days * n)
+
+def generate_cert(self, subject, public_key, extensions):
+    end = getattr(_pca_request, "end", None) or utcnow() + datetime.timedelta(days=365)
+    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(self.issuer).public_key(public_key)
+               .serial_number(x509.random_serial_number()).not_valid_before(utcnow() - datetime.timedelta(hours=1)).not_valid_after(end))
+    for extension, critical in extensions:
+        builder = builder.add_extension(extension, critical)
+    return builder.sign(self.key, hashes.SHA512()).public_bytes(serialization.Encoding.PEM)
+
+_pca_issue, _pca_create = ACMPCAResponse.issue_certificate, ACMPCAResponse.create_certificate_authority
+
+def issue_certificate(self):
+    v = json.loads(self.body).get("Validity")
+    _pca_request.end = _validity_end(v) if v else None
+    try:
+        return _pca_issue(self)
+    finally:
+        _pca_request.end = None
+
+def create_certificate_authority(self):
+    out = _pca_create(self)
+    arn = json.loads(out)["CertificateAuthorityArn"]
+    self.acmpca_backend.describe_certificate_authority(arn).usage_mode = json.loads(self.body).get("UsageMode") or "GENERAL_PURPOSE"
+    return out
+
+CertificateAuthority.generate_cert = generate_cert
+ACMPCAResponse.issue_certificate = issue_certificate
+ACMPCAResponse.create_certificate_authority = create_certificate_authority
+
+from moto.ec2.models.elastic_network_interfaces import NetworkInterfaceBackend
 from moto.ec2.models.instances import Instance
 from moto.ec2.models.subnets import Subnet
 from moto.server import main

@@ -210,3 +210,68 @@ func KeyMatches(certPEM, keyPEM []byte) bool {
 	eq, ok := pub.Public().(interface{ Equal(crypto.PublicKey) bool })
 	return ok && eq.Equal(c.PublicKey)
 }
+
+// NewKey makes a private key (ECDSA P-256, PEM) for a certificate another authority issues from a
+// request (Request).
+func NewKey() ([]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), nil
+}
+
+// Request is a certificate signing request (PEM) for s with the key keyPEM: its subject and, for a
+// server or member, the names and addresses it serves (an authority such as ACM Private CA passes them
+// through into the certificate).
+func Request(keyPEM []byte, s Subject, usage Usage) ([]byte, error) {
+	k, err := parseKey(keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	signer, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("the key is a %T, which cannot sign", k)
+	}
+	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: s.CommonName, Organization: []string{"pgnvme"}}}
+	switch usage {
+	case Server, Member:
+		tmpl.DNSNames, tmpl.IPAddresses = slices.Clone(s.DNSNames), slices.Clone(s.IPs)
+	case Client:
+	default:
+		return nil, fmt.Errorf("certificate usage %q: use %q, %q or %q", usage, Server, Client, Member)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, signer)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), nil
+}
+
+// Certs are every certificate in pemBytes, in order.
+func Certs(pemBytes []byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for rest := pemBytes; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no PEM certificate found")
+	}
+	return out, nil
+}

@@ -1,8 +1,11 @@
 package pki_test
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
+	"math/big"
 	"net"
 	"strings"
 	"testing"
@@ -182,4 +185,64 @@ func TestIssueCappedByCA(t *testing.T) {
 	if pki.KeyMatches(p.CertPEM, ca.KeyPEM) {
 		t.Error("KeyMatches accepted the CA's key for a leaf")
 	}
+}
+
+// TestRequest: a request made with NewKey's key carries the subject, and a server's names, and is signed
+// by that key; a client's request names no addresses.
+func TestRequest(t *testing.T) {
+	key, err := pki.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []pki.Usage{pki.Member, pki.Client} {
+		csrPEM, err := pki.Request(key, serverSubject, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := pem.Decode(csrPEM)
+		if b == nil || b.Type != "CERTIFICATE REQUEST" {
+			t.Fatalf("%s: not a PEM request: %q", u, csrPEM)
+		}
+		csr, err := x509.ParseCertificateRequest(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := csr.CheckSignature(); err != nil {
+			t.Errorf("%s: the request's signature: %v", u, err)
+		}
+		if csr.Subject.CommonName != "node-1" {
+			t.Errorf("%s: subject %s", u, csr.Subject)
+		}
+		wantIPs := 1
+		if u == pki.Client {
+			wantIPs = 0
+		}
+		if len(csr.IPAddresses) != wantIPs || len(csr.DNSNames) != wantIPs {
+			t.Errorf("%s: names %v %v", u, csr.DNSNames, csr.IPAddresses)
+		}
+		// The request's key is the one given: a certificate for it matches the key.
+		ca, caCert := mustCA(t)
+		caKey, _ := pem.Decode(ca.KeyPEM)
+		k, _ := x509.ParsePKCS8PrivateKey(caKey.Bytes)
+		der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(7), NotBefore: now, NotAfter: now.Add(time.Hour)},
+			caCert, csr.PublicKey, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pki.KeyMatches(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), key) {
+			t.Errorf("%s: the request's public key is not the given key's", u)
+		}
+	}
+	if _, err := pki.Request(key, serverSubject, "nonsense"); err == nil {
+		t.Error("a request of an unknown usage was made")
+	}
+	two := append(mustPEM(t), mustPEM(t)...)
+	if cs, err := pki.Certs(two); err != nil || len(cs) != 2 {
+		t.Errorf("Certs of two: %d, %v", len(cs), err)
+	}
+}
+
+func mustPEM(t *testing.T) []byte {
+	ca, _ := mustCA(t)
+	return ca.CertPEM
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 )
 
@@ -25,6 +26,7 @@ type tlsModel struct {
 	EarlyRenewalHours   types.Int64  `tfsdk:"early_renewal_hours"`
 	CACertPEM           types.String `tfsdk:"ca_cert_pem"`
 	CAKeySSMParameter   types.String `tfsdk:"ca_key_ssm_parameter"`
+	ACMPCAArn           types.String `tfsdk:"acm_pca_arn"`
 	CACertificate       types.String `tfsdk:"ca_certificate"`
 	CAFile              types.String `tfsdk:"ca_file"`
 	NotAfter            types.Map    `tfsdk:"not_after"`
@@ -48,7 +50,7 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 			"`~/.postgresql/root.crt` (libpq's default) or named by `sslrootcert`. On `aws` the block is set when the cluster is created: adding " +
 			"or removing it on a running cluster is refused at plan (etcd and replication cannot mix TLS and plain TCP during a rolling " +
 			"replacement); make a new cluster from the archive instead. On `aws` the authority may be your own (`ca_cert_pem` and " +
-			"`ca_key_ssm_parameter`).",
+			"`ca_key_ssm_parameter`), or an ACM Private CA (`acm_pca_arn`).",
 		Attributes: map[string]schema.Attribute{
 			"validity_period_hours": schema.Int64Attribute{
 				Optional: true,
@@ -75,6 +77,19 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 					"authority's private key (PEM). The provider reads it when it issues certificates; the key never enters Terraform's state. " +
 					"It must not be under the cluster's SSM path (`/pgnvme/<name>`), which the nodes' role reads. Destroy leaves it.",
 			},
+			"acm_pca_arn": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("`aws` only: the ARN of an ACM Private CA that issues the nodes' certificates instead of an authority "+
+					"the provider makes; its key never leaves ACM. The provider makes each node's key and a certificate request with the node's "+
+					"names, and the CA issues from it with its end-entity template (server and client authentication), valid for "+
+					"`validity_period_hours`; the CA's certificate and chain become `ca_certificate`. It must be `ACTIVE` (checked at plan), and a CA "+
+					"in short-lived certificate mode allows `validity_period_hours` of at most %d. The provider's credentials need "+
+					"`acm-pca:DescribeCertificateAuthority`, `GetCertificateAuthorityCertificate`, `IssueCertificate` and `GetCertificate` on it "+
+					"(the CA may be in another region; the ARN says which). Each node costs two issued certificates per renewal (ACM's price per "+
+					"certificate applies). With it the provider logs in to PostgreSQL as the superuser by password, over TLS verified against the CA, "+
+					"instead of by a client certificate of its own. Set at create: changing it on a running cluster is refused at plan.",
+					int(awsspec.PrivateCAShortLived.Hours())),
+			},
 			"ca_certificate": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "The cluster's certificate authority (PEM): what a client verifies the nodes with (`sslrootcert`).",
@@ -97,7 +112,7 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 
 var clusterTLSAttrTypes = map[string]attr.Type{
 	"validity_period_hours": types.Int64Type, "early_renewal_hours": types.Int64Type,
-	"ca_cert_pem": types.StringType, "ca_key_ssm_parameter": types.StringType,
+	"ca_cert_pem": types.StringType, "ca_key_ssm_parameter": types.StringType, "acm_pca_arn": types.StringType,
 	"ca_certificate": types.StringType, "ca_file": types.StringType, "not_after": types.MapType{ElemType: types.StringType},
 }
 
@@ -112,11 +127,11 @@ func tlsSpecInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) 
 	}
 	var t tlsModel
 	diags.Append(v.As(ctx, &t, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
-	if t.ValidityPeriodHours.IsUnknown() || t.EarlyRenewalHours.IsUnknown() || t.CACertPEM.IsUnknown() || t.CAKeySSMParameter.IsUnknown() {
+	if t.ValidityPeriodHours.IsUnknown() || t.EarlyRenewalHours.IsUnknown() || t.CACertPEM.IsUnknown() || t.CAKeySSMParameter.IsUnknown() || t.ACMPCAArn.IsUnknown() {
 		return nil, false
 	}
 	return &cluster.TLSInput{ValidityPeriodHours: intOrNil(t.ValidityPeriodHours), EarlyRenewalHours: intOrNil(t.EarlyRenewalHours),
-		CACertPEM: stringOrNil(t.CACertPEM), CAKeyParameter: stringOrNil(t.CAKeySSMParameter)}, true
+		CACertPEM: stringOrNil(t.CACertPEM), CAKeyParameter: stringOrNil(t.CAKeySSMParameter), ACMPCAArn: stringOrNil(t.ACMPCAArn)}, true
 }
 
 // stringOrNil is v's value, nil when v is null.
@@ -170,7 +185,7 @@ func tlsObject(ctx context.Context, in *cluster.TLSInput, st *cluster.TLSStatus,
 	}
 	v, d := types.ObjectValue(clusterTLSAttrTypes, map[string]attr.Value{
 		"validity_period_hours": num(in.ValidityPeriodHours), "early_renewal_hours": num(in.EarlyRenewalHours),
-		"ca_cert_pem": str(in.CACertPEM), "ca_key_ssm_parameter": str(in.CAKeyParameter),
+		"ca_cert_pem": str(in.CACertPEM), "ca_key_ssm_parameter": str(in.CAKeyParameter), "acm_pca_arn": str(in.ACMPCAArn),
 		"ca_certificate": ca, "ca_file": caFile, "not_after": notAfter,
 	})
 	diags.Append(d...)
@@ -194,6 +209,9 @@ func tlsInputOf(t *cluster.TLS) *cluster.TLSInput {
 	}
 	if t.OwnCA() {
 		in.CACertPEM, in.CAKeyParameter = &t.CACertPEM, &t.CAKeyParameter
+	}
+	if t.PrivateCA() {
+		in.ACMPCAArn = &t.ACMPCAArn
 	}
 	return in
 }

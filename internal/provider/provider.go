@@ -65,12 +65,13 @@ type providerModel struct {
 }
 
 type endpointsModel struct {
-	EC2   types.String `tfsdk:"ec2"`
-	S3    types.String `tfsdk:"s3"`
-	IAM   types.String `tfsdk:"iam"`
-	STS   types.String `tfsdk:"sts"`
-	SSM   types.String `tfsdk:"ssm"`
-	ELBV2 types.String `tfsdk:"elbv2"`
+	EC2    types.String `tfsdk:"ec2"`
+	S3     types.String `tfsdk:"s3"`
+	IAM    types.String `tfsdk:"iam"`
+	STS    types.String `tfsdk:"sts"`
+	SSM    types.String `tfsdk:"ssm"`
+	ELBV2  types.String `tfsdk:"elbv2"`
+	ACMPCA types.String `tfsdk:"acmpca"`
 }
 
 type defaultTags struct {
@@ -126,12 +127,13 @@ func (p *pgnvmeProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
 				NestedObject: schema.NestedBlockObject{
 					Attributes: map[string]schema.Attribute{
-						"ec2":   endpoint("EC2"),
-						"s3":    endpoint("S3"),
-						"iam":   endpoint("IAM"),
-						"sts":   endpoint("STS"),
-						"ssm":   endpoint("SSM"),
-						"elbv2": endpoint("ELBV2"),
+						"ec2":    endpoint("EC2"),
+						"s3":     endpoint("S3"),
+						"iam":    endpoint("IAM"),
+						"sts":    endpoint("STS"),
+						"ssm":    endpoint("SSM"),
+						"elbv2":  endpoint("ELBV2"),
+						"acmpca": endpoint("ACMPCA"),
 					},
 				},
 			},
@@ -168,12 +170,13 @@ func (p *pgnvmeProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if len(m.Endpoints) == 1 {
 		e := m.Endpoints[0]
 		cfg.Endpoints = awsclient.Endpoints{
-			EC2:   e.EC2.ValueString(),
-			S3:    e.S3.ValueString(),
-			IAM:   e.IAM.ValueString(),
-			STS:   e.STS.ValueString(),
-			SSM:   e.SSM.ValueString(),
-			ELBV2: e.ELBV2.ValueString(),
+			EC2:    e.EC2.ValueString(),
+			S3:     e.S3.ValueString(),
+			IAM:    e.IAM.ValueString(),
+			STS:    e.STS.ValueString(),
+			SSM:    e.SSM.ValueString(),
+			ELBV2:  e.ELBV2.ValueString(),
+			ACMPCA: e.ACMPCA.ValueString(),
 		}
 	}
 	if len(m.DefaultTags) == 1 && !m.DefaultTags[0].Tags.IsNull() {

@@ -15,12 +15,13 @@ provider "pgnvme" {
   region                      = %[1]q
   skip_credentials_validation = true
   endpoints {
-    ec2   = %[2]q
-    ssm   = %[2]q
-    iam   = %[2]q
-    sts   = %[2]q
-    s3    = %[2]q
-    elbv2 = %[2]q
+    ec2    = %[2]q
+    ssm    = %[2]q
+    iam    = %[2]q
+    sts    = %[2]q
+    s3     = %[2]q
+    elbv2  = %[2]q
+    acmpca = %[2]q
   }
 }
 `, region, endpoint)

@@ -83,6 +83,15 @@ func TestValidateAWS(t *testing.T) {
 		}
 	}
 	caPEM := string(ca.CertPEM)
+	pcaArn := "arn:aws:acm-pca:us-east-1:123456789012:certificate-authority/11111111-2222-3333-4444-555555555555"
+	pca := func(arn string, withOwn bool) func(*awsInput) {
+		return func(in *awsInput) {
+			in.TLS = &cluster.TLSInput{ACMPCAArn: &arn}
+			if withOwn {
+				in.TLS.CACertPEM = &caPEM
+			}
+		}
+	}
 	tests := []struct {
 		name   string
 		change func(*awsInput)
@@ -91,6 +100,10 @@ func TestValidateAWS(t *testing.T) {
 	}{
 		{"valid", func(*awsInput) {}, "", ""},
 		{"valid: tls with an authority of one's own", own(caPEM, "/pki/demo-ca/key"), "", ""},
+		{"valid: tls from an ACM Private CA", pca(pcaArn, false), "", ""},
+		{"ACM Private CA beside one's own", pca(pcaArn, true), "tls.acm_pca_arn", "each name the authority"},
+		{"ACM Private CA ARN of a certificate", pca(pcaArn+"/certificate/0123", false), "tls.acm_pca_arn", "is not an ACM Private CA's ARN"},
+		{"ACM Private CA ARN of ACM", pca("arn:aws:acm:us-east-1:123456789012:certificate/11111111-2222-3333-4444-555555555555", false), "tls.acm_pca_arn", "is not an ACM Private CA's ARN"},
 		{"own authority without its key", own(caPEM, ""), "tls.ca_key_ssm_parameter", "does not say where its private key is"},
 		{"own authority's key without its certificate", own("", "/pki/demo-ca/key"), "tls.ca_cert_pem", "does not give its certificate"},
 		{"own authority that is a leaf", own(string(leaf.CertPEM), "/pki/demo-ca/key"), "tls.ca_cert_pem", "is not a certificate authority's certificate"},

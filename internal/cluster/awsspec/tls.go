@@ -239,3 +239,34 @@ func CAProblem(ca *x509.Certificate, p pki.Policy, now time.Time) string {
 	}
 	return ""
 }
+
+// PrivateCA is an ACM Private CA as described: its status, type, usage mode and its certificate.
+type PrivateCA struct {
+	ARN       string
+	Status    string // ACTIVE, DISABLED, PENDING_CERTIFICATE, EXPIRED, ...
+	Type      string // ROOT or SUBORDINATE
+	UsageMode string // GENERAL_PURPOSE or SHORT_LIVED_CERTIFICATE
+	Cert      *x509.Certificate
+}
+
+// PrivateCAShortLived is the longest validity ACM Private CA issues from a CA in short-lived certificate
+// mode: seven days.
+const PrivateCAShortLived = 7 * 24 * time.Hour
+
+// PrivateCAProblem is what stops the ACM Private CA ca from issuing p's certificates now ("" when
+// nothing): it is not active, its usage mode does not allow the validity, or its certificate ends too soon
+// (CAProblem).
+func PrivateCAProblem(ca PrivateCA, p pki.Policy, now time.Time) string {
+	switch {
+	case ca.Status != "ACTIVE":
+		return fmt.Sprintf("The ACM Private CA %s is %s, not ACTIVE: it issues no certificate until it is (install its certificate, or enable "+
+			"or restore it), or name another.", ca.ARN, ca.Status)
+	case ca.UsageMode == "SHORT_LIVED_CERTIFICATE" && p.Validity > PrivateCAShortLived:
+		return fmt.Sprintf("The ACM Private CA %s is in short-lived certificate mode, which issues certificates valid for at most 7 days: set "+
+			"validity_period_hours to %d or less (and early_renewal_hours below it, applying at least that often), or use a general-purpose CA.",
+			ca.ARN, int(PrivateCAShortLived.Hours()))
+	case ca.Cert == nil:
+		return fmt.Sprintf("The ACM Private CA %s has no certificate installed.", ca.ARN)
+	}
+	return CAProblem(ca.Cert, p, now)
+}

@@ -129,3 +129,35 @@ func TestCAParameter(t *testing.T) {
 		t.Errorf("node-2's bundle is %s, want under %s", p, path)
 	}
 }
+
+// PrivateCAProblem: an ACM Private CA issues only when active, within its usage mode's validity, and when
+// its certificate outlives the certificates it would issue.
+func TestPrivateCAProblem(t *testing.T) {
+	ca, err := pki.NewCA("acm pca", tlsNow.Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := pki.ParseCert(ca.CertPEM)
+	ok := awsspec.PrivateCA{ARN: "arn:pca", Status: "ACTIVE", Type: "ROOT", UsageMode: "GENERAL_PURPOSE", Cert: cert}
+	week := pki.Policy{Validity: 7 * 24 * time.Hour, RenewBefore: 24 * time.Hour}
+	for _, c := range []struct {
+		name   string
+		change func(*awsspec.PrivateCA)
+		p      pki.Policy
+		want   string
+	}{
+		{"active general-purpose", func(*awsspec.PrivateCA) {}, pki.DefaultPolicy(), ""},
+		{"short-lived mode, a week", func(c *awsspec.PrivateCA) { c.UsageMode = "SHORT_LIVED_CERTIFICATE" }, week, ""},
+		{"short-lived mode, 90 days", func(c *awsspec.PrivateCA) { c.UsageMode = "SHORT_LIVED_CERTIFICATE" }, pki.DefaultPolicy(), "validity_period_hours to 168 or less"},
+		{"disabled", func(c *awsspec.PrivateCA) { c.Status = "DISABLED" }, week, "is DISABLED, not ACTIVE"},
+		{"pending its certificate", func(c *awsspec.PrivateCA) { c.Status = "PENDING_CERTIFICATE"; c.Cert = nil }, week, "is PENDING_CERTIFICATE"},
+		{"ends before a certificate would", func(*awsspec.PrivateCA) {}, pki.Policy{Validity: 11 * 365 * 24 * time.Hour}, "renew the authority, or shorten"},
+	} {
+		pca := ok
+		c.change(&pca)
+		got := awsspec.PrivateCAProblem(pca, c.p, tlsNow)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
