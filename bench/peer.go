@@ -16,8 +16,8 @@ import (
 // The peer in the storage section: timescaledb-tune's own recommendation for the machine pgnvme_tuning is
 // given there, got by running the tool, not by copying its rules. The bench takes the binary from PATH
 // (go install github.com/timescale/timescaledb-tune/cmd/timescaledb-tune@v0.19.0); the module proxy the
-// project's test machines reach refuses that module, so there the storage section measures tuned against
-// defaults alone and says why the peer is missing.
+// project's test machines reach refuses that module, so there the peer is PGTune's recommendation for the
+// same machine (pgtune.go: PGTune has no program to run, only its rules).
 const peerBinary = "timescaledb-tune"
 
 // PeerTuning is what the peer recommended and what of it the peer's arm ran with.

@@ -193,6 +193,12 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 	// The peer is asked about the machine data.pgnvme_tuning.lim describes.
 	peer, err := timescaledbTune(ctx, peerMachine{VCPUs: 2, MemoryMiB: storageMemoryMiB, DiskGiB: storageDiskGiB, PostgresMajor: 15})
 	if err != nil {
+		// Where timescaledb-tune cannot be installed, PGTune's rules for the same machine and workload.
+		progress("storage under limits: timescaledb-tune not run (%v); the peer is PGTune", err)
+		peer, err = pgtunePeer(pgtuneInput{Major: 15, DBType: "oltp", MemoryMiB: storageMemoryMiB, CPUs: 2, Connections: storagePeerConnections,
+			Storage: "nvme", DBSize: "greater_ram"})
+	}
+	if err != nil {
 		b.PeerMissing = err.Error()
 		progress("storage under limits: NO PEER, tuned is measured against defaults only: %v", err)
 	} else {
