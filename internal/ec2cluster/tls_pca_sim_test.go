@@ -28,11 +28,18 @@ import (
 func TestAccEC2Cluster_tlsPrivateCA(t *testing.T) {
 	e := newSimEnv(t)
 	ctx := context.Background()
-	pca := acmpca.NewFromConfig(e.awsConfig(), func(o *acmpca.Options) {
-		o.BaseEndpoint, o.Protocol = aws.String(nodesim.AWSEndpoint), awsclient.ACMPCAProtocol()
-	})
+	pcaIn := func(region string) *acmpca.Client {
+		return acmpca.NewFromConfig(e.awsConfig(), func(o *acmpca.Options) {
+			o.BaseEndpoint, o.Protocol, o.Region = aws.String(nodesim.AWSEndpoint), awsclient.ACMPCAProtocol(), region
+		})
+	}
+	// The CA that issues is in another region than the cluster (the provider calls it where its ARN says).
+	pca := pcaIn("us-west-2")
 	general := e.privateCA(ctx, pca, "pgnvme sim private CA", pcatypes.CertificateAuthorityUsageModeGeneralPurpose)
-	shortLived := e.privateCA(ctx, pca, "pgnvme sim short-lived CA", pcatypes.CertificateAuthorityUsageModeShortLivedCertificate)
+	shortLived := e.privateCA(ctx, pcaIn(e.region), "pgnvme sim short-lived CA", pcatypes.CertificateAuthorityUsageModeShortLivedCertificate)
+	if !strings.Contains(general, ":us-west-2:") || e.region == "us-west-2" {
+		t.Fatalf("the private CA %s is not in another region than the cluster's %s", general, e.region)
+	}
 	e.enforceIAM(ctx)
 	withCA := func(arn string, validity int) string {
 		return fmt.Sprintf("\n  tls {\n    acm_pca_arn           = %q\n    validity_period_hours = %d\n    early_renewal_hours   = 1\n  }", arn, validity)
