@@ -44,7 +44,7 @@ type peerMachine struct {
 func timescaledbTune(ctx context.Context, m peerMachine) (*PeerTuning, error) {
 	bin, err := exec.LookPath(peerBinary)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not on PATH (install it with go install github.com/timescale/timescaledb-tune/cmd/timescaledb-tune@v0.19.0; the module proxy the project's test machines reach refuses that module, so there the peer is not measured): %w", peerBinary, err)
+		return nil, fmt.Errorf("%s is not on PATH (install it with go install github.com/timescale/timescaledb-tune/cmd/timescaledb-tune@v0.19.0; the module proxy the project's test machines reach refuses that module): %w", peerBinary, err)
 	}
 	ver, err := runPeer(ctx, bin, "-version")
 	if err != nil {
