@@ -79,6 +79,12 @@ variable "deletion_protection" {
   default     = true
 }
 
+variable "acm_pca_arn" {
+  description = "An ACM Private CA (ARN, ACTIVE) to issue the nodes' certificates; null for an authority the provider makes for the cluster."
+  type        = string
+  default     = null
+}
+
 locals {
   # One major for the tuning and the nodes: the plan writes only settings this major knows.
   postgres_major = 17
@@ -134,9 +140,12 @@ resource "pgnvme_cluster" "db" {
     walg_env = pgnvme_archive_bucket.wal.walg_env
   }
 
-  # TLS for every connection to and between the nodes, from the cluster's own authority (set at create: it
-  # cannot be added later). Certificates valid 90 days, renewed by any apply within 7 days of their end.
-  tls {}
+  # TLS for every connection to and between the nodes, from the cluster's own authority or your ACM Private
+  # CA (set at create: neither can be changed later). Certificates valid 90 days, renewed by any apply within
+  # 7 days of their end.
+  tls {
+    acm_pca_arn = var.acm_pca_arn
+  }
 
   aws {
     region              = var.region
