@@ -1,6 +1,7 @@
 package localcluster_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,6 +27,9 @@ func TestArchiveHealth(t *testing.T) {
 	ctx := ctxT(t)
 	read := func() *archive.Health {
 		t.Helper()
+		// Each read its own budget: the waits below take up to two minutes between them.
+		ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+		defer cancel()
 		st, err := m.Observe(ctx, s)
 		if err != nil {
 			t.Fatal(err)

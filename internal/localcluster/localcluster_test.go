@@ -785,6 +785,9 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 		hole := archiveHole(t, repo, last)
 		return hole == "", hole
 	})
+	// The steps before took part of ctx's budget (stepTimeout), more of it on a loaded machine: the steps
+	// after the failover get their own.
+	ctx = ctxT(t)
 	// The verification every refresh runs (archive_status.first_missing_wal) agrees across the timeline
 	// switch: no segment missing from the backup's first to the newest.
 	st, err := m.Observe(ctx, s)
@@ -813,12 +816,13 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 	// The backup scheduler verifies the archive with pgBackRest once the new primary archived what the
 	// switch left and a complete segment of its own (the one just switched), and records the verdict in
 	// the archive, where the refresh reads it.
+	vctx := ctxT(t) // the wait below may take all of stepTimeout
 	acctest.WaitFor(t, 90*time.Second, "the archive's verification after the switch to timeline 2", func() (bool, string) {
-		st, err := m.Observe(ctx, s)
+		st, err := m.Observe(vctx, s)
 		if err != nil {
 			return false, err.Error()
 		}
-		if h, err = m.ArchiveHealth(ctx, s, st); err != nil || h == nil {
+		if h, err = m.ArchiveHealth(vctx, s, st); err != nil || h == nil {
 			return false, fmt.Sprint(err)
 		}
 		return h.Verification != nil && h.Verification.Timeline >= 2, fmt.Sprintf("verification %+v", h.Verification)
