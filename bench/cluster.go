@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -70,7 +71,7 @@ output "tuned" { value = jsonencode(data.pgnvme_tuning.small.postgres_parameters
 
 func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSeconds int) (*ClusterBench, error) {
 	b := &ClusterBench{}
-	ctx := context.Background()
+	ctx := env.ctx
 	scratch, err := os.MkdirTemp("", "pgnvme-bench-k-")
 	if err != nil {
 		return nil, err
@@ -94,11 +95,9 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 			return nil, err
 		}
 		start := time.Now()
-		if err := env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
-			return nil, err
-		}
+		err = env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
 		p := time.Since(start).Seconds()
-		if err := env.run(ws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+		if err = errors.Join(err, env.destroy(ws)); err != nil {
 			return nil, err
 		}
 		base, err = acctest.FindFreePortBase(3)
@@ -138,7 +137,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 	if err := setNumber(1); err != nil {
 		return nil, err
 	}
-	defer func() { _ = env.run(qws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false") }()
+	defer func() { _ = env.destroy(qws) }()
 	if err := pgbenchInit(ctx, base, 10); err != nil {
 		return nil, err
 	}
@@ -163,7 +162,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 		q, a, qa = append(q, got[1]), append(a, got[0]), append(qa, got[1]/got[0])
 	}
 	b.QuorumTPS, b.AsyncTPS, b.QuorumOverAsync = newStat(q), newStat(a), newStat(qa)
-	if err := env.run(qws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+	if err := env.destroy(qws); err != nil {
 		return nil, err
 	}
 
@@ -192,7 +191,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 	if err := setTuned(false); err != nil {
 		return nil, err
 	}
-	defer func() { _ = env.run(tws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false") }()
+	defer func() { _ = env.destroy(tws) }()
 	if tuned, err := env.output(tws, "tuned"); err == nil {
 		b.TunedParameters = tuned
 	}

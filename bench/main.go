@@ -65,7 +65,23 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	env, cleanup, err := newTerraformEnv(bin)
+	// The first SIGINT or SIGTERM ends ctx: the running section stops its commands and removes what it made
+	// (its clusters' destroy), then the bench exits with the error. A second signal exits at once.
+	ctx, interrupted := context.WithCancel(context.Background())
+	defer interrupted()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig, ok := <-signals
+		if !ok {
+			return
+		}
+		signal.Stop(signals)
+		progress("bench: %s: stopping the running section and removing what it made (a second signal exits at once)", sig)
+		interrupted()
+	}()
+	defer func() { signal.Stop(signals); close(signals) }()
+	env, cleanup, err := newTerraformEnv(ctx, bin)
 	if err != nil {
 		return err
 	}
@@ -116,10 +132,7 @@ func run() error {
 		}
 	}
 	if want("ablation") {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		report.Ablation, err = benchAblation(ctx, *ablationPairs, *ablationSeconds, *ablationParams)
-		stop()
-		if err != nil {
+		if report.Ablation, err = benchAblation(env.ctx, *ablationPairs, *ablationSeconds, *ablationParams); err != nil {
 			return fmt.Errorf("ablation: %w", err)
 		}
 	}

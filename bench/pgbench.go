@@ -100,7 +100,7 @@ func destroyCluster(ctx context.Context, e *localnode.Engine, nodes ...localnode
 // benchPgbench times runs cluster starts, then compares the TPS of pgbench by hand and of pgnvme_pgbench
 // (sampler on and off) over rounds rounds of runs of seconds each.
 func benchPgbench(env *terraformEnv, runs, rounds, seconds int) (*PgbenchBench, error) {
-	ctx := context.Background()
+	ctx := env.ctx
 	e, err := localnode.New(localnode.Options{})
 	if err != nil {
 		return nil, err
@@ -278,22 +278,21 @@ func loadAverage() (float64, error) {
 
 // run runs a terraform command in dir.
 func (e *terraformEnv) run(dir string, args ...string) error {
-	cmd := exec.Command("terraform", args...)
-	cmd.Dir = dir
-	cmd.Env = e.baseEnv
+	return e.runCommand(e.command(e.ctx, dir, args...))
+}
+
+// runCommand runs cmd; its error carries the command's output.
+func (e *terraformEnv) runCommand(cmd *exec.Cmd) error {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("terraform %v in %s: %w\n%s", args, dir, err, out)
+		return fmt.Errorf("terraform %v in %s: %w\n%s", cmd.Args[1:], cmd.Dir, err, out)
 	}
 	return nil
 }
 
 // output reads one output value as text.
 func (e *terraformEnv) output(dir, name string) (string, error) {
-	cmd := exec.Command("terraform", "output", "-json", name)
-	cmd.Dir = dir
-	cmd.Env = e.baseEnv
-	out, err := cmd.Output()
+	out, err := e.command(e.ctx, dir, "output", "-json", name).Output()
 	if err != nil {
 		return "", fmt.Errorf("terraform output %s: %w", name, err)
 	}

@@ -55,7 +55,7 @@ func benchRestore(env *terraformEnv, runs int) (*RestoreBench, error) {
 }
 
 func benchRestoreSize(env *terraformEnv, scale, runs int) (out *RestoreSize, err error) {
-	ctx := context.Background()
+	ctx := env.ctx
 	e, err := localnode.New(localnode.Options{})
 	if err != nil {
 		return nil, err

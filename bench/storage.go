@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -187,7 +185,7 @@ output "r" {
 }
 
 func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) {
-	ctx := context.Background()
+	ctx := env.ctx
 	scale := pgbench.ScaleForGiB(float64(storageMemoryMiB) / 1024 * storageRatio)
 	b := &StorageBench{MemoryMiB: storageMemoryMiB, Scale: scale, DatasetGiB: pgbench.SizeGiB(scale), Clients: storageClients, Seconds: seconds}
 	// The peer is asked about the machine data.pgnvme_tuning.lim describes.
@@ -229,7 +227,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 	setParams := func(nvmeParams string) error { return setBoth(nvmeParams, tunedParams) }
 	defer func() {
 		progress("storage under limits: destroying both clusters")
-		if err := env.run(cws, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+		if err := env.destroy(cws); err != nil {
 			progress("storage under limits: DESTROY FAILED, remove what is left under %s by hand: %v", scratch, err)
 			return
 		}
@@ -354,10 +352,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 
 // outputJSON decodes one output value into v.
 func (e *terraformEnv) outputJSON(dir, name string, v any) error {
-	cmd := exec.Command("terraform", "output", "-json", name)
-	cmd.Dir = dir
-	cmd.Env = e.baseEnv
-	out, err := cmd.Output()
+	out, err := e.command(e.ctx, dir, "output", "-json", name).Output()
 	if err != nil {
 		return fmt.Errorf("terraform output %s: %w", name, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,9 +22,20 @@ type terraformEnv struct {
 	rcFile  string
 	bin     string
 	baseEnv []string
+	// ctx ends when the bench is interrupted (SIGINT or SIGTERM, see main): the commands run under it stop
+	// (terraform is sent SIGINT and stops gracefully), and the section fails and removes what it made with
+	// destroy, which does not run under it.
+	ctx context.Context
 }
 
-func newTerraformEnv(providerBin string) (*terraformEnv, func(), error) {
+// terraformStopWait is how long an interrupted terraform command may take to stop gracefully before it
+// is killed; destroyWait bounds a section's final destroy.
+const (
+	terraformStopWait = 2 * time.Minute
+	destroyWait       = 10 * time.Minute
+)
+
+func newTerraformEnv(ctx context.Context, providerBin string) (*terraformEnv, func(), error) {
 	dir, err := os.MkdirTemp("", "pgnvme-bench-")
 	if err != nil {
 		return nil, nil, err
@@ -41,7 +53,25 @@ func newTerraformEnv(providerBin string) (*terraformEnv, func(), error) {
 	}
 	env = append(append(env, tfwork.CLIEnv(rc)...),
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/nonexistent", "AWS_SHARED_CREDENTIALS_FILE=/nonexistent")
-	return &terraformEnv{dir: dir, rcFile: rc, bin: providerBin, baseEnv: env}, func() { os.RemoveAll(dir) }, nil
+	return &terraformEnv{dir: dir, rcFile: rc, bin: providerBin, baseEnv: env, ctx: ctx}, func() { os.RemoveAll(dir) }, nil
+}
+
+// command is terraform with args in dir under ctx: when ctx ends, terraform gets SIGINT (its graceful
+// stop, as Ctrl-C) and terraformStopWait to exit.
+func (e *terraformEnv) command(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "terraform", args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = terraformStopWait
+	cmd.Dir = dir
+	cmd.Env = e.baseEnv
+	return cmd
+}
+
+// destroy runs `terraform destroy` in dir, also after the bench was interrupted (a section's cleanup).
+func (e *terraformEnv) destroy(dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), destroyWait)
+	defer cancel()
+	return e.runCommand(e.command(ctx, dir, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"))
 }
 
 // workspace writes files into a fresh directory for one configuration.
@@ -67,8 +97,7 @@ type planResult struct {
 // plan runs `terraform plan` in dir and times it; while it runs, it samples the high-water RSS (VmHWM) of
 // the provider process from /proc every 5 ms.
 func (e *terraformEnv) plan(dir string, extraEnv ...string) (planResult, error) {
-	cmd := exec.Command("terraform", "plan", "-input=false", "-no-color", "-lock=false")
-	cmd.Dir = dir
+	cmd := e.command(e.ctx, dir, "plan", "-input=false", "-no-color", "-lock=false")
 	cmd.Env = append(append([]string{}, e.baseEnv...), extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An interrupted bench (main cancels the environment's context on SIGINT or SIGTERM) stops the running
+// terraform command gracefully, and a section's destroy still runs afterwards and empties the state: the
+// real Terraform CLI, an apply stuck in a provisioner that sleeps a minute.
+func TestTerraformEnv_interrupted(t *testing.T) {
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	env, cleanup, err := newTerraformEnv(ctx, "/nonexistent/terraform-provider-pgnvme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	// The sleep's length is this run's own, so the test finds its sleep and no other.
+	marker := fmt.Sprintf("sleep 59.%d", time.Now().UnixNano()%1_000_000)
+	ws, err := env.workspace("interrupted", map[string]string{"main.tf": fmt.Sprintf(`
+resource "terraform_data" "slow" {
+  provisioner "local-exec" {
+    command = "exec %s"
+  }
+}
+`, marker)})
+	t.Cleanup(func() { // should the sleep outlive terraform
+		out, _ := exec.Command("pgrep", "-f", "-x", marker).Output()
+		for _, pid := range strings.Fields(string(out)) {
+			_ = exec.Command("kill", pid).Run()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false") }()
+	// Interrupted once the provisioner runs.
+	deadline := time.Now().Add(30 * time.Second)
+	for !running(marker) {
+		if time.Now().After(deadline) {
+			t.Fatal("the provisioner's sleep never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	interrupt()
+	applyErr := <-done
+	took := time.Since(start)
+	if applyErr == nil || took > 45*time.Second {
+		t.Fatalf("the interrupted apply returned %v after %s; want an error well before the provisioner's minute", applyErr, took)
+	}
+	// Terraform's own graceful stop, not a kill.
+	if !strings.Contains(applyErr.Error(), "Interrupt received") {
+		t.Errorf("the interrupted apply did not stop gracefully:\n%v", applyErr)
+	}
+	// After the interrupt the section's commands fail at once, and its destroy still runs.
+	if err := env.run(ws, "plan", "-input=false", "-no-color", "-lock=false"); err == nil {
+		t.Error("a command run after the interrupt succeeded")
+	}
+	if err := env.destroy(ws); err != nil {
+		t.Fatalf("destroy after the interrupt: %v", err)
+	}
+	cmd := env.command(context.Background(), ws, "state", "list")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("state after the destroy: %q, %v; want it empty", out, err)
+	}
+	if running(marker) {
+		t.Errorf("the provisioner's %q outlived the interrupted apply", marker)
+	}
+	t.Logf("apply interrupted and returned in %.1f s; the destroy afterwards emptied the state; the apply said:\n%v", took.Seconds(), applyErr)
+}
+
+// running reports whether a process with exactly the command line cmdline runs.
+func running(cmdline string) bool {
+	out, _ := exec.Command("pgrep", "-f", "-x", cmdline).Output()
+	return strings.TrimSpace(string(out)) != ""
+}
