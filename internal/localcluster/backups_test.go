@@ -1,6 +1,7 @@
 package localcluster_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -35,7 +36,9 @@ func TestScheduledBackups(t *testing.T) {
 			t.Logf("scheduler log:\n%s", b)
 		}
 	})
-	ctx := ctxT(t)
+	// The waits below take up to three and a half minutes between them.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute+stepTimeout)
+	defer cancel()
 	if ok, err := m.BackupSchedulerRunning(s); !ok || err != nil {
 		t.Fatalf("BackupSchedulerRunning after create: %v, %v", ok, err)
 	}
