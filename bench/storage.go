@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -309,6 +310,9 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 			if err := setParams(a.params); err != nil {
 				return nil, fmt.Errorf("%s parameters: %w", a.name, err)
 			}
+			if err := settle(ctx, base, scale); err != nil {
+				return nil, fmt.Errorf("%s parameters: %w", a.name, err)
+			}
 			r, err := run(base)
 			if err != nil {
 				return nil, err
@@ -345,9 +349,32 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 
 	b.Note = fmt.Sprintf("1 node each, %d MiB memory limit (page cache included), pgbench scale %d (%.1f GiB, %.0fx memory), %d clients, %d s runs; "+
 		"NVMe-like = a loop device on this machine's disk, unthrottled; gp3-like = the same, throttled to 3,000 IOPS and 125 MiB/s (cgroup v1 throttles "+
-		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); tuned, defaults and the peer: one run of each per round on the NVMe-like node, the order rotated every round", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
-		gp3ReadLatencyMS, gp3WriteLatencyMS)
+		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); tuned, defaults and the peer: one run of each per round on the NVMe-like node, the order rotated every round, each run after a %d s warm-up and a CHECKPOINT", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
+		gp3ReadLatencyMS, gp3WriteLatencyMS, storageSettleSeconds)
 	return b, nil
+}
+
+// storageSettleSeconds is the warm-up before each run of the tuned, defaults and peer arms.
+const storageSettleSeconds = 10
+
+// settle brings the node at port to the same state before every arm's run: the talk's workload for
+// storageSettleSeconds (discarded), then a CHECKPOINT. An arm's parameters come by an apply that restarts
+// the server (cold shared_buffers, a shutdown checkpoint just written) or only reloads it (warm, the
+// previous arm's dirty pages and WAL since the last checkpoint); without it the arms would start from
+// whatever the switch left, which varies with the order.
+func settle(ctx context.Context, port, scale int) error {
+	if _, err := talkRun(ctx, port, scale, storageSettleSeconds); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	conn, err := benchConnect(ctx, port)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpoint after the warm-up: %w", err)
+	}
+	return nil
 }
 
 // outputJSON decodes one output value into v.
