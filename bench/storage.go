@@ -19,7 +19,7 @@ import (
 // disk ("NVMe-like") and one with gp3's baseline caps and per-I/O latency ("gp3-like"), the talk's random UPDATE on each,
 // paired; then, under the same limits on the NVMe-like node, pgnvme_tuning's parameters for the limited
 // machine against PostgreSQL's defaults and against a peer's recommendation for the same machine
-// (timescaledb-tune's, see peer.go), one run of each per round.
+// (timescaledb-tune's, see peer.go), one run of each per round, each after a warm-up and a CHECKPOINT (settle).
 type StorageBench struct {
 	MemoryMiB  int     `json:"memory_mib"`
 	Scale      int     `json:"scale"`
