@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -274,31 +272,4 @@ func loadAverage() (float64, error) {
 	}
 	f, _, _ := strings.Cut(string(b), " ")
 	return strconv.ParseFloat(f, 64)
-}
-
-// run runs a terraform command in dir.
-func (e *terraformEnv) run(dir string, args ...string) error {
-	return e.runCommand(e.command(e.ctx, dir, args...))
-}
-
-// runCommand runs cmd; its error carries the command's output.
-func (e *terraformEnv) runCommand(cmd *exec.Cmd) error {
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("terraform %v in %s: %w\n%s", cmd.Args[1:], cmd.Dir, err, out)
-	}
-	return nil
-}
-
-// output reads one output value as text.
-func (e *terraformEnv) output(dir, name string) (string, error) {
-	out, err := e.command(e.ctx, dir, "output", "-json", name).Output()
-	if err != nil {
-		return "", fmt.Errorf("terraform output %s: %w", name, err)
-	}
-	var v any
-	if err := json.Unmarshal(out, &v); err != nil {
-		return "", err
-	}
-	return fmt.Sprint(v), nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -375,15 +374,6 @@ func settle(ctx context.Context, port, scale int) error {
 		return fmt.Errorf("checkpoint after the warm-up: %w", err)
 	}
 	return nil
-}
-
-// outputJSON decodes one output value into v.
-func (e *terraformEnv) outputJSON(dir, name string, v any) error {
-	out, err := e.command(e.ctx, dir, "output", "-json", name).Output()
-	if err != nil {
-		return fmt.Errorf("terraform output %s: %w", name, err)
-	}
-	return json.Unmarshal(out, v)
 }
 
 func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,6 +73,38 @@ func (e *terraformEnv) destroy(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), destroyWait)
 	defer cancel()
 	return e.runCommand(e.command(ctx, dir, "destroy", "-auto-approve", "-input=false", "-no-color", "-lock=false"))
+}
+
+// run runs a terraform command in dir.
+func (e *terraformEnv) run(dir string, args ...string) error {
+	return e.runCommand(e.command(e.ctx, dir, args...))
+}
+
+// runCommand runs cmd; its error carries the command's output.
+func (e *terraformEnv) runCommand(cmd *exec.Cmd) error {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("terraform %v in %s: %w\n%s", cmd.Args[1:], cmd.Dir, err, out)
+	}
+	return nil
+}
+
+// output reads one output value as text.
+func (e *terraformEnv) output(dir, name string) (string, error) {
+	var v any
+	if err := e.outputJSON(dir, name, &v); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(v), nil
+}
+
+// outputJSON decodes one output value into v.
+func (e *terraformEnv) outputJSON(dir, name string, v any) error {
+	out, err := e.command(e.ctx, dir, "output", "-json", name).Output()
+	if err != nil {
+		return fmt.Errorf("terraform output %s: %w", name, err)
+	}
+	return json.Unmarshal(out, v)
 }
 
 // workspace writes files into a fresh directory for one configuration.

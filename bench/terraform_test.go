@@ -29,15 +29,15 @@ resource "terraform_data" "slow" {
   }
 }
 `, marker)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { // should the sleep outlive terraform
 		out, _ := exec.Command("pgrep", "-f", "-x", marker).Output()
 		for _, pid := range strings.Fields(string(out)) {
 			_ = exec.Command("kill", pid).Run()
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false") }()
