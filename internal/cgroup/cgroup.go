@@ -220,33 +220,68 @@ func (h *Hierarchy) Join(group string, pid int) error {
 	return nil
 }
 
-// Procs are the processes in group (in its memory controller on v1), sorted; none when it does not exist.
-func (h *Hierarchy) Procs(group string) ([]int, error) {
-	dirs, err := h.dirs(group)
-	if err != nil {
-		return nil, err
+// Contains reports whether process pid is in group: on v1 in both its controllers, on v2 in the unified
+// hierarchy. It reads the process's own /proc/PID/cgroup, not the group's cgroup.procs, which stops listing
+// a process once its exit began while /proc still shows it running. A process that no longer exists, or is
+// exiting, is an error wrapping fs.ErrNotExist: no group takes an exiting process, and v1 reports one in
+// the root group whatever its group was.
+func (h *Hierarchy) Contains(group string, pid int) (bool, error) {
+	if _, err := h.dirs(group); err != nil {
+		return false, err
 	}
-	seen := map[int]bool{}
-	for _, d := range dirs {
-		lines, err := readLines(filepath.Join(d, "cgroup.procs"))
-		if errors.Is(err, fs.ErrNotExist) {
+	want := filepath.Clean("/" + group)
+	lines, err := readLines("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false, fmt.Errorf("reading the cgroups of PID %d: %w", pid, err)
+	}
+	in := map[string]bool{}
+	for _, l := range lines {
+		// hierarchy-ID:controller-list:path; v2's line has ID 0 and no controllers.
+		parts := strings.SplitN(l, ":", 3)
+		if len(parts) != 3 || parts[2] != want {
 			continue
 		}
-		if err != nil {
-			return nil, err
+		if parts[0] == "0" && parts[1] == "" {
+			in["unified"] = true
 		}
-		for _, l := range lines {
-			if pid, err := strconv.Atoi(l); err == nil {
-				seen[pid] = true
-			}
+		for _, c := range strings.Split(parts[1], ",") {
+			in[c] = true
 		}
 	}
-	var out []int
-	for pid := range seen {
-		out = append(out, pid)
+	member := in["unified"]
+	if !h.v2 {
+		member = in[v1Controllers[0]] && in[v1Controllers[1]]
 	}
-	slices.Sort(out)
-	return out, nil
+	if member {
+		return true, nil
+	}
+	// Read after the cgroups: a process not exiting now was not exiting when they were read.
+	if ex, err := exiting(pid); err != nil || ex {
+		return false, fmt.Errorf("PID %d has ended or is exiting: %w", pid, fs.ErrNotExist)
+	}
+	return false, nil
+}
+
+// pfExiting is PF_EXITING in /proc/PID/stat's flags: the process has begun to exit (it never clears).
+const pfExiting = 0x4
+
+// exiting reports whether process pid has begun to exit, from the flags in /proc/PID/stat (the ninth
+// field; the command name before it is in parentheses and may hold spaces).
+func exiting(pid int) (bool, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false, err
+	}
+	end := strings.LastIndexByte(string(b), ')')
+	fields := strings.Fields(string(b[end+1:]))
+	if end < 0 || len(fields) < 7 {
+		return false, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	flags, err := strconv.ParseUint(fields[6], 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return flags&pfExiting != 0, nil
 }
 
 // How long Remove keeps moving processes out of a group that is still busy.

@@ -2,13 +2,14 @@ package cgroup_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,12 +83,17 @@ func TestGroup_memoryLimitHolds(t *testing.T) {
 		t.Fatalf("Get = %+v, %v; want the memory limit %d", got, err, limit)
 	}
 	sleeper := startIn(t, h, name, "sleep", "30")
-	procs, err := h.Procs(name)
-	if err != nil || !slices.Contains(procs, sleeper.Process.Pid) {
-		t.Errorf("Procs = %v, %v; want it to hold PID %d", procs, err, sleeper.Process.Pid)
+	if in, err := h.Contains(name, sleeper.Process.Pid); err != nil || !in {
+		t.Errorf("Contains(PID %d, put in the group) = %v, %v; want true", sleeper.Process.Pid, in, err)
+	}
+	if in, err := h.Contains(name, os.Getpid()); err != nil || in {
+		t.Errorf("Contains(the test's own PID %d) = %v, %v; want false", os.Getpid(), in, err)
 	}
 	_ = sleeper.Process.Kill()
 	_ = sleeper.Wait()
+	if in, err := h.Contains(name, sleeper.Process.Pid); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Contains(PID %d, ended and reaped) = %v, %v; want fs.ErrNotExist", sleeper.Process.Pid, in, err)
+	}
 
 	file := filepath.Join(t.TempDir(), "data")
 	if out, err := exec.Command("dd", "if=/dev/urandom", "of="+file, "bs=1M", "count=128", "oflag=direct").CombinedOutput(); err != nil {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
@@ -56,7 +55,8 @@ type Limiter interface {
 	Ensure(group string) error
 	Set(group string, l cgroup.Limits) error
 	Join(group string, pid int) error
-	Procs(group string) ([]int, error)
+	// Contains errs with fs.ErrNotExist for a process that no longer exists.
+	Contains(group string, pid int) (bool, error)
 	Remove(group string) error
 	Exists(group string) bool
 }
@@ -261,10 +261,11 @@ func (m *Manager) ApplyLimits(ctx context.Context, s Spec) error {
 
 // joinServer moves n's running server into group: the postmaster first, so what it starts from then on is
 // born in the group, and then the processes it started, listed only after the postmaster moved (a list taken
-// before it would miss a backend forked in between). A process that exited meanwhile is skipped. It then
-// checks the group against the server's processes and moves any still outside, a few rounds at most. (A
-// backend that exited but was not reaped yet is a zombie, which no cgroup takes: ServerPIDs leaves zombies
-// out; listing them was why the test of this failed now and then.)
+// before it would miss a backend forked in between). It then checks each of the server's processes and
+// moves any still outside, a few rounds at most. A process that ended meanwhile is skipped, and so is one
+// that is exiting: ServerPIDs leaves it out (no cgroup takes it), and membership is read from each process's
+// own /proc/PID/cgroup, since cgroup.procs stops listing a member once its exit began (both were why the
+// test of this failed now and then).
 func (m *Manager) joinServer(group string, n localnode.Node) error {
 	pids, err := m.engine.ServerPIDs(n)
 	if err != nil || len(pids) == 0 {
@@ -277,14 +278,15 @@ func (m *Manager) joinServer(group string, n localnode.Node) error {
 		if pids, err = m.engine.ServerPIDs(n); err != nil {
 			return err
 		}
-		in, err := m.limiter.Procs(group)
-		if err != nil {
-			return err
-		}
 		var errs []error
 		moved := 0
 		for _, pid := range pids {
-			if slices.Contains(in, pid) {
+			in, err := m.limiter.Contains(group, pid)
+			if errors.Is(err, fs.ErrNotExist) || in {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
 				continue
 			}
 			moved++
