@@ -40,6 +40,7 @@ func run() error {
 	ec2Runs := flag.Int("ec2-runs", 3, "ec2: runs of the EC2 platform's section (create, failover, replacement, switchover, roll on the node simulator; about 5 minutes each)")
 	ablationPairs := flag.Int("ablation-pairs", 3, "ablation: paired runs per parameter; at least 1")
 	ablationSeconds := flag.Int("ablation-seconds", 12, "ablation: length of each pgbench run")
+	storageWithout := flag.String("storage-without", "", "storage: comma-separated tuned parameters; each adds an arm \"the tuned set without it\" to the tuned-vs-defaults rounds (about 50 s per arm and round)")
 	ablationParams := flag.String("ablation-params", "", "ablation: comma-separated tuned parameters to measure, \"full\" for the whole set; empty measures each and the whole set")
 	flag.Parse()
 	if *decideRuns < 3 {
@@ -117,7 +118,7 @@ func run() error {
 		}
 	}
 	if want("storage") {
-		if report.Storage, err = benchStorage(env, *decideRuns, *seconds); err != nil {
+		if report.Storage, err = benchStorage(env, *decideRuns, *seconds, splitList(*storageWithout)); err != nil {
 			return fmt.Errorf("storage under limits: %w", err)
 		}
 	}
@@ -293,4 +294,15 @@ func (c CallCount) String() string {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, c.ByAction[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

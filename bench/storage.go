@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -46,12 +47,32 @@ type StorageBench struct {
 	PeerMissing string      `json:"peer_missing,omitempty"`
 	PeerRun     *RunStats   `json:"peer_run,omitempty"`
 	// TunedOverPeer and PeerOverDefault are TPS ratios within each round.
-	TunedOverPeer     *Stat  `json:"tuned_over_peer_ratio,omitempty"`
-	PeerOverDefault   *Stat  `json:"peer_over_default_ratio,omitempty"`
-	TunedWinsOverPeer int    `json:"tuned_wins_over_peer"`
-	Note              string `json:"note"`
+	TunedOverPeer     *Stat `json:"tuned_over_peer_ratio,omitempty"`
+	PeerOverDefault   *Stat `json:"peer_over_default_ratio,omitempty"`
+	TunedWinsOverPeer int   `json:"tuned_wins_over_peer"`
+	// Without are the arms "the tuned set without one parameter" (-storage-without), measured in the same
+	// rounds as tuned and defaults: which tuned value costs or gains what under these limits.
+	Without []StorageWithout `json:"tuned_without,omitempty"`
+	Note    string           `json:"note"`
 	// Maintenance is VACUUM of a measured bloat and draining a logical-decoding backlog on both nodes.
 	Maintenance *MaintenanceBench `json:"maintenance,omitempty"`
+}
+
+// StorageWithout is one "tuned without Parameter" arm.
+type StorageWithout struct {
+	Parameter string   `json:"parameter"`
+	Value     string   `json:"tuned_value"`
+	Run       RunStats `json:"run"`
+	// TunedOver is tuned TPS over this arm's within each round; TunedWins counts the rounds above 1.
+	TunedOver Stat `json:"tuned_over_without_ratio"`
+	TunedWins int  `json:"tuned_wins"`
+	// OverDefaults is this arm's TPS over the defaults' within each round.
+	OverDefaults Stat `json:"over_defaults_ratio"`
+}
+
+// withoutParams is the tuned set without parameter name, as an HCL expression.
+func withoutParams(name string) string {
+	return fmt.Sprintf("{ for k, v in %s : k => v if k != %q }", tunedParams, name)
 }
 
 // RunStats are one side of a paired comparison.
@@ -184,7 +205,9 @@ output "r" {
 `, pgbench.TalkScript, scale, storageClients, seconds)
 }
 
-func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) {
+// benchStorage runs the section; without names tuned parameters to measure the tuned set without (an arm
+// each, beside tuned and defaults in every round).
+func benchStorage(env *terraformEnv, pairs, seconds int, without []string) (*StorageBench, error) {
 	ctx := env.ctx
 	scale := pgbench.ScaleForGiB(float64(storageMemoryMiB) / 1024 * storageRatio)
 	b := &StorageBench{MemoryMiB: storageMemoryMiB, Scale: scale, DatasetGiB: pgbench.SizeGiB(scale), Clients: storageClients, Seconds: seconds}
@@ -237,8 +260,17 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 	if err := setParams(tunedParams); err != nil {
 		return nil, err
 	}
-	if tuned, err := env.output(cws, "tuned"); err == nil {
-		b.TunedParameters = tuned
+	tunedSet := map[string]string{}
+	if err := env.outputJSON(cws, "tuned", &b.TunedParameters); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(b.TunedParameters), &tunedSet); err != nil {
+		return nil, fmt.Errorf("the tuned parameters %q: %w", b.TunedParameters, err)
+	}
+	for _, k := range without {
+		if _, ok := tunedSet[k]; !ok {
+			return nil, fmt.Errorf("-storage-without %s: not in the tuned set for this machine (%s)", k, strings.Join(slices.Sorted(maps.Keys(tunedSet)), ", "))
+		}
 	}
 	for i, name := range []string{"NVMe-like", "gp3-like"} {
 		progress("storage under limits: pgbench -i -s %d on the %s node (%.1f GiB, %.0fx memory)", scale, name, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB)
@@ -299,6 +331,12 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 		peerArm = &arm{name: "peer", params: hclMap(b.Peer.Parameters)}
 		arms = append(arms, peerArm)
 	}
+	withoutArms := make([]*arm, len(without))
+	for i, k := range without {
+		withoutArms[i] = &arm{name: "tuned without " + k, params: withoutParams(k)}
+		arms = append(arms, withoutArms[i])
+	}
+	withoutOver, withoutDef := make([][]float64, len(without)), make([][]float64, len(without))
 	var tunedDef, tunedPeer, peerDef []float64
 	for i := 0; i < pairs; i++ {
 		got := map[*arm]runResult{}
@@ -330,7 +368,19 @@ func benchStorage(env *terraformEnv, pairs, seconds int) (*StorageBench, error) 
 				b.TunedWinsOverPeer++
 			}
 		}
+		for k, a := range withoutArms {
+			withoutOver[k], withoutDef[k] = append(withoutOver[k], got[tuned].TPS/got[a].TPS), append(withoutDef[k], got[a].TPS/got[defaults].TPS)
+		}
 		progress("storage under limits: round %d/%d: %s", i+1, pairs, strings.Join(line, ", "))
+	}
+	for k, a := range withoutArms {
+		w := StorageWithout{Parameter: without[k], Value: tunedSet[without[k]], Run: a.s.stats(), TunedOver: newStat(withoutOver[k]), OverDefaults: newStat(withoutDef[k])}
+		for _, r := range withoutOver[k] {
+			if r > 1 {
+				w.TunedWins++
+			}
+		}
+		b.Without = append(b.Without, w)
 	}
 	b.Tuned, b.Defaults, b.TunedOverDefault = tuned.s.stats(), defaults.s.stats(), newStat(tunedDef)
 	if peerArm != nil {
@@ -410,6 +460,11 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 		}
 	} else {
 		fmt.Fprintf(w, "  peer not measured: %s\n", b.PeerMissing)
+	}
+	for _, wo := range b.Without {
+		side("tuned without "+wo.Parameter, wo.Run)
+		line("tuned / tuned without "+wo.Parameter+" TPS, paired", wo.TunedOver, "x", fmt.Sprintf("   tuned (%s = %s) won %d of %d rounds", wo.Parameter, wo.Value, wo.TunedWins, rounds))
+		line("tuned without "+wo.Parameter+" / defaults TPS, paired", wo.OverDefaults, "x", "")
 	}
 	if m := b.Maintenance; m != nil {
 		fmt.Fprintf(w, "  VACUUM of %d%% of the accounts updated (autovacuum off) and a logical-decoding backlog (test_decoding), both nodes tuned, wal_level = logical\n", m.BloatRowsPercent)

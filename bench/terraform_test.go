@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os/exec"
 	"strings"
 	"testing"
@@ -81,4 +82,34 @@ resource "terraform_data" "slow" {
 func running(cmdline string) bool {
 	out, _ := exec.Command("pgrep", "-f", "-x", cmdline).Output()
 	return strings.TrimSpace(string(out)) != ""
+}
+
+// The "tuned without" arm's parameters, evaluated by the real Terraform CLI over a set standing in for the
+// tuned one: every parameter but the named one, values unchanged.
+func TestWithoutParams(t *testing.T) {
+	env, cleanup, err := newTerraformEnv(context.Background(), "/nonexistent/terraform-provider-pgnvme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	expr := strings.Replace(withoutParams("wal_compression"), tunedParams, "local.tuned", 1)
+	ws, err := env.workspace("without", map[string]string{"main.tf": fmt.Sprintf(`
+locals {
+  tuned = { wal_compression = "lz4", max_wal_size = "1GB", shared_buffers = "128MB" }
+}
+output "p" { value = %s }
+`, expr)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	if err := env.outputJSON(ws, "p", &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"max_wal_size": "1GB", "shared_buffers": "128MB"}; !maps.Equal(got, want) {
+		t.Errorf("%s gave %v; want %v", expr, got, want)
+	}
 }
