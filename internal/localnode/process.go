@@ -51,6 +51,7 @@ type procStat struct {
 
 // pfExiting is PF_EXITING in /proc/PID/stat's flags: the process has begun to exit. From a moment in its
 // exit on, cgroup.procs no longer lists it although /proc still shows it running, and no cgroup takes it.
+// It never clears.
 const pfExiting = 0x4
 
 func readProcStat(pid int) (procStat, error) {
@@ -124,10 +125,10 @@ func childPIDs(pid int) []int {
 		if err != nil || p == pid {
 			continue
 		}
-		// A process that is exiting, or a zombie (exited, not yet reaped by its parent), is no process of
-		// the server any more, and no cgroup can take it: listing it made joining the server's processes
-		// to a cgroup look unfinished.
-		if st, err := readProcStat(p); err == nil && st.ppid == pid && st.state != 'Z' && st.state != 'X' && st.flags&pfExiting == 0 {
+		// A zombie (exited, not yet reaped by its parent) is no process of the server any more, and no
+		// cgroup can take it: listing it made joining the server's processes to a cgroup look unfinished.
+		// A process still exiting is listed (Kill waits for it); ServerPIDs leaves it out.
+		if st, err := readProcStat(p); err == nil && st.ppid == pid && st.state != 'Z' && st.state != 'X' {
 			kids = append(kids, p)
 		}
 	}
