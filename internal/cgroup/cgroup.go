@@ -230,8 +230,12 @@ func (h *Hierarchy) Contains(group string, pid int) (bool, error) {
 		return false, err
 	}
 	want := filepath.Clean("/" + group)
+	gone := fmt.Errorf("PID %d has ended or is exiting: %w", pid, fs.ErrNotExist)
 	lines, err := readLines("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	if err != nil {
+		if ex, serr := exiting(pid); serr != nil || ex {
+			return false, gone // reaped (ENOENT) or ending (ESRCH) while being read
+		}
 		return false, fmt.Errorf("reading the cgroups of PID %d: %w", pid, err)
 	}
 	in := map[string]bool{}
@@ -256,8 +260,10 @@ func (h *Hierarchy) Contains(group string, pid int) (bool, error) {
 		return true, nil
 	}
 	// Read after the cgroups: a process not exiting now was not exiting when they were read.
-	if ex, err := exiting(pid); err != nil || ex {
-		return false, fmt.Errorf("PID %d has ended or is exiting: %w", pid, fs.ErrNotExist)
+	if ex, err := exiting(pid); errors.Is(err, fs.ErrNotExist) || ex {
+		return false, gone
+	} else if err != nil {
+		return false, err
 	}
 	return false, nil
 }
@@ -269,6 +275,9 @@ const pfExiting = 0x4
 // field; the command name before it is in parentheses and may hold spaces).
 func exiting(pid int) (bool, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, syscall.ESRCH) { // reaped between the open and the read
+		return false, fmt.Errorf("PID %d: %w", pid, fs.ErrNotExist)
+	}
 	if err != nil {
 		return false, err
 	}
