@@ -55,7 +55,7 @@ type Limiter interface {
 	Ensure(group string) error
 	Set(group string, l cgroup.Limits) error
 	Join(group string, pid int) error
-	// Contains errs with fs.ErrNotExist for a process that no longer exists.
+	// Contains errs with fs.ErrNotExist for a process that has ended or is exiting.
 	Contains(group string, pid int) (bool, error)
 	Remove(group string) error
 	Exists(group string) bool
@@ -263,9 +263,7 @@ func (m *Manager) ApplyLimits(ctx context.Context, s Spec) error {
 // born in the group, and then the processes it started, listed only after the postmaster moved (a list taken
 // before it would miss a backend forked in between). It then checks each of the server's processes and
 // moves any still outside, a few rounds at most. A process that ended meanwhile is skipped, and so is one
-// that is exiting: ServerPIDs leaves it out (no cgroup takes it), and membership is read from each process's
-// own /proc/PID/cgroup, since cgroup.procs stops listing a member once its exit began (both were why the
-// test of this failed now and then).
+// that is exiting, which no cgroup takes (Limiter.Contains says both are gone).
 func (m *Manager) joinServer(group string, n localnode.Node) error {
 	pids, err := m.engine.ServerPIDs(n)
 	if err != nil || len(pids) == 0 {

@@ -251,8 +251,8 @@ func TestLimits_addedAndRemovedInPlace(t *testing.T) {
 	}
 }
 
-// assertInGroup fails t for each of the server processes pids (from ServerPIDs, which leaves out those
-// exiting) that is not in group. A process that ended since is no counter-example.
+// assertInGroup fails t for each of the server processes pids (from ServerPIDs) that is not in group. A
+// process that ended or is exiting since is no counter-example (Contains says it is gone).
 func assertInGroup(t *testing.T, h *cgroup.Hierarchy, group string, pids []int) {
 	t.Helper()
 	for _, pid := range pids {

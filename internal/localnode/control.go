@@ -141,20 +141,13 @@ func runPlaced(cmd *exec.Cmd, place Placement) (stdout, stderr string, err error
 
 // ServerPIDs are n's postmaster and the processes it started (backends,
 // checkpointer, WAL writer, ...), postmaster first; none when n is not
-// running. A child that is exiting is left out: it is no process of the
-// server any more, and no cgroup takes it.
+// running.
 func (e *Engine) ServerPIDs(n Node) ([]int, error) {
 	pid, ok, err := e.Running(n)
 	if err != nil || !ok {
 		return nil, err
 	}
-	pids := []int{pid}
-	for _, c := range childPIDs(pid) {
-		if st, err := readProcStat(c); err == nil && st.flags&pfExiting == 0 {
-			pids = append(pids, c)
-		}
-	}
-	return pids, nil
+	return append([]int{pid}, childPIDs(pid)...), nil
 }
 
 // removeStaleSocketLock removes the socket lock file (and socket) a killed

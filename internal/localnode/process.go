@@ -46,13 +46,7 @@ type procStat struct {
 	comm  string
 	state byte
 	ppid  int
-	flags uint64
 }
-
-// pfExiting is PF_EXITING in /proc/PID/stat's flags: the process has begun to exit. From a moment in its
-// exit on, cgroup.procs no longer lists it although /proc still shows it running, and no cgroup takes it.
-// It never clears.
-const pfExiting = 0x4
 
 func readProcStat(pid int) (procStat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -65,18 +59,14 @@ func readProcStat(pid int) (procStat, error) {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	fields := strings.Fields(s[end+1:])
-	if len(fields) < 7 || len(fields[0]) != 1 {
+	if len(fields) < 2 || len(fields[0]) != 1 {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	ppid, err := strconv.Atoi(fields[1])
 	if err != nil {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	flags, err := strconv.ParseUint(fields[6], 10, 64)
-	if err != nil {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return procStat{comm: s[open+1 : end], state: fields[0][0], ppid: ppid, flags: flags}, nil
+	return procStat{comm: s[open+1 : end], state: fields[0][0], ppid: ppid}, nil
 }
 
 // pidAlive reports whether pid exists and is not a zombie.
@@ -127,7 +117,6 @@ func childPIDs(pid int) []int {
 		}
 		// A zombie (exited, not yet reaped by its parent) is no process of the server any more, and no
 		// cgroup can take it: listing it made joining the server's processes to a cgroup look unfinished.
-		// A process still exiting is listed (Kill waits for it); ServerPIDs leaves it out.
 		if st, err := readProcStat(p); err == nil && st.ppid == pid && st.state != 'Z' && st.state != 'X' {
 			kids = append(kids, p)
 		}
