@@ -41,6 +41,7 @@ func run() error {
 	ablationPairs := flag.Int("ablation-pairs", 3, "ablation: paired runs per parameter; at least 1")
 	ablationSeconds := flag.Int("ablation-seconds", 12, "ablation: length of each pgbench run")
 	storageWithout := flag.String("storage-without", "", "storage: comma-separated tuned parameters; each adds an arm \"the tuned set without it\" to the tuned-vs-defaults rounds (about 50 s per arm and round)")
+	storageWith := flag.String("storage-with", "", "storage: comma-separated name=value pairs; each adds an arm \"the tuned set with name = value\" to the tuned-vs-defaults rounds")
 	ablationParams := flag.String("ablation-params", "", "ablation: comma-separated tuned parameters to measure, \"full\" for the whole set; empty measures each and the whole set")
 	flag.Parse()
 	if *decideRuns < 3 {
@@ -118,7 +119,7 @@ func run() error {
 		}
 	}
 	if want("storage") {
-		if report.Storage, err = benchStorage(env, *decideRuns, *seconds, splitList(*storageWithout)); err != nil {
+		if report.Storage, err = benchStorage(env, *decideRuns, *seconds, splitList(*storageWithout), splitList(*storageWith)); err != nil {
 			return fmt.Errorf("storage under limits: %w", err)
 		}
 	}

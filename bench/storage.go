@@ -50,29 +50,71 @@ type StorageBench struct {
 	TunedOverPeer     *Stat `json:"tuned_over_peer_ratio,omitempty"`
 	PeerOverDefault   *Stat `json:"peer_over_default_ratio,omitempty"`
 	TunedWinsOverPeer int   `json:"tuned_wins_over_peer"`
-	// Without are the arms "the tuned set without one parameter" (-storage-without), measured in the same
-	// rounds as tuned and defaults: which tuned value costs or gains what under these limits.
-	Without []StorageWithout `json:"tuned_without,omitempty"`
-	Note    string           `json:"note"`
+	// Variants are the arms "the tuned set without one parameter" (-storage-without) and "the tuned set with
+	// one parameter set to another value" (-storage-with), measured in the same rounds as tuned and defaults:
+	// which tuned value costs or gains what under these limits.
+	Variants []StorageVariant `json:"tuned_variants,omitempty"`
+	Note     string           `json:"note"`
 	// Maintenance is VACUUM of a measured bloat and draining a logical-decoding backlog on both nodes.
 	Maintenance *MaintenanceBench `json:"maintenance,omitempty"`
 }
 
-// StorageWithout is one "tuned without Parameter" arm.
-type StorageWithout struct {
-	Parameter string   `json:"parameter"`
-	Value     string   `json:"tuned_value"`
-	Run       RunStats `json:"run"`
+// StorageVariant is one arm "the tuned set with Parameter changed": removed (Value empty, PostgreSQL's
+// default applies) or set to Value.
+type StorageVariant struct {
+	Parameter string `json:"parameter"`
+	// TunedValue is the parameter's value in the tuned set, empty when the set does not hold it.
+	TunedValue string   `json:"tuned_value"`
+	Value      string   `json:"value,omitempty"`
+	Run        RunStats `json:"run"`
 	// TunedOver is tuned TPS over this arm's within each round; TunedWins counts the rounds above 1.
-	TunedOver Stat `json:"tuned_over_without_ratio"`
+	TunedOver Stat `json:"tuned_over_variant_ratio"`
 	TunedWins int  `json:"tuned_wins"`
 	// OverDefaults is this arm's TPS over the defaults' within each round.
 	OverDefaults Stat `json:"over_defaults_ratio"`
 }
 
-// withoutParams is the tuned set without parameter name, as an HCL expression.
-func withoutParams(name string) string {
-	return fmt.Sprintf("{ for k, v in %s : k => v if k != %q }", tunedParams, name)
+// name is the arm's name in the bench's lines.
+func (v StorageVariant) name() string {
+	if v.Value == "" {
+		return "tuned without " + v.Parameter
+	}
+	return "tuned with " + v.Parameter + " = " + v.Value
+}
+
+// params is the arm's parameters, as an HCL expression over the tuned set.
+func (v StorageVariant) params() string {
+	if v.Value == "" {
+		return fmt.Sprintf("{ for k, v in %s : k => v if k != %q }", tunedParams, v.Parameter)
+	}
+	return fmt.Sprintf("merge(%s, { %q = %q })", tunedParams, v.Parameter, v.Value)
+}
+
+// storageVariants parses -storage-without (parameter names) and -storage-with (name=value pairs) into arms,
+// checked against the tuned set: a parameter removed must be in it, and one set to another value must not
+// be set to the tuned value already.
+func storageVariants(tuned map[string]string, without, with []string) ([]StorageVariant, error) {
+	known := func() string { return strings.Join(slices.Sorted(maps.Keys(tuned)), ", ") }
+	var out []StorageVariant
+	for _, k := range without {
+		v, ok := tuned[k]
+		if !ok {
+			return nil, fmt.Errorf("-storage-without %s: not in the tuned set for this machine (%s)", k, known())
+		}
+		out = append(out, StorageVariant{Parameter: k, TunedValue: v})
+	}
+	for _, kv := range with {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("-storage-with %q: want name=value, e.g. max_wal_size=8GB", kv)
+		}
+		if tuned[k] == v {
+			return nil, fmt.Errorf("-storage-with %s: the tuned set already has %s = %s", kv, k, v)
+		}
+		out = append(out, StorageVariant{Parameter: k, TunedValue: tuned[k], Value: v})
+	}
+	return out, nil
 }
 
 // RunStats are one side of a paired comparison.
@@ -124,8 +166,9 @@ const (
 	tunedParams = "data.pgnvme_tuning.lim.postgres_parameters"
 )
 
-// storageClustersTF is both clusters; nvmeParams is the NVMe-like cluster's parameters as an HCL expression.
-func storageClustersTF(dir string, base int, nvmeParams, gp3Params string) string {
+// storageTuningTF is pgnvme_tuning for the lab's limited machine and its set as the output "tuned" (a JSON
+// object), alone in a workspace to read the set before any cluster exists, and within storageClustersTF.
+func storageTuningTF() string {
 	return fmt.Sprintf(`
 terraform {
   required_providers {
@@ -139,6 +182,13 @@ data "pgnvme_tuning" "lim" {
   storage        = "nvme"
   postgres_major = 15
 }
+output "tuned" { value = jsonencode(data.pgnvme_tuning.lim.postgres_parameters) }
+`, float64(storageMemoryMiB)/1024, storageDiskGiB)
+}
+
+// storageClustersTF is both clusters; nvmeParams is the NVMe-like cluster's parameters as an HCL expression.
+func storageClustersTF(dir string, base int, nvmeParams, gp3Params string) string {
+	return storageTuningTF() + fmt.Sprintf(`
 resource "pgnvme_cluster" "nvme" {
   name       = "bench-nvme"
   node_count = 1
@@ -171,8 +221,7 @@ resource "pgnvme_cluster" "gp3" {
     }
   }
 }
-output "tuned" { value = jsonencode(data.pgnvme_tuning.lim.postgres_parameters) }
-`, float64(storageMemoryMiB)/1024, storageDiskGiB, nvmeParams, dir, base, storageMemoryMiB, storageDiskGiB, gp3Params, dir, base+1, storageMemoryMiB, storageDiskGiB,
+`, nvmeParams, dir, base, storageMemoryMiB, storageDiskGiB, gp3Params, dir, base+1, storageMemoryMiB, storageDiskGiB,
 		gp3ReadLatencyMS, gp3WriteLatencyMS)
 }
 
@@ -205,12 +254,32 @@ output "r" {
 `, pgbench.TalkScript, scale, storageClients, seconds)
 }
 
-// benchStorage runs the section; without names tuned parameters to measure the tuned set without (an arm
-// each, beside tuned and defaults in every round).
-func benchStorage(env *terraformEnv, pairs, seconds int, without []string) (*StorageBench, error) {
+// benchStorage runs the section; without names tuned parameters to measure the tuned set without, with
+// name=value pairs to measure the tuned set with (an arm each, beside tuned and defaults in every round).
+func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string) (*StorageBench, error) {
 	ctx := env.ctx
 	scale := pgbench.ScaleForGiB(float64(storageMemoryMiB) / 1024 * storageRatio)
 	b := &StorageBench{MemoryMiB: storageMemoryMiB, Scale: scale, DatasetGiB: pgbench.SizeGiB(scale), Clients: storageClients, Seconds: seconds}
+	// The tuned set first, from the data source alone: the variants are checked against it before any
+	// cluster is made.
+	tws, err := env.workspace("storage-tuning", map[string]string{"main.tf": storageTuningTF()})
+	if err != nil {
+		return nil, err
+	}
+	if err := env.run(tws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+		return nil, fmt.Errorf("pgnvme_tuning for the limited machine: %w", err)
+	}
+	tunedSet := map[string]string{}
+	if err := env.outputJSON(tws, "tuned", &b.TunedParameters); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(b.TunedParameters), &tunedSet); err != nil {
+		return nil, fmt.Errorf("the tuned parameters %q: %w", b.TunedParameters, err)
+	}
+	variants, err := storageVariants(tunedSet, without, with)
+	if err != nil {
+		return nil, err
+	}
 	// The peer is asked about the machine data.pgnvme_tuning.lim describes.
 	peer, err := timescaledbTune(ctx, peerMachine{VCPUs: 2, MemoryMiB: storageMemoryMiB, DiskGiB: storageDiskGiB, PostgresMajor: 15})
 	if err != nil {
@@ -259,18 +328,6 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without []string) (*Sto
 	progress("storage under limits: creating an NVMe-like and a gp3-like node (%d MiB memory each, %d GiB disks)", storageMemoryMiB, storageDiskGiB)
 	if err := setParams(tunedParams); err != nil {
 		return nil, err
-	}
-	tunedSet := map[string]string{}
-	if err := env.outputJSON(cws, "tuned", &b.TunedParameters); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(b.TunedParameters), &tunedSet); err != nil {
-		return nil, fmt.Errorf("the tuned parameters %q: %w", b.TunedParameters, err)
-	}
-	for _, k := range without {
-		if _, ok := tunedSet[k]; !ok {
-			return nil, fmt.Errorf("-storage-without %s: not in the tuned set for this machine (%s)", k, strings.Join(slices.Sorted(maps.Keys(tunedSet)), ", "))
-		}
 	}
 	for i, name := range []string{"NVMe-like", "gp3-like"} {
 		progress("storage under limits: pgbench -i -s %d on the %s node (%.1f GiB, %.0fx memory)", scale, name, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB)
@@ -331,12 +388,12 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without []string) (*Sto
 		peerArm = &arm{name: "peer", params: hclMap(b.Peer.Parameters)}
 		arms = append(arms, peerArm)
 	}
-	withoutArms := make([]*arm, len(without))
-	for i, k := range without {
-		withoutArms[i] = &arm{name: "tuned without " + k, params: withoutParams(k)}
-		arms = append(arms, withoutArms[i])
+	variantArms := make([]*arm, len(variants))
+	for i, v := range variants {
+		variantArms[i] = &arm{name: v.name(), params: v.params()}
+		arms = append(arms, variantArms[i])
 	}
-	withoutOver, withoutDef := make([][]float64, len(without)), make([][]float64, len(without))
+	variantOver, variantDef := make([][]float64, len(variants)), make([][]float64, len(variants))
 	var tunedDef, tunedPeer, peerDef []float64
 	for i := 0; i < pairs; i++ {
 		got := map[*arm]runResult{}
@@ -368,19 +425,20 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without []string) (*Sto
 				b.TunedWinsOverPeer++
 			}
 		}
-		for k, a := range withoutArms {
-			withoutOver[k], withoutDef[k] = append(withoutOver[k], got[tuned].TPS/got[a].TPS), append(withoutDef[k], got[a].TPS/got[defaults].TPS)
+		for k, a := range variantArms {
+			variantOver[k], variantDef[k] = append(variantOver[k], got[tuned].TPS/got[a].TPS), append(variantDef[k], got[a].TPS/got[defaults].TPS)
 		}
 		progress("storage under limits: round %d/%d: %s", i+1, pairs, strings.Join(line, ", "))
 	}
-	for k, a := range withoutArms {
-		w := StorageWithout{Parameter: without[k], Value: tunedSet[without[k]], Run: a.s.stats(), TunedOver: newStat(withoutOver[k]), OverDefaults: newStat(withoutDef[k])}
-		for _, r := range withoutOver[k] {
+	for k, a := range variantArms {
+		v := variants[k]
+		v.Run, v.TunedOver, v.OverDefaults = a.s.stats(), newStat(variantOver[k]), newStat(variantDef[k])
+		for _, r := range variantOver[k] {
 			if r > 1 {
-				w.TunedWins++
+				v.TunedWins++
 			}
 		}
-		b.Without = append(b.Without, w)
+		b.Variants = append(b.Variants, v)
 	}
 	b.Tuned, b.Defaults, b.TunedOverDefault = tuned.s.stats(), defaults.s.stats(), newStat(tunedDef)
 	if peerArm != nil {
@@ -461,10 +519,14 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 	} else {
 		fmt.Fprintf(w, "  peer not measured: %s\n", b.PeerMissing)
 	}
-	for _, wo := range b.Without {
-		side("tuned without "+wo.Parameter, wo.Run)
-		line("tuned / tuned without "+wo.Parameter+" TPS, paired", wo.TunedOver, "x", fmt.Sprintf("   tuned (%s = %s) won %d of %d rounds", wo.Parameter, wo.Value, wo.TunedWins, rounds))
-		line("tuned without "+wo.Parameter+" / defaults TPS, paired", wo.OverDefaults, "x", "")
+	for _, v := range b.Variants {
+		tunedValue := v.TunedValue
+		if tunedValue == "" {
+			tunedValue = "not set"
+		}
+		side(v.name(), v.Run)
+		line("tuned / "+v.name()+" TPS, paired", v.TunedOver, "x", fmt.Sprintf("   tuned (%s %s) won %d of %d rounds", v.Parameter, tunedValue, v.TunedWins, rounds))
+		line(v.name()+" / defaults TPS, paired", v.OverDefaults, "x", "")
 	}
 	if m := b.Maintenance; m != nil {
 		fmt.Fprintf(w, "  VACUUM of %d%% of the accounts updated (autovacuum off) and a logical-decoding backlog (test_decoding), both nodes tuned, wal_level = logical\n", m.BloatRowsPercent)

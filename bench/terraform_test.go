@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,32 +85,67 @@ func running(cmdline string) bool {
 	return strings.TrimSpace(string(out)) != ""
 }
 
-// The "tuned without" arm's parameters, evaluated by the real Terraform CLI over a set standing in for the
-// tuned one: every parameter but the named one, values unchanged.
-func TestWithoutParams(t *testing.T) {
+// The variant arms' parameters, evaluated by the real Terraform CLI over a set standing in for the tuned one:
+// without a parameter, with one changed, with one added.
+func TestVariantParams(t *testing.T) {
 	env, cleanup, err := newTerraformEnv(context.Background(), "/nonexistent/terraform-provider-pgnvme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cleanup()
-	expr := strings.Replace(withoutParams("wal_compression"), tunedParams, "local.tuned", 1)
-	ws, err := env.workspace("without", map[string]string{"main.tf": fmt.Sprintf(`
+	tuned := map[string]string{"wal_compression": "lz4", "max_wal_size": "1GB", "shared_buffers": "128MB"}
+	for _, c := range []struct {
+		v    StorageVariant
+		want map[string]string
+	}{
+		{StorageVariant{Parameter: "wal_compression"}, map[string]string{"max_wal_size": "1GB", "shared_buffers": "128MB"}},
+		{StorageVariant{Parameter: "max_wal_size", Value: "8GB"}, map[string]string{"wal_compression": "lz4", "max_wal_size": "8GB", "shared_buffers": "128MB"}},
+		{StorageVariant{Parameter: "commit_delay", Value: "10"}, map[string]string{"wal_compression": "lz4", "max_wal_size": "1GB", "shared_buffers": "128MB", "commit_delay": "10"}},
+	} {
+		expr := strings.Replace(c.v.params(), tunedParams, "local.tuned", 1)
+		ws, err := env.workspace("variant", map[string]string{"main.tf": fmt.Sprintf(`
 locals {
   tuned = { wal_compression = "lz4", max_wal_size = "1GB", shared_buffers = "128MB" }
 }
 output "p" { value = %s }
 `, expr)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]string
+		if err := env.outputJSON(ws, "p", &got); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, c.want) {
+			t.Errorf("%s (%s) gave %v; want %v", c.v.name(), expr, got, c.want)
+		}
+	}
+	// The flags' values are checked against the tuned set before any cluster is made.
+	got, err := storageVariants(tuned, []string{"wal_compression"}, []string{"max_wal_size=8GB", " commit_delay = 10 "})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"); err != nil {
-		t.Fatal(err)
+	var names []string
+	for _, v := range got {
+		names = append(names, v.name())
 	}
-	var got map[string]string
-	if err := env.outputJSON(ws, "p", &got); err != nil {
-		t.Fatal(err)
+	if want := []string{"tuned without wal_compression", "tuned with max_wal_size = 8GB", "tuned with commit_delay = 10"}; !slices.Equal(names, want) {
+		t.Errorf("storageVariants gave %q; want %q", names, want)
 	}
-	if want := map[string]string{"max_wal_size": "1GB", "shared_buffers": "128MB"}; !maps.Equal(got, want) {
-		t.Errorf("%s gave %v; want %v", expr, got, want)
+	for _, bad := range []struct {
+		without, with []string
+		want          string
+	}{
+		{[]string{"work_mem"}, nil, "-storage-without work_mem: not in the tuned set"},
+		{nil, []string{"max_wal_size"}, "want name=value"},
+		{nil, []string{"=8GB"}, "want name=value"},
+		{nil, []string{"max_wal_size=1GB"}, "the tuned set already has max_wal_size = 1GB"},
+	} {
+		if _, err := storageVariants(tuned, bad.without, bad.with); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("storageVariants(%q, %q): %v; want an error containing %q", bad.without, bad.with, err, bad.want)
+		}
 	}
 }
