@@ -127,6 +127,9 @@ type RunStats struct {
 	// LWLock:WALWrite.
 	DataFileRead Stat `json:"io_datafileread_share"`
 	WALWrite     Stat `json:"lwlock_walwrite_share"`
+	// Checkpoints are those begun during each run (pg_stat_bgwriter's timed and requested together): a
+	// max_wal_size too small for the run's WAL starts one.
+	Checkpoints Stat `json:"checkpoints"`
 }
 
 // runResult is one pgnvme_pgbench run.
@@ -136,18 +139,33 @@ type runResult struct {
 	P95  float64            `json:"p95"`
 	P99  float64            `json:"p99"`
 	Wait map[string]float64 `json:"wait"`
+	// Checkpoints is read from the server around the run, not from pgnvme_pgbench.
+	Checkpoints float64 `json:"-"`
 }
 
 // samples collects runResults for RunStats.
-type samples struct{ tps, p50, p95, p99, dfr, wal []float64 }
+type samples struct{ tps, p50, p95, p99, dfr, wal, ckpt []float64 }
 
 func (s *samples) add(r runResult) {
 	s.tps, s.p50, s.p95, s.p99 = append(s.tps, r.TPS), append(s.p50, r.P50), append(s.p95, r.P95), append(s.p99, r.P99)
-	s.dfr, s.wal = append(s.dfr, r.Wait["IO:DataFileRead"]), append(s.wal, r.Wait["LWLock:WALWrite"])
+	s.dfr, s.wal, s.ckpt = append(s.dfr, r.Wait["IO:DataFileRead"]), append(s.wal, r.Wait["LWLock:WALWrite"]), append(s.ckpt, r.Checkpoints)
 }
 
 func (s *samples) stats() RunStats {
-	return RunStats{TPS: newStat(s.tps), P50: newStat(s.p50), P95: newStat(s.p95), P99: newStat(s.p99), DataFileRead: newStat(s.dfr), WALWrite: newStat(s.wal)}
+	return RunStats{TPS: newStat(s.tps), P50: newStat(s.p50), P95: newStat(s.p95), P99: newStat(s.p99), DataFileRead: newStat(s.dfr), WALWrite: newStat(s.wal),
+		Checkpoints: newStat(s.ckpt)}
+}
+
+// checkpointsBegun is how many checkpoints the server at port has begun since its statistics were reset.
+func checkpointsBegun(ctx context.Context, port int) (float64, error) {
+	conn, err := benchConnect(ctx, port)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	err = conn.QueryRow(ctx, "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter").Scan(&n)
+	return float64(n), err
 }
 
 const (
@@ -341,11 +359,22 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string)
 	}
 	run := func(port int) (runResult, error) {
 		var r runResult
+		before, err := checkpointsBegun(ctx, port)
+		if err != nil {
+			return r, fmt.Errorf("checkpoints before the run: %w", err)
+		}
 		if err := env.run(rws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false", fmt.Sprintf("-var=port=%d", port)); err != nil {
 			return r, err
 		}
-		err := env.outputJSON(rws, "r", &r)
-		return r, err
+		if err := env.outputJSON(rws, "r", &r); err != nil {
+			return r, err
+		}
+		after, err := checkpointsBegun(ctx, port)
+		if err != nil {
+			return r, fmt.Errorf("checkpoints after the run: %w", err)
+		}
+		r.Checkpoints = after - before
+		return r, nil
 	}
 
 	// 1. NVMe-like against gp3-like, paired, the order alternating.
@@ -413,7 +442,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string)
 			}
 			got[a] = r
 			a.s.add(r)
-			line = append(line, fmt.Sprintf("%s %.0f tps", a.name, r.TPS))
+			line = append(line, fmt.Sprintf("%s %.0f tps (%.0f checkpoints)", a.name, r.TPS, r.Checkpoints))
 		}
 		tunedDef = append(tunedDef, got[tuned].TPS/got[defaults].TPS)
 		if got[tuned].TPS > got[defaults].TPS {
@@ -490,6 +519,7 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 		line(name+" TPS", r.TPS, "tps", "")
 		line(name+" p50 / p95 / p99", r.P50, "ms", "   p95 "+r.P95.Format("ms")+"   p99 "+r.P99.Format("ms"))
 		line(name+" IO:DataFileRead share", r.DataFileRead, "", "   LWLock:WALWrite "+r.WALWrite.Format(""))
+		line(name+" checkpoints begun in a run", r.Checkpoints, "", "")
 	}
 	side("NVMe-like", b.NVMe)
 	side("gp3-like", b.GP3)

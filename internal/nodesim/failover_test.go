@@ -18,7 +18,7 @@ import (
 )
 
 // TestCluster_failover runs a writer that commits numbered rows one at a time against whichever node
-// takes writes and records every acknowledged commit. Three times the leader's Patroni and PostgreSQL get
+// takes writes and records every acknowledged commit. Five times the leader's Patroni and PostgreSQL get
 // SIGKILL (every process of pgnvme-patroni.service, which systemd's Restart=on-failure starts again after
 // RestartSec): writes resume, and no acknowledged commit is missing. Then the leader and one standby are
 // lost together (machine loss: etcd with them, so etcd has no majority): the survivor must not promote.
