@@ -32,6 +32,7 @@ import (
 // create, an empty plan, a client on connection_uri, a standby and then the primary terminated under a
 // writer, a rolling change of instance type, import, and destroy with deletion protection.
 func TestAccEC2Cluster_simulated(t *testing.T) {
+	t.Parallel()
 	e := newSimEnv(t)
 	ctx := context.Background()
 	// The whole lifecycle under IAM enforcement: the provider holds only the published operator policy, each

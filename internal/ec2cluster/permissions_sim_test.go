@@ -17,6 +17,7 @@ import (
 // nodes' role, their launch, the load balancer). (Not an SSM action: moto answers a refused JSON-protocol
 // call with an XML body the SDK cannot read, where AWS names the action.)
 func TestAccEC2Cluster_missingPermission(t *testing.T) {
+	t.Parallel()
 	e := newSimEnv(t)
 	ctx := context.Background()
 	actions := []string{"iam:CreateRole", "ec2:RunInstances", "elasticloadbalancing:CreateLoadBalancer"}

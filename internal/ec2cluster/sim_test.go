@@ -79,6 +79,11 @@ type simEnv struct {
 	roots *x509.CertPool
 }
 
+// newSimEnv starts a simulator with its EC2 environment and a Terraform working directory for t.
+//
+// Each simulator is its own (namespaces, cgroups, moto, bucket), so the tests that make one call
+// t.Parallel: go test runs two at a time on two CPUs, and the TLS tests then run beside the long lifecycle
+// test rather than after it (most of their time is waiting on the nodes' boots and timers).
 func newSimEnv(t *testing.T) *simEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -26,6 +26,7 @@ import (
 // authority in SSM; a shorter validity renews every node's certificates through the CA; the CA cannot
 // change on the running cluster.
 func TestAccEC2Cluster_tlsPrivateCA(t *testing.T) {
+	t.Parallel()
 	e := newSimEnv(t)
 	ctx := context.Background()
 	pcaIn := func(region string) *acmpca.Client {

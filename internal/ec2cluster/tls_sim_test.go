@@ -37,6 +37,7 @@ import (
 // so, and the apply renews them node by node under a writer with no commit lost, no failover and no restart;
 // destroy removes the authority.
 func TestAccEC2Cluster_tls(t *testing.T) {
+	t.Parallel()
 	e := newSimEnv(t)
 	ctx := context.Background()
 	e.enforceIAM(ctx)
@@ -369,6 +370,7 @@ func (e *simEnv) startTimes(st clusterState) map[string]string {
 // that is not the certificate's is refused at plan; the nodes serve certificates of that authority; its
 // reference cannot change on the running cluster; destroy leaves the user's key.
 func TestAccEC2Cluster_tlsOwnCA(t *testing.T) {
+	t.Parallel()
 	e := newSimEnv(t)
 	ctx := context.Background()
 	ca, err := pki.NewCA("my own authority", time.Now())
