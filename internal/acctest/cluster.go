@@ -135,16 +135,34 @@ func (c *Cluster) WaitStreaming(t testing.TB, primary localnode.Node, names ...s
 	}
 }
 
-// WaitFor polls check every 50 ms until it reports done (wait.Until), failing the test after timeout with
-// check's last note.
+// WaitFor polls check until it reports done, failing the test after timeout with check's last note. It
+// checks again after 50 ms, then after twice as long each time up to a second: a condition met at once is
+// seen at once, and a long wait does not spend the CPU the cluster under test needs on checks (most of
+// them start a psql).
 func WaitFor(t testing.TB, timeout time.Duration, what string, check func() (done bool, note string)) {
 	t.Helper()
-	err := wait.Until(context.Background(), what, timeout, 50*time.Millisecond, wait.Real, func(context.Context) (bool, error) {
-		done, note := check()
-		if !done {
-			return false, wait.NotYet(fmt.Errorf("last: %s", note))
-		}
-		return true, nil
+	waitFor(t, timeout, 50*time.Millisecond, time.Second, what, check)
+}
+
+// WaitForEvery is WaitFor with interval between the end of one check and the start of the next, for a
+// check that is itself expensive (a Terraform refresh, which reads the whole cluster).
+func WaitForEvery(t testing.TB, timeout, interval time.Duration, what string, check func() (done bool, note string)) {
+	t.Helper()
+	waitFor(t, timeout, interval, interval, what, check)
+}
+
+func waitFor(t testing.TB, timeout, first, most time.Duration, what string, check func() (done bool, note string)) {
+	t.Helper()
+	_, err := wait.For(context.Background(), wait.Spec[bool]{
+		What: what, Timeout: timeout, MinInterval: first, MaxInterval: most, Clock: wait.Real,
+		Pending: []string{"pending"}, Target: []string{"done"}, Retryable: wait.IsNotYet,
+		Refresh: func(context.Context) (bool, string, error) {
+			done, note := check()
+			if !done {
+				return false, "pending", wait.NotYet(fmt.Errorf("last: %s", note))
+			}
+			return true, "done", nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

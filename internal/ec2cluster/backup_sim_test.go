@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 )
 
 // checkBackups: a backup block with a short schedule is changed in place (the plan lists Patroni's dynamic
@@ -47,8 +45,7 @@ func (e *simEnv) checkBackups(before clusterState) {
 	}()
 	start := time.Now()
 	var seen []string
-	acctest.WaitFor(e.t, 5*time.Minute, "the scheduled backups and their retention", func() (bool, string) {
-		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+	e.refreshUntil(5*time.Minute, "the scheduled backups and their retention", func() (bool, string) {
 		as := e.state().ArchiveStatus
 		if as == nil {
 			return false, "no archive_status"

@@ -176,8 +176,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	t.Logf("rolling replacement of 3 nodes: %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
 	e.checkRoll(mark, st3, st4)
 	e.emptyPlan("after the roll")
-	acctest.WaitFor(t, 4*time.Minute, "the archive's verification after the failover", func() (bool, string) {
-		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+	e.refreshUntil(4*time.Minute, "the archive's verification after the failover", func() (bool, string) {
 		as := e.state().ArchiveStatus
 		if as == nil || as.VerifiedTimeline == nil {
 			return false, "no verification recorded"
@@ -217,8 +216,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	ackedBeforeSwitch := w.count()
 	archivedSeg := e.psql(final.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
 	timelineBefore := e.psql(final.ConnectionURI, passwords[0], "SELECT timeline_id FROM pg_control_checkpoint()")
-	acctest.WaitFor(t, 2*time.Minute, "segment "+archivedSeg+" in the archive", func() (bool, string) {
-		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+	e.refreshUntil(2*time.Minute, "segment "+archivedSeg+" in the archive", func() (bool, string) {
 		as := e.state().ArchiveStatus
 		return as != nil && as.LastArchivedWAL >= archivedSeg, fmt.Sprintf("%+v", as)
 	})
@@ -376,8 +374,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	pitrTarget := e.psql(restored.ConnectionURI, passwords[0], `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 	e.psql(restored.ConnectionURI, passwords[0], "INSERT INTO pitr_check SELECT g FROM generate_series(301, 500) g")
 	nextSeg := e.psql(restored.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
-	acctest.WaitFor(t, 2*time.Minute, "the restored cluster's segment "+nextSeg+" in the archive", func() (bool, string) {
-		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+	e.refreshUntil(2*time.Minute, "the restored cluster's segment "+nextSeg+" in the archive", func() (bool, string) {
 		as := e.state().ArchiveStatus
 		return as != nil && as.LastArchivedWAL >= nextSeg && as.FirstMissingWAL == nil, fmt.Sprintf("%+v", as)
 	})
@@ -572,8 +569,7 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 		t.Logf("clone created in %s in %.0f s: backup %s, reached %s at %s on timeline %d, %d bytes of WAL replayed in %.1f s", drRegion, secs, r.Backup, r.ReachedLSN, *r.ReachedTime, r.Timeline, r.WALReplayedBytes, r.Seconds)
 	}
 	seg := e.psql(st.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
-	acctest.WaitFor(t, 2*time.Minute, "the clone's segment "+seg+" in its own archive", func() (bool, string) {
-		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+	e.refreshUntil(2*time.Minute, "the clone's segment "+seg+" in its own archive", func() (bool, string) {
 		as := e.state().ArchiveStatus
 		return as != nil && as.LastArchivedWAL >= seg && as.FirstMissingWAL == nil, fmt.Sprintf("%+v", as)
 	})

@@ -97,6 +97,20 @@ func newSimEnv(t *testing.T) *simEnv {
 	return e
 }
 
+// refreshEvery is what the tests that wait for something a refresh reports (archive_status) leave between
+// two refreshes: a refresh reads the whole cluster (EC2, Patroni, the archive) and takes seconds of CPU.
+const refreshEvery = 5 * time.Second
+
+// refreshUntil refreshes the state (terraform apply -refresh-only) until check, reading it, reports done,
+// failing the test after timeout.
+func (e *simEnv) refreshUntil(timeout time.Duration, what string, check func() (bool, string)) {
+	e.t.Helper()
+	acctest.WaitForEvery(e.t, timeout, refreshEvery, what, func() (bool, string) {
+		e.mustTerraform("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
+		return check()
+	})
+}
+
 // enforceIAM turns IAM enforcement on in the simulator's moto (nodesim.Sim.EnforceIAM): from then on the
 // provider signs as an IAM user whose only policy is the published operator policy
 // (awsclient.OperatorPolicy, with moto's own names of some S3 actions: acctest.PolicyOnMoto), each node

@@ -191,13 +191,22 @@ func (b *EC2Bridge) loop() {
 	}
 }
 
-// describe lists the instances tagged pgnvme:node, by ID.
+// describe lists the instances tagged pgnvme:node, by ID, except the terminated ones: poll takes an
+// instance it does not find for gone, as it takes a terminated one. Moto keeps every terminated instance
+// and renders each one it returns, so a long test's terminated instances would otherwise cost moto most of
+// the CPU of a poll every second (57 ms a call with 27 of 30 instances terminated, 16 ms without them).
 func (b *EC2Bridge) describe(ctx context.Context) (map[string]observed, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	found := map[string]observed{}
 	p := ec2.NewDescribeInstancesPaginator(b.ec2, &ec2.DescribeInstancesInput{
-		Filters: []types.Filter{{Name: aws.String("tag-key"), Values: []string{tagNode}}},
+		Filters: []types.Filter{
+			{Name: aws.String("tag-key"), Values: []string{tagNode}},
+			{Name: aws.String("instance-state-name"), Values: []string{
+				string(types.InstanceStateNamePending), string(types.InstanceStateNameRunning),
+				string(types.InstanceStateNameShuttingDown), string(types.InstanceStateNameStopping),
+				string(types.InstanceStateNameStopped)}},
+		},
 	})
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
