@@ -18,7 +18,7 @@ import (
 )
 
 // TestCluster_failover runs a writer that commits numbered rows one at a time against whichever node
-// takes writes and records every acknowledged commit. Five times the leader's Patroni and PostgreSQL get
+// takes writes and records every acknowledged commit. Three times the leader's Patroni and PostgreSQL get
 // SIGKILL (every process of pgnvme-patroni.service, which systemd's Restart=on-failure starts again after
 // RestartSec): writes resume, and no acknowledged commit is missing. Then the leader and one standby are
 // lost together (machine loss: etcd with them, so etcd has no majority): the survivor must not promote.
@@ -34,7 +34,7 @@ func TestCluster_failover(t *testing.T) {
 	w := startWriter(t, c)
 
 	var failovers []time.Duration
-	for round := 1; round <= 5; round++ {
+	for round := 1; round <= 3; round++ {
 		before := w.count()
 		w.waitAcked(t, before+100)
 		st, err := c.Status(ctx)
