@@ -276,6 +276,27 @@ func startWriterVia(t *testing.T, run func(sql string) (string, error)) *ackWrit
 	return w
 }
 
+// await waits until n commits are acknowledged (rather than for a time, which a loaded machine fills with
+// fewer), failing the test if the writer stopped first.
+func (w *ackWriter) await(t *testing.T, n int) {
+	t.Helper()
+	waitFor(t, time.Minute, fmt.Sprintf("%d commits acknowledged", n), func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.err != nil {
+			t.Fatalf("the writer stopped after %d commits: %v", len(w.acked), w.err)
+		}
+		return len(w.acked) >= n
+	})
+}
+
+// count is how many commits have been acknowledged so far.
+func (w *ackWriter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acked)
+}
+
 func (w *ackWriter) finish() []int {
 	close(w.stop)
 	<-w.done
@@ -299,7 +320,7 @@ func TestAccCluster_primaryLoss(t *testing.T) {
 				Config: config,
 				Check: func(*terraform.State) error {
 					w := startWriter(t, base)
-					time.Sleep(1500 * time.Millisecond)
+					w.await(t, 20)
 					loseNode(t, filepath.Join(dir, "node-1"), base)
 					acked = w.finish()
 					if len(acked) < 10 {
@@ -445,9 +466,10 @@ func TestAccCluster_standbyLossFromArchive(t *testing.T) {
 						return fmt.Errorf("nothing archived after create")
 					}
 					w := startWriter(t, base)
-					time.Sleep(time.Second)
+					w.await(t, 10)
 					loseNode(t, filepath.Join(dir, "node-3"), base+2)
-					time.Sleep(500 * time.Millisecond)
+					// Commits go on under ANY 1 with the other standby.
+					w.await(t, w.count()+5)
 					acked = w.finish()
 					if len(acked) == 0 {
 						return fmt.Errorf("no commit was acknowledged")

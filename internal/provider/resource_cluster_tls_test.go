@@ -228,11 +228,12 @@ func TestAccCluster_tls(t *testing.T) {
 	}
 	starts, _ := tlsPsql(dir, base, "SELECT pg_postmaster_start_time()")
 	writer := startWriterVia(t, func(sql string) (string, error) { return tlsPsql(dir, base, sql) })
-	time.Sleep(500 * time.Millisecond)
+	writer.await(t, 5)
 	began := time.Now()
 	w.must("apply", "-auto-approve")
 	took := time.Since(began)
-	time.Sleep(500 * time.Millisecond)
+	// Commits after the renewal, on the new certificates.
+	writer.await(t, writer.count()+5)
 	acked := writer.finish()
 	lost := 0
 	for _, n := range acked {
