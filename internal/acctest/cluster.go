@@ -153,16 +153,12 @@ func WaitForEvery(t testing.TB, timeout, interval time.Duration, what string, ch
 
 func waitFor(t testing.TB, timeout, first, most time.Duration, what string, check func() (done bool, note string)) {
 	t.Helper()
-	_, err := wait.For(context.Background(), wait.Spec[bool]{
-		What: what, Timeout: timeout, MinInterval: first, MaxInterval: most, Clock: wait.Real,
-		Pending: []string{"pending"}, Target: []string{"done"}, Retryable: wait.IsNotYet,
-		Refresh: func(context.Context) (bool, string, error) {
-			done, note := check()
-			if !done {
-				return false, "pending", wait.NotYet(fmt.Errorf("last: %s", note))
-			}
-			return true, "done", nil
-		},
+	err := wait.UntilBackoff(context.Background(), what, timeout, first, most, wait.Real, func(context.Context) (bool, error) {
+		done, note := check()
+		if !done {
+			return false, wait.NotYet(fmt.Errorf("last: %s", note))
+		}
+		return true, nil
 	})
 	if err != nil {
 		t.Fatal(err)

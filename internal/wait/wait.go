@@ -158,11 +158,16 @@ const (
 // passes. cond's last "not yet" reason, when it gives one as an error wrapped by NotYet, is in the timeout
 // error.
 func Until(ctx context.Context, what string, timeout, interval time.Duration, clock Clock, cond func(context.Context) (bool, error)) error {
+	return UntilBackoff(ctx, what, timeout, interval, interval, clock, cond)
+}
+
+// UntilBackoff is Until with an interval that starts at first and doubles after each check up to most.
+func UntilBackoff(ctx context.Context, what string, timeout, first, most time.Duration, clock Clock, cond func(context.Context) (bool, error)) error {
 	_, err := For(ctx, Spec[bool]{
 		What:        what,
 		Timeout:     timeout,
-		MinInterval: interval,
-		MaxInterval: interval,
+		MinInterval: first,
+		MaxInterval: most,
 		Clock:       clock,
 		Pending:     []string{statePending},
 		Target:      []string{stateDone},
