@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
@@ -73,20 +72,31 @@ type badInput struct {
 	want   string
 }
 
-// runBadInputs plans each configuration and expects its error; nothing is applied.
+// runBadInputs plans every configuration, each expecting its error; nothing is applied. The plans run
+// together (acctest.PlanEach: one init and a plan per stage of Terraform's checks, not an init and a plan
+// per case), and each case is a subtest that checks the errors of its own configuration.
 func runBadInputs(t *testing.T, cases []badInput) {
 	t.Helper()
-	for _, tc := range cases {
+	noCredentials(t)
+	checkBadInputs(t, cases)
+}
+
+// checkBadInputs is runBadInputs in the environment the test has set (motoEnv's, for one).
+func checkBadInputs(t *testing.T, cases []badInput) {
+	t.Helper()
+	configs := make([]string, len(cases))
+	for i, tc := range cases {
+		configs[i] = tc.config
+	}
+	errs := acctest.PlanEach(t, configs)
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			noCredentials(t)
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-				Steps: []resource.TestStep{{
-					Config:      tc.config,
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
+			switch {
+			case errs[i] == "":
+				t.Errorf("the plan succeeded; want an error matching %s", tc.want)
+			case !regexp.MustCompile(tc.want).MatchString(errs[i]):
+				t.Errorf("the plan's errors do not match %s:\n%s", tc.want, errs[i])
+			}
 		})
 	}
 }

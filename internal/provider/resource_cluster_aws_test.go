@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -12,7 +11,6 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 )
@@ -181,14 +179,7 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 			`(?s)Invalid Parameter.*"force_parallel_mode" is one of\s+PostgreSQL\s+15\s+and\s+earlier.*runs\s+PostgreSQL\s+18`},
 		{"name too long for the created role", f.config(m, replace(`name = "tf-acc-bad"`, `name = "tf-acc-`+strings.Repeat("x", 55)+`"`)), `(?s)Cluster Name Too Long For Its Role`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-				Steps:                    []resource.TestStep{{Config: tc.config, PlanOnly: true, ExpectError: regexp.MustCompile(tc.want)}},
-			})
-		})
-	}
+	checkBadInputs(t, cases)
 	// Nothing was created: no interface, instance, security group or parameter.
 	c := mustEC2Plain(m.URL, "us-east-1")
 	enis, err := c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{})

@@ -1,0 +1,204 @@
+package acctest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+)
+
+// PlanEach plans every configuration in configs with the real Terraform CLI and the provider served
+// in-process, and returns, for each, the text of the errors its plan reports (Terraform's own rendering:
+// "Error: summary", where, the detail), or "" when its plan succeeds.
+//
+// The configurations are planned together, each a module of one root module (case_NNN/main.tf), so that
+// a list of bad inputs costs one `terraform init` and a plan or two instead of an init and a plan per
+// configuration (each ~1 s of CPU). An error is the configuration's whose file it names. Terraform stops
+// a plan at its first failing stage (loading, validation, then planning), so a configuration whose error
+// comes at a later stage than another's reports nothing in that plan: those are planned again, without the
+// ones already answered, until every configuration has an answer or a plan reports no error at all
+// (what is left plans cleanly). An error that names no configuration fails the test.
+func PlanEach(t *testing.T, configs []string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	for i, c := range configs {
+		if !terraformBlock.MatchString(c) {
+			// As terraform-plugin-testing does for a configuration without a terraform block: the
+			// provider's functions need it in required_providers.
+			c = requiredPgnvme + c
+		}
+		sub := filepath.Join(dir, caseDir(i))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, "main.tf"), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := servedProvider(t)
+	out := make([]string, len(configs))
+	pending := make([]int, len(configs))
+	for i := range pending {
+		pending[i] = i
+	}
+	round := 1
+	for ; len(pending) > 0; round++ {
+		var root strings.Builder
+		for _, i := range pending {
+			fmt.Fprintf(&root, "module %q {\n  source = \"./%s\"\n}\n", caseDir(i), caseDir(i))
+		}
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(root.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if round == 1 {
+			if text, err := terraformIn(dir, env, "init", "-input=false", "-no-color"); err != nil {
+				t.Fatalf("terraform init of the %d configurations: %v\n%s", len(configs), err, text)
+			}
+		}
+		text, err := terraformIn(dir, env, "plan", "-input=false", "-no-color", "-lock=false")
+		if err == nil {
+			round++
+			break // what is pending plans cleanly
+		}
+		answered := map[int][]string{}
+		for _, d := range splitDiagnostics(text) {
+			m := caseFile.FindStringSubmatch(d)
+			if m == nil {
+				t.Fatalf("round %d: a diagnostic that names none of the configurations:\n%s\n\nthe whole output:\n%s", round, d, text)
+			}
+			i := atoiCase(m[1])
+			answered[i] = append(answered[i], d)
+		}
+		if len(answered) == 0 {
+			t.Fatalf("round %d: terraform plan failed (%v) and reported no error:\n%s", round, err, text)
+		}
+		var next []int
+		for _, i := range pending {
+			if ds, ok := answered[i]; ok {
+				out[i] = strings.Join(ds, "\n")
+			} else {
+				next = append(next, i)
+			}
+		}
+		pending = next
+	}
+	t.Logf("planned %d configurations together in %d plans", len(configs), round-1)
+	return out
+}
+
+var (
+	terraformBlock = regexp.MustCompile(`(?m)^\s*terraform\s*\{`)
+	requiredPgnvme = "terraform {\n  required_providers {\n    pgnvme = { source = \"registry.terraform.io/hashicorp/pgnvme\" }\n  }\n}\n"
+)
+
+var caseFile = regexp.MustCompile(`\bon case_(\d{3})/`)
+
+func caseDir(i int) string { return fmt.Sprintf("case_%03d", i) }
+
+func atoiCase(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// splitDiagnostics cuts Terraform's -no-color output into its error diagnostics: each starts with a line
+// "Error: " and runs to the next "Error: " or "Warning: " line.
+func splitDiagnostics(text string) []string {
+	var out []string
+	var cur []string
+	inErr := false
+	flush := func() {
+		if inErr && len(cur) > 0 {
+			out = append(out, strings.TrimSpace(strings.Join(cur, "\n")))
+		}
+		cur = nil
+	}
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(line, "Error: "):
+			flush()
+			inErr = true
+		case strings.HasPrefix(line, "Warning: "):
+			flush()
+			inErr = false
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	return out
+}
+
+// terraformIn runs the Terraform CLI (TF_ACC_TERRAFORM_PATH, else terraform on the PATH) in dir with env
+// added, and returns its combined output.
+func terraformIn(dir string, env []string, args ...string) (string, error) {
+	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if bin == "" {
+		bin = "terraform"
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	b, err := cmd.CombinedOutput()
+	return string(b), err
+}
+
+// servedProvider serves the provider in-process until the test ends, and returns the environment that
+// makes the Terraform CLI use it (TF_REATTACH_PROVIDERS) for pgnvme/pgnvme and hashicorp/pgnvme (a
+// configuration without required_providers).
+func servedProvider(t *testing.T) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	configCh := make(chan *plugin.ReattachConfig)
+	closeCh := make(chan struct{})
+	factory := ProtoV6ProviderFactories()["pgnvme"]
+	server, err := factory()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		_ = tf6server.Serve("registry.terraform.io/pgnvme/pgnvme", func() tfprotov6.ProviderServer { return server },
+			tf6server.WithDebug(ctx, configCh, closeCh), tf6server.WithLoggingSink(t), tf6server.WithGoPluginLogger(hclog.NewNullLogger()))
+	}()
+	var cfg *plugin.ReattachConfig
+	select {
+	case cfg = <-configCh:
+	case <-closeCh:
+		cancel()
+		t.Fatal("the provider's server stopped before it served")
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-closeCh
+	})
+	type addr struct{ Network, String string }
+	type reattach struct {
+		Protocol        string
+		ProtocolVersion int
+		Pid             int
+		Test            bool
+		Addr            addr
+	}
+	r := reattach{Protocol: string(cfg.Protocol), ProtocolVersion: cfg.ProtocolVersion, Pid: cfg.Pid, Test: cfg.Test,
+		Addr: addr{cfg.Addr.Network(), cfg.Addr.String()}}
+	b, err := json.Marshal(map[string]reattach{
+		"registry.terraform.io/pgnvme/pgnvme":    r,
+		"registry.terraform.io/hashicorp/pgnvme": r,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"TF_REATTACH_PROVIDERS=" + string(b), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"}
+}
