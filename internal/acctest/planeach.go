@@ -140,9 +140,8 @@ func splitDiagnostics(text string) []string {
 	return out
 }
 
-// terraformIn runs the Terraform CLI (TF_ACC_TERRAFORM_PATH, else terraform on the PATH) in dir with env
-// added, and returns its combined output.
-func terraformIn(dir string, env []string, args ...string) (string, error) {
+// terraformCmd is the Terraform CLI (TF_ACC_TERRAFORM_PATH, else terraform on the PATH) in dir with env added.
+func terraformCmd(dir string, env []string, args ...string) *exec.Cmd {
 	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if bin == "" {
 		bin = "terraform"
@@ -150,7 +149,21 @@ func terraformIn(dir string, env []string, args ...string) (string, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	b, err := cmd.CombinedOutput()
+	return cmd
+}
+
+// terraformIn runs terraformCmd and returns its combined output.
+func terraformIn(dir string, env []string, args ...string) (string, error) {
+	b, err := terraformCmd(dir, env, args...).CombinedOutput()
+	return string(b), err
+}
+
+// terraformStdout runs terraformCmd and returns its standard output (its errors after a failure).
+func terraformStdout(dir string, env []string, args ...string) (string, error) {
+	b, err := terraformCmd(dir, env, args...).Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		err = fmt.Errorf("%w: %s", err, ee.Stderr)
+	}
 	return string(b), err
 }
 
@@ -201,4 +214,65 @@ func servedProvider(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return []string{"TF_REATTACH_PROVIDERS=" + string(b), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"}
+}
+
+// Workdir is a Terraform working directory whose CLI uses the provider served in-process, for a test that
+// needs one apply of a configuration and its state and not terraform-plugin-testing's three plans per step:
+// a data source is read at every plan, and one that restores a backup or runs pgbench would run three
+// times a step.
+type Workdir struct {
+	t      *testing.T
+	dir    string
+	env    []string
+	inited bool
+}
+
+// NewWorkdir makes an empty working directory; the provider is served until the test ends.
+func NewWorkdir(t *testing.T) *Workdir {
+	t.Helper()
+	return &Workdir{t: t, dir: t.TempDir(), env: servedProvider(t)}
+}
+
+// Apply writes config (with the required_providers block terraform-plugin-testing would add when it has
+// no terraform block), applies it and returns the state's values by address ("data.pgnvme_pgbench.x")
+// from `terraform show -json`; on a failed apply, its output and the error.
+func (w *Workdir) Apply(config string) (map[string]map[string]any, string, error) {
+	w.t.Helper()
+	if !terraformBlock.MatchString(config) {
+		config = requiredPgnvme + config
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(config), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	if !w.inited {
+		if text, err := terraformIn(w.dir, w.env, "init", "-input=false", "-no-color"); err != nil {
+			w.t.Fatalf("terraform init: %v\n%s", err, text)
+		}
+		w.inited = true
+	}
+	if text, err := terraformIn(w.dir, w.env, "apply", "-input=false", "-no-color", "-auto-approve"); err != nil {
+		return nil, text, err
+	}
+	text, err := terraformStdout(w.dir, w.env, "show", "-json", "-no-color")
+	if err != nil {
+		w.t.Fatalf("terraform show: %v\n%s", err, text)
+	}
+	var st struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(text), &st); err != nil {
+		w.t.Fatalf("terraform show -json: %v\n%s", err, text)
+	}
+	out := map[string]map[string]any{}
+	for _, r := range st.Values.RootModule.Resources {
+		out[r.Address] = r.Values
+	}
+	return out, "", nil
 }

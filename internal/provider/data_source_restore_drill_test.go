@@ -5,17 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
@@ -76,83 +69,58 @@ data "pgnvme_restore_drill" "nightly" {
 }
 `, repo, work, extra)
 	}
-	empty := func() error {
-		left, err := os.ReadDir(work)
-		if err != nil {
-			return err
+	const ds = "data.pgnvme_restore_drill.nightly"
+	empty := func() {
+		t.Helper()
+		if left, err := os.ReadDir(work); err != nil || len(left) > 0 {
+			t.Errorf("the drill left %v in its work directory (%v)", left, err)
 		}
-		if len(left) > 0 {
-			return fmt.Errorf("the drill left %v in its work directory", left)
-		}
-		return nil
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		Steps: []resource.TestStep{
-			{
-				Config: config(""),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("restored_backup"), knownvalue.StringRegexp(regexp.MustCompile(`^\d{8}-\d{6}F$`))),
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("verification_ok"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("check_ok"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("archive_last_wal"), knownvalue.StringExact(last)),
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("reached_lsn"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9A-F]+/[0-9A-F]+$`))),
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("restore_seconds"), knownvalue.Float64Func(func(v float64) error {
-						if v <= 0 {
-							return fmt.Errorf("restore_seconds %v", v)
-						}
-						t.Logf("the drill restored in %.2f s", v)
-						return nil
-					})),
-				},
-				Check: func(st *terraform.State) error {
-					t.Logf("verification: %s", st.RootModule().Resources["data.pgnvme_restore_drill.nightly"].Primary.Attributes["verification_detail"])
-					return empty()
-				},
-			},
-			{
-				PreConfig: func() {
-					segs, err := filepath.Glob(filepath.Join(repo, "archive", "tf-acc-drilled", "*", "*", "0000000*"))
-					if err != nil {
-						t.Fatal(err)
-					}
-					var wal []string
-					for _, f := range segs {
-						if !strings.Contains(f, ".backup") && !strings.Contains(f, ".history") {
-							wal = append(wal, f)
-						}
-					}
-					sort.Strings(wal)
-					if len(wal) < 5 {
-						t.Fatalf("the archive holds %v", wal)
-					}
-					victim := wal[len(wal)-2] // the newest but one: the WAL after it is still in the archive
-					t.Logf("deleting %s from the archive", filepath.Base(victim))
-					if err := os.Remove(victim); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: config(""),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("verification_ok"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue("data.pgnvme_restore_drill.nightly", tfjsonpath.New("verification_detail"), knownvalue.StringRegexp(regexp.MustCompile(`WAL segment [0-9A-F]{24} is missing`))),
-				},
-				Check: func(*terraform.State) error { return empty() },
-			},
-			{
-				Config:      config(`  target = { time = "2099-01-01T00:00:00Z" }`),
-				ExpectError: regexp.MustCompile(`Restore Target Not In The Archive`),
-			},
-			{
-				Config: `
+	// One apply per drill (acctest.Workdir): terraform-plugin-testing's step would read the data source,
+	// and so run the drill, three times.
+	w := acctest.NewWorkdir(t)
+	at := applyValues(t, w, config(""), ds)
+	at.wantMatch(t, "restored_backup", `^\d{8}-\d{6}F$`)
+	at.wantBool(t, "verification_ok", true)
+	at.wantBool(t, "check_ok", true)
+	at.wantString(t, "archive_last_wal", last)
+	at.wantMatch(t, "reached_lsn", `^[0-9A-F]+/[0-9A-F]+$`)
+	if v := at.number("restore_seconds"); v <= 0 {
+		t.Errorf("restore_seconds %v", v)
+	}
+	t.Logf("the drill restored in %.2f s; verification: %s", at.number("restore_seconds"), at.str("verification_detail"))
+	empty()
+
+	segs, err := filepath.Glob(filepath.Join(repo, "archive", "tf-acc-drilled", "*", "*", "0000000*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wal []string
+	for _, f := range segs {
+		if !strings.Contains(f, ".backup") && !strings.Contains(f, ".history") {
+			wal = append(wal, f)
+		}
+	}
+	sort.Strings(wal)
+	if len(wal) < 5 {
+		t.Fatalf("the archive holds %v", wal)
+	}
+	victim := wal[len(wal)-2] // the newest but one: the WAL after it is still in the archive
+	t.Logf("deleting %s from the archive", filepath.Base(victim))
+	if err := os.Remove(victim); err != nil {
+		t.Fatal(err)
+	}
+	at = applyValues(t, w, config(""), ds)
+	at.wantBool(t, "verification_ok", false)
+	at.wantMatch(t, "verification_detail", `WAL segment [0-9A-F]{24} is missing`)
+	empty()
+
+	applyError(t, w, config(`  target = { time = "2099-01-01T00:00:00Z" }`), `Restore Target Not In The Archive`)
+	applyError(t, w, `
 data "pgnvme_restore_drill" "nostanza" {
   archive = {
     pgbackrest_options = { "repo1-type" = "posix", "repo1-path" = "/var/lib/pgbackrest" }
   }
 }
-`,
-				ExpectError: regexp.MustCompile(`(?s)Missing Stanza.*set archive.stanza`),
-			},
-		},
-	})
+`, `(?s)Missing Stanza.*set archive.stanza`)
 }

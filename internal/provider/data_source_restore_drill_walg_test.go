@@ -4,16 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
@@ -73,100 +66,68 @@ data "pgnvme_restore_drill" "walg" {
 `, env, work, extra)
 	}
 	const ds = "data.pgnvme_restore_drill.walg"
-	empty := func(*terraform.State) error {
-		left, err := os.ReadDir(work)
-		if err != nil {
-			return err
+	empty := func() {
+		t.Helper()
+		if left, err := os.ReadDir(work); err != nil || len(left) > 0 {
+			t.Errorf("the drill left %v in its work directory (%v)", left, err)
 		}
-		if len(left) > 0 {
-			return fmt.Errorf("the drill left %v in its work directory", left)
-		}
-		return nil
 	}
 	keys := a.Keys(t, "")
 	before := strings.Join(keys, "\n")
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		Steps: []resource.TestStep{
-			{
-				// To the end of the archive: the newest backup, every row, every segment verified.
-				Config: config(`  check_sql = "SELECT count(*) = 50 FROM drill_rows"`),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("restored_backup"), knownvalue.StringExact(second)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("verification_ok"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("verification_detail"), knownvalue.StringRegexp(regexp.MustCompile(`^wal-g wal-verify: \d+ segments .*timeline OK; WAL continuous up to `+last+`$`))),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("check_ok"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("archive_last_wal"), knownvalue.StringExact(last)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("restored_bytes"), knownvalue.Int64Func(func(v int64) error {
-						if v < 1<<20 {
-							return fmt.Errorf("restored_bytes %d", v)
-						}
-						return nil
-					})),
-				},
-				Check: func(st *terraform.State) error {
-					at := st.RootModule().Resources[ds].Primary.Attributes
-					t.Logf("to the end: %s s, reached %s, %s", at["restore_seconds"], at["reached_lsn"], at["verification_detail"])
-					return empty(st)
-				},
-			},
-			{
-				// To a time between the backups' end and the later rows: the newest backup before it, exactly
-				// the rows committed before it.
-				Config: config(fmt.Sprintf("  target = { time = %q }\n  check_sql = \"SELECT count(*) = 40 AND max(id) = 40 FROM drill_rows\"", target)),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("restored_backup"), knownvalue.StringExact(second)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("check_ok"), knownvalue.Bool(true)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("verification_ok"), knownvalue.Bool(true)),
-				},
-				Check: empty,
-			},
-			{
-				// backup = the first: its rows plus the WAL after it, to the same target.
-				Config: config(fmt.Sprintf("  backup = %q\n  target = { time = %q }\n  check_sql = \"SELECT count(*) = 40 FROM drill_rows\"", first, target)),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("restored_backup"), knownvalue.StringExact(first)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("check_ok"), knownvalue.Bool(true)),
-				},
-				Check: func(st *terraform.State) error {
-					if after := strings.Join(a.Keys(t, ""), "\n"); after != before {
-						return fmt.Errorf("the drills changed the archive:\nbefore\n%s\nafter\n%s", before, after)
-					}
-					return empty(st)
-				},
-			},
-			{
-				PreConfig: func() {
-					var wal []string
-					for _, k := range a.Keys(t, "wal_005/") {
-						if seg, ok := archive.SegmentOf(archive.ToolWALG, k); ok && seg > second[5:] {
-							wal = append(wal, k)
-						}
-					}
-					if len(wal) < 4 {
-						t.Fatalf("the archive holds %v after the backup", wal)
-					}
-					victim := wal[len(wal)-2] // the newest but one: the WAL after it is still in the archive
-					t.Logf("deleting %s from the archive", victim)
-					a.Delete(t, victim)
-				},
-				Config: config(""),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("verification_ok"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue(ds, tfjsonpath.New("verification_detail"), knownvalue.StringRegexp(regexp.MustCompile(
-						`(?s)wal-g wal-verify: WAL segment [0-9A-F]{24} is missing \(MISSING_LOST\).*WAL segment [0-9A-F]{24} is missing: no restore can replay past it`))),
-				},
-				Check: empty,
-			},
-			{
-				Config:      config(`  target = { time = "2099-01-01T00:00:00Z" }`),
-				ExpectError: regexp.MustCompile(`Restore Target Not In The Archive`),
-			},
-			{
-				PreConfig:   func() { t.Setenv("PATH", strings.TrimPrefix(os.Getenv("PATH"), bin+string(os.PathListSeparator))) },
-				Config:      config(""),
-				ExpectError: regexp.MustCompile(`(?s)WAL-G is not installed.*install the\s+release the nodes run, v\d+\.\d+\.\d+`),
-			},
-		},
-	})
+	// One apply per drill (acctest.Workdir): terraform-plugin-testing's step would read the data source,
+	// and so run the drill, three times.
+	w := acctest.NewWorkdir(t)
+
+	// To the end of the archive: the newest backup, every row, every segment verified.
+	at := applyValues(t, w, config(`  check_sql = "SELECT count(*) = 50 FROM drill_rows"`), ds)
+	at.wantString(t, "restored_backup", second)
+	at.wantBool(t, "verification_ok", true)
+	at.wantMatch(t, "verification_detail", `^wal-g wal-verify: \d+ segments .*timeline OK; WAL continuous up to `+last+`$`)
+	at.wantBool(t, "check_ok", true)
+	at.wantString(t, "archive_last_wal", last)
+	if v := at.number("restored_bytes"); v < 1<<20 {
+		t.Errorf("restored_bytes %v", v)
+	}
+	t.Logf("to the end: %v s, reached %s, %s", at.number("restore_seconds"), at.str("reached_lsn"), at.str("verification_detail"))
+	empty()
+
+	// To a time between the backups' end and the later rows: the newest backup before it, exactly the rows
+	// committed before it.
+	at = applyValues(t, w, config(fmt.Sprintf("  target = { time = %q }\n  check_sql = \"SELECT count(*) = 40 AND max(id) = 40 FROM drill_rows\"", target)), ds)
+	at.wantString(t, "restored_backup", second)
+	at.wantBool(t, "check_ok", true)
+	at.wantBool(t, "verification_ok", true)
+	empty()
+
+	// backup = the first: its rows plus the WAL after it, to the same target.
+	at = applyValues(t, w, config(fmt.Sprintf("  backup = %q\n  target = { time = %q }\n  check_sql = \"SELECT count(*) = 40 FROM drill_rows\"", first, target)), ds)
+	at.wantString(t, "restored_backup", first)
+	at.wantBool(t, "check_ok", true)
+	if after := strings.Join(a.Keys(t, ""), "\n"); after != before {
+		t.Errorf("the drills changed the archive:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	empty()
+
+	// A segment deleted from the middle of the archive.
+	var wal []string
+	for _, k := range a.Keys(t, "wal_005/") {
+		if seg, ok := archive.SegmentOf(archive.ToolWALG, k); ok && seg > second[5:] {
+			wal = append(wal, k)
+		}
+	}
+	if len(wal) < 4 {
+		t.Fatalf("the archive holds %v after the backup", wal)
+	}
+	victim := wal[len(wal)-2] // the newest but one: the WAL after it is still in the archive
+	t.Logf("deleting %s from the archive", victim)
+	a.Delete(t, victim)
+	at = applyValues(t, w, config(""), ds)
+	at.wantBool(t, "verification_ok", false)
+	at.wantMatch(t, "verification_detail",
+		`(?s)wal-g wal-verify: WAL segment [0-9A-F]{24} is missing \(MISSING_LOST\).*WAL segment [0-9A-F]{24} is missing: no restore can replay past it`)
+	empty()
+
+	applyError(t, w, config(`  target = { time = "2099-01-01T00:00:00Z" }`), `Restore Target Not In The Archive`)
+	t.Setenv("PATH", strings.TrimPrefix(os.Getenv("PATH"), bin+string(os.PathListSeparator)))
+	applyError(t, w, config(""), `(?s)WAL-G is not installed.*install the\s+release the nodes run, v\d+\.\d+\.\d+`)
 }

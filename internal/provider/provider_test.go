@@ -101,6 +101,59 @@ func checkBadInputs(t *testing.T, cases []badInput) {
 	}
 }
 
+// attrs is one resource's or data source's values in a state (acctest.Workdir.Apply).
+type attrs map[string]any
+
+func (a attrs) str(k string) string     { s, _ := a[k].(string); return s }
+func (a attrs) number(k string) float64 { f, _ := a[k].(float64); return f }
+
+func (a attrs) wantString(t *testing.T, k, want string) {
+	t.Helper()
+	if got, ok := a[k].(string); !ok || got != want {
+		t.Errorf("%s = %#v; want %q", k, a[k], want)
+	}
+}
+
+func (a attrs) wantBool(t *testing.T, k string, want bool) {
+	t.Helper()
+	if got, ok := a[k].(bool); !ok || got != want {
+		t.Errorf("%s = %#v; want %v", k, a[k], want)
+	}
+}
+
+func (a attrs) wantMatch(t *testing.T, k, re string) {
+	t.Helper()
+	if got, ok := a[k].(string); !ok || !regexp.MustCompile(re).MatchString(got) {
+		t.Errorf("%s = %#v; want a match of %s", k, a[k], re)
+	}
+}
+
+// applyValues applies config in w and returns the values of addr; a failed apply fails the test.
+func applyValues(t *testing.T, w *acctest.Workdir, config, addr string) attrs {
+	t.Helper()
+	values, out, err := w.Apply(config)
+	if err != nil {
+		t.Fatalf("terraform apply: %v\n%s", err, out)
+	}
+	v, ok := values[addr]
+	if !ok {
+		t.Fatalf("the state has no %s", addr)
+	}
+	return v
+}
+
+// applyError applies config in w and expects it to fail with an output matching re.
+func applyError(t *testing.T, w *acctest.Workdir, config, re string) {
+	t.Helper()
+	_, out, err := w.Apply(config)
+	switch {
+	case err == nil:
+		t.Errorf("the apply succeeded; want an error matching %s", re)
+	case !regexp.MustCompile(re).MatchString(out):
+		t.Errorf("the apply's error does not match %s:\n%s", re, out)
+	}
+}
+
 // outputTrue checks that a Terraform output evaluated to true: the assertion is written in HCL next to the
 // configuration it checks, and evaluated by the real Terraform CLI.
 func outputTrue(name string) statecheck.StateCheck {
