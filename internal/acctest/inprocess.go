@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,8 +52,9 @@ func PlanEach(t *testing.T, configs []string) []string {
 	for i := range pending {
 		pending[i] = i
 	}
-	round := 1
-	for ; len(pending) > 0; round++ {
+	plans := 0
+	for len(pending) > 0 {
+		plans++
 		var root strings.Builder
 		for _, i := range pending {
 			fmt.Fprintf(&root, "module %q {\n  source = \"./%s\"\n}\n", caseDir(i), caseDir(i))
@@ -60,27 +62,26 @@ func PlanEach(t *testing.T, configs []string) []string {
 		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(root.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if round == 1 {
+		if plans == 1 {
 			if text, err := terraformIn(dir, env, "init", "-input=false", "-no-color"); err != nil {
 				t.Fatalf("terraform init of the %d configurations: %v\n%s", len(configs), err, text)
 			}
 		}
 		text, err := terraformIn(dir, env, "plan", "-input=false", "-no-color", "-lock=false")
 		if err == nil {
-			round++
 			break // what is pending plans cleanly
 		}
 		answered := map[int][]string{}
 		for _, d := range splitDiagnostics(text) {
 			m := caseFile.FindStringSubmatch(d)
 			if m == nil {
-				t.Fatalf("round %d: a diagnostic that names none of the configurations:\n%s\n\nthe whole output:\n%s", round, d, text)
+				t.Fatalf("plan %d: a diagnostic that names none of the configurations:\n%s\n\nthe whole output:\n%s", plans, d, text)
 			}
-			i := atoiCase(m[1])
+			i, _ := strconv.Atoi(m[1])
 			answered[i] = append(answered[i], d)
 		}
 		if len(answered) == 0 {
-			t.Fatalf("round %d: terraform plan failed (%v) and reported no error:\n%s", round, err, text)
+			t.Fatalf("plan %d: terraform plan failed (%v) and reported no error:\n%s", plans, err, text)
 		}
 		var next []int
 		for _, i := range pending {
@@ -92,7 +93,7 @@ func PlanEach(t *testing.T, configs []string) []string {
 		}
 		pending = next
 	}
-	t.Logf("planned %d configurations together in %d plans", len(configs), round-1)
+	t.Logf("planned %d configurations together in %d plans", len(configs), plans)
 	return out
 }
 
@@ -104,14 +105,6 @@ var (
 var caseFile = regexp.MustCompile(`\bon case_(\d{3})/`)
 
 func caseDir(i int) string { return fmt.Sprintf("case_%03d", i) }
-
-func atoiCase(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n
-}
 
 // splitDiagnostics cuts Terraform's -no-color output into its error diagnostics: each starts with a line
 // "Error: " and runs to the next "Error: " or "Warning: " line.
