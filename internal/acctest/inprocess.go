@@ -3,6 +3,7 @@ package acctest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -154,7 +155,7 @@ func terraformIn(dir string, env []string, args ...string) (string, error) {
 // terraformStdout runs terraformCmd and returns its standard output (its errors after a failure).
 func terraformStdout(dir string, env []string, args ...string) (string, error) {
 	b, err := terraformCmd(dir, env, args...).Output()
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		err = fmt.Errorf("%w: %s", err, ee.Stderr)
 	}
 	return string(b), err
