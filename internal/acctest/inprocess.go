@@ -227,10 +227,16 @@ func NewWorkdir(t *testing.T) *Workdir {
 	return &Workdir{t: t, dir: t.TempDir(), env: servedProvider(t)}
 }
 
+// State is what `terraform show -json` reports of a state: each resource's and data source's values by
+// address ("data.pgnvme_pgbench.x"), and the outputs' values by name.
+type State struct {
+	Resources map[string]map[string]any
+	Outputs   map[string]any
+}
+
 // Apply writes config (with the required_providers block terraform-plugin-testing would add when it has
-// no terraform block), applies it and returns the state's values by address ("data.pgnvme_pgbench.x")
-// from `terraform show -json`; on a failed apply, its output and the error.
-func (w *Workdir) Apply(config string) (map[string]map[string]any, string, error) {
+// no terraform block), applies it and returns the state; on a failed apply, its output and the error.
+func (w *Workdir) Apply(config string) (*State, string, error) {
 	w.t.Helper()
 	if !terraformBlock.MatchString(config) {
 		config = requiredPgnvme + config
@@ -253,6 +259,7 @@ func (w *Workdir) Apply(config string) (map[string]map[string]any, string, error
 	}
 	var st struct {
 		Values struct {
+			Outputs    map[string]struct{ Value any } `json:"outputs"`
 			RootModule struct {
 				Resources []struct {
 					Address string         `json:"address"`
@@ -264,9 +271,12 @@ func (w *Workdir) Apply(config string) (map[string]map[string]any, string, error
 	if err := json.Unmarshal([]byte(text), &st); err != nil {
 		w.t.Fatalf("terraform show -json: %v\n%s", err, text)
 	}
-	out := map[string]map[string]any{}
+	out := &State{Resources: map[string]map[string]any{}, Outputs: map[string]any{}}
 	for _, r := range st.Values.RootModule.Resources {
-		out[r.Address] = r.Values
+		out.Resources[r.Address] = r.Values
+	}
+	for name, o := range st.Values.Outputs {
+		out.Outputs[name] = o.Value
 	}
 	return out, "", nil
 }

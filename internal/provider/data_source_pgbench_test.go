@@ -20,10 +20,9 @@ func TestAccPgbenchDataSource_talkScript(t *testing.T) {
 	cluster.Psql(t, cluster.Primary, "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (s1, s2)'")
 	cluster.Psql(t, cluster.Primary, "SELECT pg_reload_conf()")
 	const addr = "data.pgnvme_pgbench.talk"
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
+	// One apply (acctest.Workdir): a terraform-plugin-testing step would read the data source, and so run
+	// pgbench, three times.
+	st := applyState(t, acctest.NewWorkdir(t), fmt.Sprintf(`
 data "pgnvme_pgbench" "talk" {
   server = {
     host = "127.0.0.1"
@@ -55,53 +54,46 @@ output "shares_sum_to_one" {
 output "threads_default" {
   value = local.b.threads >= 1 && local.b.threads <= 4 && local.b.scale == 2 && local.b.clients == 4
 }
-`, cluster.Primary.Port),
-			ConfigStateChecks: []statecheck.StateCheck{
-				outputTrue("ordered"),
-				outputTrue("log_matches_count"),
-				outputTrue("shares_sum_to_one"),
-				outputTrue("threads_default"),
-				pgbenchMatchesOwnSummary(addr),
-			},
-		}},
-	})
+`, cluster.Primary.Port))
+	wantOutputsTrue(t, st, "ordered", "log_matches_count", "shares_sum_to_one", "threads_default")
+	if err := pgbenchMatchesOwnSummary(st.Resources[addr]); err != nil {
+		t.Error(err)
+	}
 }
 
 // pgbenchMatchesOwnSummary re-reads pgbench's printed summary (the output attribute) with its own
 // expressions and compares tps, average latency and the transaction count with the attributes.
-func pgbenchMatchesOwnSummary(addr string) statecheck.StateCheck {
-	return newStateCheckWithAddr(addr, func(_ context.Context, attrs map[string]any) error {
-		out := fmt.Sprint(attrs["output"])
-		find := func(re string) (float64, error) {
-			m := regexp.MustCompile(re).FindStringSubmatch(out)
-			if m == nil {
-				return 0, fmt.Errorf("pgbench output lacks %s:\n%s", re, out)
-			}
-			return strconv.ParseFloat(m[1], 64)
+func pgbenchMatchesOwnSummary(attrs map[string]any) error {
+	out := fmt.Sprint(attrs["output"])
+	find := func(re string) (float64, error) {
+		m := regexp.MustCompile(re).FindStringSubmatch(out)
+		if m == nil {
+			return 0, fmt.Errorf("pgbench output lacks %s:\n%s", re, out)
 		}
-		tps, err := find(`tps = ([0-9.]+) \(without initial connection time\)`)
+		return strconv.ParseFloat(m[1], 64)
+	}
+	tps, err := find(`tps = ([0-9.]+) \(without initial connection time\)`)
+	if err != nil {
+		return err
+	}
+	lat, err := find(`latency average = ([0-9.]+) ms`)
+	if err != nil {
+		return err
+	}
+	n, err := find(`number of transactions actually processed: ([0-9]+)`)
+	if err != nil {
+		return err
+	}
+	for name, printed := range map[string]float64{"tps": tps, "latency_avg_ms": lat, "transactions_processed": n} {
+		got, err := strconv.ParseFloat(fmt.Sprint(attrs[name]), 64)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s = %v: %w", name, attrs[name], err)
 		}
-		lat, err := find(`latency average = ([0-9.]+) ms`)
-		if err != nil {
-			return err
+		if got != printed {
+			return fmt.Errorf("%s attribute %v, pgbench printed %v", name, got, printed)
 		}
-		n, err := find(`number of transactions actually processed: ([0-9]+)`)
-		if err != nil {
-			return err
-		}
-		for name, printed := range map[string]float64{"tps": tps, "latency_avg_ms": lat, "transactions_processed": n} {
-			got, err := strconv.ParseFloat(fmt.Sprint(attrs[name]), 64)
-			if err != nil {
-				return fmt.Errorf("%s = %v: %w", name, attrs[name], err)
-			}
-			if got != printed {
-				return fmt.Errorf("%s attribute %v, pgbench printed %v", name, got, printed)
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 type stateCheckFuncWithAddr struct {
@@ -129,10 +121,8 @@ func (s stateCheckFuncWithAddr) CheckState(ctx context.Context, req statecheck.C
 // same select-only run makes thousands per second, far outside.
 func TestAccPgbenchDataSource_rate(t *testing.T) {
 	cluster := acctest.StartCluster(t, 0, nil)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
+	// One apply (acctest.Workdir): a terraform-plugin-testing step would run pgbench three times.
+	st := applyState(t, acctest.NewWorkdir(t), fmt.Sprintf(`
 data "pgnvme_pgbench" "throttled" {
   server = {
     host = "127.0.0.1"
@@ -153,10 +143,8 @@ output "within_twenty_percent" {
 output "not_sampled" {
   value = data.pgnvme_pgbench.throttled.wait_event_samples == 0 && length(data.pgnvme_pgbench.throttled.wait_events) == 0
 }
-`, cluster.Primary.Port),
-			ConfigStateChecks: []statecheck.StateCheck{outputTrue("within_twenty_percent"), outputTrue("not_sampled")},
-		}},
-	})
+`, cluster.Primary.Port))
+	wantOutputsTrue(t, st, "within_twenty_percent", "not_sampled")
 }
 
 // A failing pgbench is an error carrying pgbench's message, never partial numbers.

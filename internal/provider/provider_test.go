@@ -128,18 +128,35 @@ func (a attrs) wantMatch(t *testing.T, k, re string) {
 	}
 }
 
-// applyValues applies config in w and returns the values of addr; a failed apply fails the test.
-func applyValues(t *testing.T, w *acctest.Workdir, config, addr string) attrs {
+// applyState applies config in w and returns the state; a failed apply fails the test.
+func applyState(t *testing.T, w *acctest.Workdir, config string) *acctest.State {
 	t.Helper()
-	values, out, err := w.Apply(config)
+	st, out, err := w.Apply(config)
 	if err != nil {
 		t.Fatalf("terraform apply: %v\n%s", err, out)
 	}
-	v, ok := values[addr]
+	return st
+}
+
+// applyValues applies config in w and returns the values of addr; a failed apply fails the test.
+func applyValues(t *testing.T, w *acctest.Workdir, config, addr string) attrs {
+	t.Helper()
+	v, ok := applyState(t, w, config).Resources[addr]
 	if !ok {
 		t.Fatalf("the state has no %s", addr)
 	}
 	return v
+}
+
+// wantOutputsTrue checks that each named output of st is true: the assertions are written in HCL next to
+// the configuration they check, and evaluated by the real Terraform CLI.
+func wantOutputsTrue(t *testing.T, st *acctest.State, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if v, ok := st.Outputs[n].(bool); !ok || !v {
+			t.Errorf("output %s = %#v; want true", n, st.Outputs[n])
+		}
+	}
 }
 
 // applyError applies config in w and expects it to fail with an output matching re.
