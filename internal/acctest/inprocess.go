@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 )
@@ -34,16 +35,11 @@ func PlanEach(t *testing.T, configs []string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	for i, c := range configs {
-		if !terraformBlock.MatchString(c) {
-			// As terraform-plugin-testing does for a configuration without a terraform block: the
-			// provider's functions need it in required_providers.
-			c = requiredPgnvme + c
-		}
 		sub := filepath.Join(dir, caseDir(i))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(sub, "main.tf"), []byte(c), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(sub, "main.tf"), []byte(withRequiredProviders(c)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,9 +60,7 @@ func PlanEach(t *testing.T, configs []string) []string {
 			t.Fatal(err)
 		}
 		if plans == 1 {
-			if text, err := terraformIn(dir, env, "init", "-input=false", "-no-color"); err != nil {
-				t.Fatalf("terraform init of the %d configurations: %v\n%s", len(configs), err, text)
-			}
+			initIn(t, dir, env)
 		}
 		text, err := terraformIn(dir, env, "plan", "-input=false", "-no-color", "-lock=false")
 		if err == nil {
@@ -98,10 +92,24 @@ func PlanEach(t *testing.T, configs []string) []string {
 	return out
 }
 
-var (
-	terraformBlock = regexp.MustCompile(`(?m)^\s*terraform\s*\{`)
-	requiredPgnvme = "terraform {\n  required_providers {\n    pgnvme = { source = \"registry.terraform.io/hashicorp/pgnvme\" }\n  }\n}\n"
-)
+var terraformBlock = regexp.MustCompile(`(?m)^\s*terraform\s*\{`)
+
+// withRequiredProviders is config with the required_providers block terraform-plugin-testing adds to a
+// configuration without a terraform block (the provider's functions need it).
+func withRequiredProviders(config string) string {
+	if terraformBlock.MatchString(config) {
+		return config
+	}
+	return "terraform {\n  required_providers {\n    pgnvme = { source = \"registry.terraform.io/hashicorp/pgnvme\" }\n  }\n}\n" + config
+}
+
+// initIn runs `terraform init` in dir; a failure fails the test.
+func initIn(t *testing.T, dir string, env []string) {
+	t.Helper()
+	if text, err := terraformIn(dir, env, "init", "-input=false", "-no-color"); err != nil {
+		t.Fatalf("terraform init in %s: %v\n%s", dir, err, text)
+	}
+}
 
 var caseFile = regexp.MustCompile(`\bon case_(\d{3})/`)
 
@@ -169,7 +177,7 @@ func servedProvider(t *testing.T) []string {
 	ctx, cancel := context.WithCancel(context.Background())
 	configCh := make(chan *plugin.ReattachConfig)
 	closeCh := make(chan struct{})
-	factory := ProtoV6ProviderFactories()["pgnvme"]
+	factory := ProtoV6ProviderFactories()[ProviderName]
 	server, err := factory()
 	if err != nil {
 		cancel()
@@ -238,16 +246,11 @@ type State struct {
 // no terraform block), applies it and returns the state; on a failed apply, its output and the error.
 func (w *Workdir) Apply(config string) (*State, string, error) {
 	w.t.Helper()
-	if !terraformBlock.MatchString(config) {
-		config = requiredPgnvme + config
-	}
-	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(withRequiredProviders(config)), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
 	if !w.inited {
-		if text, err := terraformIn(w.dir, w.env, "init", "-input=false", "-no-color"); err != nil {
-			w.t.Fatalf("terraform init: %v\n%s", err, text)
-		}
+		initIn(w.t, w.dir, w.env)
 		w.inited = true
 	}
 	if text, err := terraformIn(w.dir, w.env, "apply", "-input=false", "-no-color", "-auto-approve"); err != nil {
@@ -257,23 +260,18 @@ func (w *Workdir) Apply(config string) (*State, string, error) {
 	if err != nil {
 		w.t.Fatalf("terraform show: %v\n%s", err, text)
 	}
-	var st struct {
-		Values struct {
-			Outputs    map[string]struct{ Value any } `json:"outputs"`
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
+	var st tfjson.State
 	if err := json.Unmarshal([]byte(text), &st); err != nil {
 		w.t.Fatalf("terraform show -json: %v\n%s", err, text)
 	}
 	out := &State{Resources: map[string]map[string]any{}, Outputs: map[string]any{}}
-	for _, r := range st.Values.RootModule.Resources {
-		out.Resources[r.Address] = r.Values
+	if st.Values == nil {
+		return out, "", nil
+	}
+	if st.Values.RootModule != nil {
+		for _, r := range st.Values.RootModule.Resources {
+			out.Resources[r.Address] = r.AttributeValues
+		}
 	}
 	for name, o := range st.Values.Outputs {
 		out.Outputs[name] = o.Value
