@@ -304,6 +304,40 @@ func TestLatency_readsAndFlushesOnLoopXFS(t *testing.T) {
 	}
 }
 
+// A latency under a millisecond is that latency, not a millisecond: NVMe's reads take about 0.1 ms, and a
+// layer that held each request with time.Sleep (whose timers wake in whole milliseconds) made a 0.2 ms
+// read latency 1.1 ms. Every read takes at least the latency; the reads' median must stay well under a
+// millisecond: the latency, the read without it, and 0.4 ms for the kernel's timer latency and scheduling.
+// A busy machine only adds time, so the best of three tries counts (a layer that rounds to a millisecond
+// passes none of them).
+func TestLatency_underAMillisecond(t *testing.T) {
+	const reads = 300
+	image := sparseImage(t, t.TempDir(), 512<<20)
+	srv, file := serve(t, image, latencydisk.Latency{})
+	st := newStack(t, file)
+	data := filepath.Join(st.mnt, "data")
+	writeData(t, data)
+
+	const readLat = 200 * time.Microsecond
+	var tries []string
+	for try := range 3 {
+		srv.SetLatency(latencydisk.Latency{})
+		baseReads, _ := readTimes(t, data, reads, 1)
+		srv.SetLatency(latencydisk.Latency{Read: readLat})
+		slowReads, _ := readTimes(t, data, reads, 1)
+		got, most := median(slowReads), readLat+median(baseReads)+400*time.Microsecond
+		t.Logf("try %d: 8 KiB O_DIRECT random reads: median %v without the latency, %v with %v", try+1, median(baseReads), got, readLat)
+		if least := slices.Min(slowReads); least < readLat {
+			t.Fatalf("a read took %v with a read latency of %v", least, readLat)
+		}
+		if got <= most {
+			return
+		}
+		tries = append(tries, fmt.Sprintf("%v (want at most %v)", got, most))
+	}
+	t.Errorf("with a read latency of %v the median read took %s: the layer holds sub-millisecond latencies too long", readLat, strings.Join(tries, ", "))
+}
+
 // medianRead is the median time of n 8 KiB O_DIRECT reads at random offsets of the first size bytes of path.
 func medianRead(t *testing.T, path string, size int64, n int) time.Duration {
 	t.Helper()
