@@ -42,6 +42,7 @@ func run() error {
 	ablationSeconds := flag.Int("ablation-seconds", 12, "ablation: length of each pgbench run")
 	storageWithout := flag.String("storage-without", "", "storage: comma-separated tuned parameters; each adds an arm \"the tuned set without it\" to the tuned-vs-defaults rounds (about 50 s per arm and round)")
 	storageWith := flag.String("storage-with", "", "storage: comma-separated name=value pairs; each adds an arm \"the tuned set with name = value\" to the tuned-vs-defaults rounds")
+	storageDisk := flag.String("storage-disk", storageDiskMemory, "storage: where both nodes' disk images live: \"memory\" (a tmpfs the bench mounts, about 19 GiB of available memory needed; the figures then do not depend on this machine's disk) or \"machine\" (this machine's disk, under the temporary directory)")
 	ablationParams := flag.String("ablation-params", "", "ablation: comma-separated tuned parameters to measure, \"full\" for the whole set; empty measures each and the whole set")
 	flag.Parse()
 	if *decideRuns < 3 {
@@ -119,7 +120,7 @@ func run() error {
 		}
 	}
 	if want("storage") {
-		if report.Storage, err = benchStorage(env, *decideRuns, *seconds, splitList(*storageWithout), splitList(*storageWith)); err != nil {
+		if report.Storage, err = benchStorage(env, *decideRuns, *seconds, splitList(*storageWithout), splitList(*storageWith), *storageDisk); err != nil {
 			return fmt.Errorf("storage under limits: %w", err)
 		}
 	}

@@ -16,7 +16,8 @@ import (
 
 // StorageBench is the talk's experiment under local.limits: two single-node clusters with the same
 // PostgreSQL, tuning and data and the same memory limit (the dataset 8x memory), one on an unthrottled
-// disk ("NVMe-like") and one with gp3's baseline caps and per-I/O latency ("gp3-like"), the talk's random UPDATE on each,
+// disk ("NVMe-like") and one with gp3's baseline caps and per-I/O latency ("gp3-like"), both disks' images in
+// memory by default (storage_disk.go), the talk's random UPDATE on each,
 // paired; then, under the same limits on the NVMe-like node, pgnvme_tuning's parameters for the limited
 // machine against PostgreSQL's defaults and against a peer's recommendation for the same machine
 // (timescaledb-tune's, see peer.go), one run of each per round, each after a warm-up and a CHECKPOINT (settle).
@@ -26,6 +27,10 @@ type StorageBench struct {
 	DatasetGiB float64 `json:"dataset_gib"`
 	Clients    int     `json:"clients"`
 	Seconds    int     `json:"seconds"`
+	// Disk is where both nodes' disk images lived (storageDiskMemory or storageDiskMachine); DiskUsedGiB is
+	// what the two used together at the end of the section.
+	Disk        string  `json:"disk"`
+	DiskUsedGiB float64 `json:"disk_used_gib"`
 
 	NVMe RunStats `json:"nvme"`
 	GP3  RunStats `json:"gp3"`
@@ -40,6 +45,15 @@ type StorageBench struct {
 	TunedOverDefault Stat     `json:"tuned_over_default_ratio"`
 	TunedWins        int      `json:"tuned_wins"`
 	TunedParameters  string   `json:"tuned_parameters"`
+
+	// GP3Tuned and GP3Defaults are the same question on the gp3-like node, where the disk is the
+	// bottleneck: pgnvme_tuning's set for the same machine with storage = "ebs" (GP3TunedParameters)
+	// against PostgreSQL's defaults, one run of each per round.
+	GP3Tuned            RunStats `json:"gp3_tuned"`
+	GP3Defaults         RunStats `json:"gp3_defaults"`
+	GP3TunedOverDefault Stat     `json:"gp3_tuned_over_default_ratio"`
+	GP3TunedWins        int      `json:"gp3_tuned_wins"`
+	GP3TunedParameters  string   `json:"gp3_tuned_parameters"`
 
 	// Peer is timescaledb-tune's recommendation for the same machine, what of it ran and why the rest did
 	// not; nil, with PeerMissing saying why, when the peer could not be run (then no peer figures either).
@@ -71,8 +85,10 @@ const (
 	// reads and 11 ms WAL fsyncs are these plus queueing at 64 clients against the 3,000 IOPS cap, which
 	// the cap here reproduces; they are not per-I/O figures.
 	gp3ReadLatencyMS, gp3WriteLatencyMS = 1.0, 1.0
-	// tunedParams is the NVMe-like cluster's parameters in the tuned arm.
-	tunedParams = "data.pgnvme_tuning.lim.postgres_parameters"
+	// tunedParams is the NVMe-like cluster's parameters in the tuned arm; gp3TunedParams the gp3-like
+	// cluster's in its own tuned-vs-defaults rounds (the same machine, storage = "ebs").
+	tunedParams    = "data.pgnvme_tuning.lim.postgres_parameters"
+	gp3TunedParams = "data.pgnvme_tuning.lim_ebs.postgres_parameters"
 )
 
 // storageTuningTF is pgnvme_tuning for the lab's limited machine and its set as the output "tuned" (a JSON
@@ -92,7 +108,15 @@ data "pgnvme_tuning" "lim" {
   postgres_major = 15
 }
 output "tuned" { value = jsonencode(data.pgnvme_tuning.lim.postgres_parameters) }
-`, float64(storageMemoryMiB)/1024, storageDiskGiB)
+data "pgnvme_tuning" "lim_ebs" {
+  vcpus          = 2
+  memory_gib     = %g
+  disk_gib       = %d
+  storage        = "ebs"
+  postgres_major = 15
+}
+output "tuned_ebs" { value = jsonencode(data.pgnvme_tuning.lim_ebs.postgres_parameters) }
+`, float64(storageMemoryMiB)/1024, storageDiskGiB, float64(storageMemoryMiB)/1024, storageDiskGiB)
 }
 
 // storageClustersTF is both clusters; nvmeParams is the NVMe-like cluster's parameters as an HCL expression.
@@ -163,9 +187,10 @@ output "r" {
 `, pgbench.TalkScript, scale, storageClients, seconds)
 }
 
-// benchStorage runs the section; without names tuned parameters to measure the tuned set without, with
+// benchStorage runs the section with both nodes' disk images where disk says (storageDiskMemory or
+// storageDiskMachine); without names tuned parameters to measure the tuned set without, with
 // name=value pairs to measure the tuned set with (an arm each, beside tuned and defaults in every round).
-func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string) (*StorageBench, error) {
+func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string, disk string) (*StorageBench, error) {
 	ctx := env.ctx
 	scale := pgbench.ScaleForGiB(float64(storageMemoryMiB) / 1024 * storageRatio)
 	b := &StorageBench{MemoryMiB: storageMemoryMiB, Scale: scale, DatasetGiB: pgbench.SizeGiB(scale), Clients: storageClients, Seconds: seconds}
@@ -180,6 +205,9 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string)
 	}
 	tunedSet := map[string]string{}
 	if err := env.outputJSON(tws, "tuned", &b.TunedParameters); err != nil {
+		return nil, err
+	}
+	if err := env.outputJSON(tws, "tuned_ebs", &b.GP3TunedParameters); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(b.TunedParameters), &tunedSet); err != nil {
@@ -204,13 +232,11 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string)
 		b.Peer = peer
 		progress("storage under limits: peer %s %s recommends %d parameters, %d of them dropped", peer.Name, peer.Version, len(peer.Recommended), len(peer.Dropped))
 	}
-	scratch, err := os.MkdirTemp("", "pgnvme-bench-lim-")
+	scratch, removeScratch, err := storageScratch(disk, b.DatasetGiB)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(scratch, 0o755); err != nil {
-		return nil, err
-	}
+	b.Disk = disk
 	base, err := acctest.FindFreePortBase(2)
 	if err != nil {
 		return nil, err
@@ -229,10 +255,12 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string)
 	defer func() {
 		progress("storage under limits: destroying both clusters")
 		if err := env.destroy(cws); err != nil {
-			progress("storage under limits: DESTROY FAILED, remove what is left under %s by hand: %v", scratch, err)
+			progress("storage under limits: DESTROY FAILED, remove what is left under %s by hand (a tmpfs with -storage-disk memory): %v", scratch, err)
 			return
 		}
-		_ = os.RemoveAll(scratch)
+		if err := removeScratch(); err != nil {
+			progress("storage under limits: %v", err)
+		}
 	}()
 	progress("storage under limits: creating an NVMe-like and a gp3-like node (%d MiB memory each, %d GiB disks)", storageMemoryMiB, storageDiskGiB)
 	if err := setParams(tunedParams); err != nil {
@@ -365,7 +393,40 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string)
 		st, tp, pd := peerArm.s.stats(), newStat(tunedPeer), newStat(peerDef)
 		b.PeerRun, b.TunedOverPeer, b.PeerOverDefault = &st, &tp, &pd
 	}
-	// 3. The talk's maintenance figures, both nodes tuned and with wal_level = logical (a restart each).
+	// 3. The same question where the disk is the bottleneck: on the gp3-like node, pgnvme_tuning's set for
+	// the same machine with storage = "ebs" against PostgreSQL's defaults, the order alternating.
+	gp3Arms := []*arm{{name: `tuned (storage = "ebs")`, params: gp3TunedParams}, {name: "defaults", params: "null"}}
+	var gp3Ratio []float64
+	for i := 0; i < pairs; i++ {
+		got := map[*arm]runResult{}
+		var line []string
+		for j := range gp3Arms {
+			a := gp3Arms[(i+j)%len(gp3Arms)]
+			progress("storage under limits: round %d/%d on the gp3-like node, %s parameters (%d s)", i+1, pairs, a.name, seconds)
+			if err := setBoth(tunedParams, a.params); err != nil {
+				return nil, fmt.Errorf("gp3-like node, %s parameters: %w", a.name, err)
+			}
+			if err := settle(ctx, base+1, scale); err != nil {
+				return nil, fmt.Errorf("gp3-like node, %s parameters: %w", a.name, err)
+			}
+			r, err := run(base + 1)
+			if err != nil {
+				return nil, err
+			}
+			got[a] = r
+			a.s.add(r)
+			line = append(line, fmt.Sprintf("%s %.0f tps (%.0f checkpoints)", a.name, r.TPS, r.Checkpoints))
+		}
+		ratio := got[gp3Arms[0]].TPS / got[gp3Arms[1]].TPS
+		gp3Ratio = append(gp3Ratio, ratio)
+		if ratio > 1 {
+			b.GP3TunedWins++
+		}
+		progress("storage under limits: round %d/%d on the gp3-like node: %s", i+1, pairs, strings.Join(line, ", "))
+	}
+	b.GP3Tuned, b.GP3Defaults, b.GP3TunedOverDefault = gp3Arms[0].s.stats(), gp3Arms[1].s.stats(), newStat(gp3Ratio)
+
+	// 4. The talk's maintenance figures, both nodes tuned and with wal_level = logical (a restart each).
 	progress("storage under limits: both nodes tuned with wal_level = logical for VACUUM and decoding")
 	if err := setBoth(maintenanceParams(tunedParams), maintenanceParams(tunedParams)); err != nil {
 		return nil, fmt.Errorf("wal_level = logical: %w", err)
@@ -373,11 +434,19 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string)
 	if b.Maintenance, err = benchMaintenance(ctx, [2]int{base, base + 1}, pairs); err != nil {
 		return nil, err
 	}
+	if b.DiskUsedGiB, err = usedGiB(scratch); err != nil {
+		return nil, err
+	}
 
+	images := "on this machine's disk (-storage-disk machine): the NVMe-like node is as fast as that disk"
+	if disk == storageDiskMemory {
+		images = "in memory (a tmpfs): the NVMe-like node's I/O costs the loop driver's and XFS's time and no device latency (NVMe's reads take about 0.1 ms), and this machine's disk plays no part"
+	}
 	b.Note = fmt.Sprintf("1 node each, %d MiB memory limit (page cache included), pgbench scale %d (%.1f GiB, %.0fx memory), %d clients, %d s runs; "+
-		"NVMe-like = a loop device on this machine's disk, unthrottled; gp3-like = the same, throttled to 3,000 IOPS and 125 MiB/s (cgroup v1 throttles "+
+		"both disk images %s (%.1f GiB used at the end); "+
+		"NVMe-like = a loop device, unthrottled; gp3-like = the same, throttled to 3,000 IOPS and 125 MiB/s (cgroup v1 throttles "+
 		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); tuned, defaults and the peer: one run of each per round on the NVMe-like node, the order rotated every round, each run after a %d s warm-up and a CHECKPOINT", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
-		gp3ReadLatencyMS, gp3WriteLatencyMS, storageSettleSeconds)
+		images, b.DiskUsedGiB, gp3ReadLatencyMS, gp3WriteLatencyMS, storageSettleSeconds)
 	return b, nil
 }
 
@@ -448,6 +517,13 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 		side(v.name(), v.Run)
 		line("tuned / "+v.name()+" TPS, paired", v.TunedOver, "x", fmt.Sprintf("   tuned (%s %s) won %d of %d rounds", v.Parameter, tunedValue, v.TunedWins, rounds))
 		line(v.name()+" / defaults TPS, paired", v.OverDefaults, "x", "")
+	}
+	if len(b.GP3TunedOverDefault.Samples) > 0 {
+		fmt.Fprintf(w, "  tuned for %d MiB with storage = \"ebs\" (pgnvme_tuning) vs PostgreSQL defaults on the gp3-like node, where the disk is the bottleneck\n", b.MemoryMiB)
+		side("gp3-like defaults", b.GP3Defaults)
+		side("gp3-like tuned (ebs)", b.GP3Tuned)
+		line("tuned (ebs) / defaults TPS on gp3-like, paired", b.GP3TunedOverDefault, "x",
+			fmt.Sprintf("   tuned won %d of %d rounds", b.GP3TunedWins, len(b.GP3TunedOverDefault.Samples)))
 	}
 	if m := b.Maintenance; m != nil {
 		fmt.Fprintf(w, "  VACUUM of %d%% of the accounts updated (autovacuum off) and a logical-decoding backlog (test_decoding), both nodes tuned, wal_level = logical\n", m.BloatRowsPercent)

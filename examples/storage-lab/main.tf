@@ -3,6 +3,9 @@
 # with gp3's latency of about 1 ms per read and per write ("gp3"), each node's memory limited so the dataset is at least 8x memory, then the talk's random UPDATE
 # on both, one after the other. The figures are this machine's, not EC2's: the unthrottled disk is
 # whatever backs data_dir (a loop device on a sparse file), and the talk's ratios are printed next to them.
+# To take this machine's own disk out of the comparison (its latency differs from machine to machine), put
+# data_dir on a tmpfs with room for both images, about 1.5x the dataset and 2 GiB each (as `make bench` does):
+#   mount -t tmpfs -o size=18g lab /srv/lab   # then data_dir = "/srv/lab"
 #
 # Needs root (cgroups, loop devices) and the cgroup memory and blkio/io controllers; the plan says so when
 # they are missing. `terraform apply` takes a few minutes (two pgbench initialisations of about
