@@ -91,32 +91,30 @@ const (
 	gp3TunedParams = "data.pgnvme_tuning.lim_ebs.postgres_parameters"
 )
 
-// storageTuningTF is pgnvme_tuning for the lab's limited machine and its set as the output "tuned" (a JSON
-// object), alone in a workspace to read the set before any cluster exists, and within storageClustersTF.
+// storageTuningTF is pgnvme_tuning for the lab's limited machine, with storage = "nvme" (lim, the output
+// "tuned", a JSON object) and with storage = "ebs" (lim_ebs, "tuned_ebs"), alone in a workspace to read the
+// sets before any cluster exists, and within storageClustersTF.
 func storageTuningTF() string {
-	return fmt.Sprintf(`
+	tf := `
 terraform {
   required_providers {
     pgnvme = { source = "pgnvme/pgnvme" }
   }
 }
-data "pgnvme_tuning" "lim" {
+`
+	for _, t := range []struct{ name, output, storage string }{{"lim", "tuned", "nvme"}, {"lim_ebs", "tuned_ebs", "ebs"}} {
+		tf += fmt.Sprintf(`
+data "pgnvme_tuning" %[1]q {
   vcpus          = 2
-  memory_gib     = %g
-  disk_gib       = %d
-  storage        = "nvme"
+  memory_gib     = %[4]g
+  disk_gib       = %[5]d
+  storage        = %[3]q
   postgres_major = 15
 }
-output "tuned" { value = jsonencode(data.pgnvme_tuning.lim.postgres_parameters) }
-data "pgnvme_tuning" "lim_ebs" {
-  vcpus          = 2
-  memory_gib     = %g
-  disk_gib       = %d
-  storage        = "ebs"
-  postgres_major = 15
-}
-output "tuned_ebs" { value = jsonencode(data.pgnvme_tuning.lim_ebs.postgres_parameters) }
-`, float64(storageMemoryMiB)/1024, storageDiskGiB, float64(storageMemoryMiB)/1024, storageDiskGiB)
+output %[2]q { value = jsonencode(data.pgnvme_tuning.%[1]s.postgres_parameters) }
+`, t.name, t.output, t.storage, float64(storageMemoryMiB)/1024, storageDiskGiB)
+	}
+	return tf
 }
 
 // storageClustersTF is both clusters; nvmeParams is the NVMe-like cluster's parameters as an HCL expression.
