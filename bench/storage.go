@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
@@ -327,6 +325,40 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 		name, params string
 		s            samples
 	}
+	// round runs round i of arms on the node at port (node names it in the log; "" is the NVMe-like node),
+	// the order rotated by one every round, each arm's parameters applied by apply, then a warm-up and a
+	// CHECKPOINT (settle), then the measured run.
+	round := func(i int, node string, port int, arms []*arm, apply func(params string) error) (map[*arm]runResult, error) {
+		on, at := " on the NVMe-like node", ""
+		if node != "" {
+			on, at = " on the "+node+" node", " on the "+node+" node"
+		}
+		prefix := ""
+		if node != "" {
+			prefix = node + " node, "
+		}
+		got := map[*arm]runResult{}
+		var line []string
+		for j := range arms {
+			a := arms[(i+j)%len(arms)]
+			progress("storage under limits: round %d/%d%s, %s parameters (%d s)", i+1, pairs, on, a.name, seconds)
+			if err := apply(a.params); err != nil {
+				return nil, fmt.Errorf("%s%s parameters: %w", prefix, a.name, err)
+			}
+			if err := settle(ctx, port, scale); err != nil {
+				return nil, fmt.Errorf("%s%s parameters: %w", prefix, a.name, err)
+			}
+			r, err := run(port)
+			if err != nil {
+				return nil, err
+			}
+			got[a] = r
+			a.s.add(r)
+			line = append(line, fmt.Sprintf("%s %.0f tps (%.0f checkpoints)", a.name, r.TPS, r.Checkpoints))
+		}
+		progress("storage under limits: round %d/%d%s: %s", i+1, pairs, at, strings.Join(line, ", "))
+		return got, nil
+	}
 	tuned, defaults := &arm{name: "tuned", params: tunedParams}, &arm{name: "defaults", params: "null"}
 	arms := []*arm{tuned, defaults}
 	var peerArm *arm
@@ -342,24 +374,9 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 	variantOver, variantDef := make([][]float64, len(variants)), make([][]float64, len(variants))
 	var tunedDef, tunedPeer, peerDef []float64
 	for i := 0; i < pairs; i++ {
-		got := map[*arm]runResult{}
-		var line []string
-		for j := range arms {
-			a := arms[(i+j)%len(arms)]
-			progress("storage under limits: round %d/%d on the NVMe-like node, %s parameters (%d s)", i+1, pairs, a.name, seconds)
-			if err := setParams(a.params); err != nil {
-				return nil, fmt.Errorf("%s parameters: %w", a.name, err)
-			}
-			if err := settle(ctx, base, scale); err != nil {
-				return nil, fmt.Errorf("%s parameters: %w", a.name, err)
-			}
-			r, err := run(base)
-			if err != nil {
-				return nil, err
-			}
-			got[a] = r
-			a.s.add(r)
-			line = append(line, fmt.Sprintf("%s %.0f tps (%.0f checkpoints)", a.name, r.TPS, r.Checkpoints))
+		got, err := round(i, "", base, arms, setParams)
+		if err != nil {
+			return nil, err
 		}
 		tunedDef = append(tunedDef, got[tuned].TPS/got[defaults].TPS)
 		if got[tuned].TPS > got[defaults].TPS {
@@ -374,7 +391,6 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 		for k, a := range variantArms {
 			variantOver[k], variantDef[k] = append(variantOver[k], got[tuned].TPS/got[a].TPS), append(variantDef[k], got[a].TPS/got[defaults].TPS)
 		}
-		progress("storage under limits: round %d/%d: %s", i+1, pairs, strings.Join(line, ", "))
 	}
 	for k, a := range variantArms {
 		v := variants[k]
@@ -396,31 +412,15 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 	gp3Arms := []*arm{{name: `tuned (storage = "ebs")`, params: gp3TunedParams}, {name: "defaults", params: "null"}}
 	var gp3Ratio []float64
 	for i := 0; i < pairs; i++ {
-		got := map[*arm]runResult{}
-		var line []string
-		for j := range gp3Arms {
-			a := gp3Arms[(i+j)%len(gp3Arms)]
-			progress("storage under limits: round %d/%d on the gp3-like node, %s parameters (%d s)", i+1, pairs, a.name, seconds)
-			if err := setBoth(tunedParams, a.params); err != nil {
-				return nil, fmt.Errorf("gp3-like node, %s parameters: %w", a.name, err)
-			}
-			if err := settle(ctx, base+1, scale); err != nil {
-				return nil, fmt.Errorf("gp3-like node, %s parameters: %w", a.name, err)
-			}
-			r, err := run(base + 1)
-			if err != nil {
-				return nil, err
-			}
-			got[a] = r
-			a.s.add(r)
-			line = append(line, fmt.Sprintf("%s %.0f tps (%.0f checkpoints)", a.name, r.TPS, r.Checkpoints))
+		got, err := round(i, "gp3-like", base+1, gp3Arms, func(params string) error { return setBoth(tunedParams, params) })
+		if err != nil {
+			return nil, err
 		}
 		ratio := got[gp3Arms[0]].TPS / got[gp3Arms[1]].TPS
 		gp3Ratio = append(gp3Ratio, ratio)
 		if ratio > 1 {
 			b.GP3TunedWins++
 		}
-		progress("storage under limits: round %d/%d on the gp3-like node: %s", i+1, pairs, strings.Join(line, ", "))
 	}
 	b.GP3Tuned, b.GP3Defaults, b.GP3TunedOverDefault = gp3Arms[0].s.stats(), gp3Arms[1].s.stats(), newStat(gp3Ratio)
 
@@ -469,62 +469,4 @@ func settle(ctx context.Context, port, scale int) error {
 		return fmt.Errorf("checkpoint after the warm-up: %w", err)
 	}
 	return nil
-}
-
-func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)) {
-	fmt.Fprintf(w, "\nthe talk's experiment under local.limits (%s)\n", b.Note)
-	side := func(name string, r RunStats) {
-		line(name+" TPS", r.TPS, "tps", "")
-		line(name+" p50 / p95 / p99", r.P50, "ms", "   p95 "+r.P95.Format("ms")+"   p99 "+r.P99.Format("ms"))
-		line(name+" IO:DataFileRead share", r.DataFileRead, "", "   LWLock:WALWrite "+r.WALWrite.Format(""))
-		line(name+" checkpoints begun in a run", r.Checkpoints, "", "")
-	}
-	side("NVMe-like", b.NVMe)
-	side("gp3-like", b.GP3)
-	line("TPS NVMe-like / gp3-like, paired", b.TPSRatio, "x", fmt.Sprintf("   talk: %.1fx (16,030 / 1,734 TPS)", 16030.0/1734))
-	line("p50 gp3-like / NVMe-like, paired", b.P50Ratio, "x", fmt.Sprintf("   talk: %.1fx (36.9 / 4.0 ms)", 36.9/4.0))
-	line("p95 gp3-like / NVMe-like, paired", b.P95Ratio, "x", "")
-	line("p99 gp3-like / NVMe-like, paired", b.P99Ratio, "x", "")
-	peer := "no peer"
-	if b.Peer != nil {
-		peer = fmt.Sprintf("the peer (%s %s) for the same machine", b.Peer.Name, b.Peer.Version)
-	}
-	fmt.Fprintf(w, "  tuned for %d MiB (pgnvme_tuning, nvme) vs PostgreSQL defaults vs %s on the NVMe-like node\n", b.MemoryMiB, peer)
-	side("defaults", b.Defaults)
-	side("tuned", b.Tuned)
-	if b.PeerRun != nil {
-		side("peer", *b.PeerRun)
-	}
-	rounds := len(b.TunedOverDefault.Samples)
-	line("tuned / defaults TPS, paired", b.TunedOverDefault, "x", fmt.Sprintf("   tuned won %d of %d rounds", b.TunedWins, rounds))
-	if b.PeerRun != nil {
-		line("tuned / peer TPS, paired", *b.TunedOverPeer, "x", fmt.Sprintf("   tuned won %d of %d rounds", b.TunedWinsOverPeer, rounds))
-		line("peer / defaults TPS, paired", *b.PeerOverDefault, "x", "")
-		fmt.Fprintf(w, "  peer: %s\n  peer parameters used: %s\n", b.Peer.Command, formatParams(b.Peer.Parameters))
-		for _, k := range slices.Sorted(maps.Keys(b.Peer.Dropped)) {
-			fmt.Fprintf(w, "  peer parameter dropped: %s = %s (%s)\n", k, b.Peer.Recommended[k], b.Peer.Dropped[k])
-		}
-	} else {
-		fmt.Fprintf(w, "  peer not measured: %s\n", b.PeerMissing)
-	}
-	for _, v := range b.Variants {
-		tunedValue := v.TunedValue
-		if tunedValue == "" {
-			tunedValue = "not set"
-		}
-		side(v.name(), v.Run)
-		line("tuned / "+v.name()+" TPS, paired", v.TunedOver, "x", fmt.Sprintf("   tuned (%s %s) won %d of %d rounds", v.Parameter, tunedValue, v.TunedWins, rounds))
-		line(v.name()+" / defaults TPS, paired", v.OverDefaults, "x", "")
-	}
-	if len(b.GP3TunedOverDefault.Samples) > 0 {
-		fmt.Fprintf(w, "  tuned for %d MiB with storage = \"ebs\" (pgnvme_tuning) vs PostgreSQL defaults on the gp3-like node, where the disk is the bottleneck\n", b.MemoryMiB)
-		side("gp3-like defaults", b.GP3Defaults)
-		side("gp3-like tuned (ebs)", b.GP3Tuned)
-		line("tuned (ebs) / defaults TPS on gp3-like, paired", b.GP3TunedOverDefault, "x",
-			fmt.Sprintf("   tuned won %d of %d rounds", b.GP3TunedWins, len(b.GP3TunedOverDefault.Samples)))
-	}
-	if m := b.Maintenance; m != nil {
-		fmt.Fprintf(w, "  VACUUM of %d%% of the accounts updated (autovacuum off) and a logical-decoding backlog (test_decoding), both nodes tuned, wal_level = logical\n", m.BloatRowsPercent)
-		m.print(line)
-	}
 }
