@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
@@ -15,10 +13,10 @@ import (
 // StorageBench is the talk's experiment under local.limits: two single-node clusters with the same
 // PostgreSQL, tuning and data and the same memory limit (the dataset 8x memory), one on an unthrottled
 // disk ("NVMe-like") and one with gp3's baseline caps and per-I/O latency ("gp3-like"), both disks' images in
-// memory by default (storage_disk.go), the talk's random UPDATE on each,
-// paired; then, under the same limits on the NVMe-like node, pgnvme_tuning's parameters for the limited
-// machine against PostgreSQL's defaults and against a peer's recommendation for the same machine
-// (timescaledb-tune's, see peer.go), one run of each per round, each after a warm-up and a CHECKPOINT (settle).
+// memory by default (storage_disk.go), the talk's random UPDATE on each, paired; VACUUM and logical
+// decoding on both (maintenance.go); then, under the same limits on twin nodes run at once
+// (storage_twins.go), pgnvme_tuning's parameters for the limited machine against PostgreSQL's defaults and
+// against a peer's recommendation for the same machine (timescaledb-tune's, see peer.go).
 type StorageBench struct {
 	MemoryMiB  int     `json:"memory_mib"`
 	Scale      int     `json:"scale"`
@@ -26,7 +24,7 @@ type StorageBench struct {
 	Clients    int     `json:"clients"`
 	Seconds    int     `json:"seconds"`
 	// Disk is where both nodes' disk images lived (storageDiskMemory or storageDiskMachine); DiskUsedGiB is
-	// what the two used together at the end of the section.
+	// what the two used together after the maintenance figures (the twins come after, in the same place).
 	Disk        string  `json:"disk"`
 	DiskUsedGiB float64 `json:"disk_used_gib"`
 
@@ -38,35 +36,19 @@ type StorageBench struct {
 	P95Ratio Stat `json:"p95_ratio_gp3_over_nvme"`
 	P99Ratio Stat `json:"p99_ratio_gp3_over_nvme"`
 
-	Tuned            RunStats `json:"tuned"`
-	Defaults         RunStats `json:"defaults"`
-	TunedOverDefault Stat     `json:"tuned_over_default_ratio"`
-	TunedWins        int      `json:"tuned_wins"`
-	TunedParameters  string   `json:"tuned_parameters"`
-
-	// GP3Tuned and GP3Defaults are the same question on the gp3-like node, where the disk is the
-	// bottleneck: pgnvme_tuning's set for the same machine with storage = "ebs" (GP3TunedParameters)
-	// against PostgreSQL's defaults, one run of each per round.
-	GP3Tuned            RunStats `json:"gp3_tuned"`
-	GP3Defaults         RunStats `json:"gp3_defaults"`
-	GP3TunedOverDefault Stat     `json:"gp3_tuned_over_default_ratio"`
-	GP3TunedWins        int      `json:"gp3_tuned_wins"`
-	GP3TunedParameters  string   `json:"gp3_tuned_parameters"`
+	// TunedParameters is pgnvme_tuning's set for the limited machine (storage = "nvme"), GP3TunedParameters
+	// the same machine's with storage = "ebs".
+	TunedParameters    string `json:"tuned_parameters"`
+	GP3TunedParameters string `json:"gp3_tuned_parameters"`
 
 	// Peer is timescaledb-tune's recommendation for the same machine, what of it ran and why the rest did
 	// not; nil, with PeerMissing saying why, when the peer could not be run (then no peer figures either).
 	Peer        *PeerTuning `json:"peer,omitempty"`
 	PeerMissing string      `json:"peer_missing,omitempty"`
-	PeerRun     *RunStats   `json:"peer_run,omitempty"`
-	// TunedOverPeer and PeerOverDefault are TPS ratios within each round.
-	TunedOverPeer     *Stat `json:"tuned_over_peer_ratio,omitempty"`
-	PeerOverDefault   *Stat `json:"peer_over_default_ratio,omitempty"`
-	TunedWinsOverPeer int   `json:"tuned_wins_over_peer"`
-	// Variants are the arms "the tuned set without one parameter" (-storage-without) and "the tuned set with
-	// one parameter set to another value" (-storage-with), measured in the same rounds as tuned and defaults:
-	// which tuned value costs or gains what under these limits.
-	Variants []StorageVariant `json:"tuned_variants,omitempty"`
-	Note     string           `json:"note"`
+	// Twins are the tuned set against the defaults, the peer and the variants on NVMe-like twins, and the
+	// tuned set for storage = "ebs" against the defaults on gp3-like twins (storage_twins.go).
+	Twins []TwinBench `json:"tuning"`
+	Note  string      `json:"note"`
 	// Maintenance is VACUUM of a measured bloat and draining a logical-decoding backlog on both nodes.
 	Maintenance *MaintenanceBench `json:"maintenance,omitempty"`
 }
@@ -115,72 +97,40 @@ output %[2]q { value = jsonencode(data.pgnvme_tuning.%[1]s.postgres_parameters) 
 	return tf
 }
 
-// storageClustersTF is both clusters; nvmeParams is the NVMe-like cluster's parameters as an HCL expression.
+// storageClustersTF is both clusters; nvmeParams and gp3Params are their parameters as HCL expressions.
 func storageClustersTF(dir string, base int, nvmeParams, gp3Params string) string {
-	return storageTuningTF() + fmt.Sprintf(`
-resource "pgnvme_cluster" "nvme" {
-  name       = "bench-nvme"
-  node_count = 1
-  parameters = %s
-  local {
-    data_dir  = "%s/nvme"
-    port_base = %d
-    limits {
-      memory_mib = %d
-      disk_gib   = %d
-    }
-  }
+	return storageTuningTF() + storageClusterTF("nvme", "bench-nvme", nvmeParams, dir+"/nvme", base, false) +
+		storageClusterTF("gp3", "bench-gp3", gp3Params, dir+"/gp3", base+1, true)
 }
-resource "pgnvme_cluster" "gp3" {
-  name       = "bench-gp3"
-  node_count = 1
-  parameters = %s
-  local {
-    data_dir  = "%s/gp3"
-    port_base = %d
-    limits {
-      memory_mib           = %d
-      disk_gib             = %d
+
+// storageClusterTF is one single-node cluster under the lab's limits, NVMe-like or, with gp3, gp3-like:
+// throttled to gp3's baseline and held by the latency layer.
+func storageClusterTF(resource, name, params, dataDir string, port int, gp3 bool) string {
+	extra := ""
+	if gp3 {
+		extra = fmt.Sprintf(`
       read_iops            = 3000
       write_iops           = 3000
       read_mib_per_second  = 125
       write_mib_per_second = 125
       read_latency_ms      = %g
-      write_latency_ms     = %g
+      write_latency_ms     = %g`, gp3ReadLatencyMS, gp3WriteLatencyMS)
+	}
+	return fmt.Sprintf(`
+resource "pgnvme_cluster" %q {
+  name       = %q
+  node_count = 1
+  parameters = %s
+  local {
+    data_dir  = %q
+    port_base = %d
+    limits {
+      memory_mib = %d
+      disk_gib   = %d%s
     }
   }
 }
-`, nvmeParams, dir, base, storageMemoryMiB, storageDiskGiB, gp3Params, dir, base+1, storageMemoryMiB, storageDiskGiB,
-		gp3ReadLatencyMS, gp3WriteLatencyMS)
-}
-
-func storageRunTF(scale, seconds int) string {
-	return fmt.Sprintf(`
-terraform {
-  required_providers {
-    pgnvme = { source = "pgnvme/pgnvme" }
-  }
-}
-variable "port" { type = number }
-data "pgnvme_pgbench" "talk" {
-  server           = { host = "127.0.0.1", port = var.port }
-  script           = %q
-  scale            = %d
-  clients          = %d
-  threads          = 2
-  protocol         = "prepared"
-  duration_seconds = %d
-}
-output "r" {
-  value = {
-    tps  = data.pgnvme_pgbench.talk.tps
-    p50  = data.pgnvme_pgbench.talk.latency_p50_ms
-    p95  = data.pgnvme_pgbench.talk.latency_p95_ms
-    p99  = data.pgnvme_pgbench.talk.latency_p99_ms
-    wait = data.pgnvme_pgbench.talk.wait_events
-  }
-}
-`, pgbench.TalkScript, scale, storageClients, seconds)
+`, resource, name, params, dataDir, port, storageMemoryMiB, storageDiskGiB, extra)
 }
 
 // benchStorage runs the section with both nodes' disk images where disk says (storageDiskMemory or
@@ -247,7 +197,6 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 		}
 		return env.run(cws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
 	}
-	setParams := func(nvmeParams string) error { return setBoth(nvmeParams, tunedParams) }
 	defer func() {
 		progress("storage under limits: destroying both clusters")
 		if err := env.destroy(cws); err != nil {
@@ -259,7 +208,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 		}
 	}()
 	progress("storage under limits: creating an NVMe-like and a gp3-like node (%d MiB memory each, %d GiB disks)", storageMemoryMiB, storageDiskGiB)
-	if err := setParams(tunedParams); err != nil {
+	if err := setBoth(tunedParams, tunedParams); err != nil {
 		return nil, err
 	}
 	for i, name := range []string{"NVMe-like", "gp3-like"} {
@@ -268,7 +217,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 			return nil, fmt.Errorf("pgbench -i on the %s node: %w", name, err)
 		}
 	}
-	rws, err := env.workspace("storage-run", map[string]string{"main.tf": storageRunTF(scale, seconds)})
+	rws, err := env.workspace("storage-run", map[string]string{"main.tf": storageRunTF(scale, seconds, "r")})
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +227,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 		if err != nil {
 			return r, fmt.Errorf("checkpoints before the run: %w", err)
 		}
-		if err := env.run(rws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false", fmt.Sprintf("-var=port=%d", port)); err != nil {
+		if err := env.run(rws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false", fmt.Sprintf("-var=port_r=%d", port)); err != nil {
 			return r, err
 		}
 		if err := env.outputJSON(rws, "r", &r); err != nil {
@@ -318,113 +267,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 	b.NVMe, b.GP3 = nvme.stats(), gp3.stats()
 	b.TPSRatio, b.P50Ratio, b.P95Ratio, b.P99Ratio = newStat(tpsR), newStat(p50R), newStat(p95R), newStat(p99R)
 
-	// 2. Tuned for the limited machine against PostgreSQL's defaults and the peer's recommendation, on the
-	// NVMe-like node: one run of each per round, the order rotated by one every round so that drift over the
-	// rounds falls on every arm alike; the ratios are within a round.
-	type arm struct {
-		name, params string
-		s            samples
-	}
-	// round runs round i of arms on the node at port (node names it in the log; "" is the NVMe-like node),
-	// the order rotated by one every round, each arm's parameters applied by apply, then a warm-up and a
-	// CHECKPOINT (settle), then the measured run.
-	round := func(i int, node string, port int, arms []*arm, apply func(params string) error) (map[*arm]runResult, error) {
-		on, at := " on the NVMe-like node", ""
-		if node != "" {
-			on, at = " on the "+node+" node", " on the "+node+" node"
-		}
-		prefix := ""
-		if node != "" {
-			prefix = node + " node, "
-		}
-		got := map[*arm]runResult{}
-		var line []string
-		for j := range arms {
-			a := arms[(i+j)%len(arms)]
-			progress("storage under limits: round %d/%d%s, %s parameters (%d s)", i+1, pairs, on, a.name, seconds)
-			if err := apply(a.params); err != nil {
-				return nil, fmt.Errorf("%s%s parameters: %w", prefix, a.name, err)
-			}
-			if err := settle(ctx, port, scale); err != nil {
-				return nil, fmt.Errorf("%s%s parameters: %w", prefix, a.name, err)
-			}
-			r, err := run(port)
-			if err != nil {
-				return nil, err
-			}
-			got[a] = r
-			a.s.add(r)
-			line = append(line, fmt.Sprintf("%s %.0f tps (%.0f checkpoints)", a.name, r.TPS, r.Checkpoints))
-		}
-		progress("storage under limits: round %d/%d%s: %s", i+1, pairs, at, strings.Join(line, ", "))
-		return got, nil
-	}
-	tuned, defaults := &arm{name: "tuned", params: tunedParams}, &arm{name: "defaults", params: "null"}
-	arms := []*arm{tuned, defaults}
-	var peerArm *arm
-	if b.Peer != nil {
-		peerArm = &arm{name: "peer", params: hclMap(b.Peer.Parameters)}
-		arms = append(arms, peerArm)
-	}
-	variantArms := make([]*arm, len(variants))
-	for i, v := range variants {
-		variantArms[i] = &arm{name: v.name(), params: v.params()}
-		arms = append(arms, variantArms[i])
-	}
-	variantOver, variantDef := make([][]float64, len(variants)), make([][]float64, len(variants))
-	var tunedDef, tunedPeer, peerDef []float64
-	for i := 0; i < pairs; i++ {
-		got, err := round(i, "", base, arms, setParams)
-		if err != nil {
-			return nil, err
-		}
-		tunedDef = append(tunedDef, got[tuned].TPS/got[defaults].TPS)
-		if got[tuned].TPS > got[defaults].TPS {
-			b.TunedWins++
-		}
-		if peerArm != nil {
-			tunedPeer, peerDef = append(tunedPeer, got[tuned].TPS/got[peerArm].TPS), append(peerDef, got[peerArm].TPS/got[defaults].TPS)
-			if got[tuned].TPS > got[peerArm].TPS {
-				b.TunedWinsOverPeer++
-			}
-		}
-		for k, a := range variantArms {
-			variantOver[k], variantDef[k] = append(variantOver[k], got[tuned].TPS/got[a].TPS), append(variantDef[k], got[a].TPS/got[defaults].TPS)
-		}
-	}
-	for k, a := range variantArms {
-		v := variants[k]
-		v.Run, v.TunedOver, v.OverDefaults = a.s.stats(), newStat(variantOver[k]), newStat(variantDef[k])
-		for _, r := range variantOver[k] {
-			if r > 1 {
-				v.TunedWins++
-			}
-		}
-		b.Variants = append(b.Variants, v)
-	}
-	b.Tuned, b.Defaults, b.TunedOverDefault = tuned.s.stats(), defaults.s.stats(), newStat(tunedDef)
-	if peerArm != nil {
-		st, tp, pd := peerArm.s.stats(), newStat(tunedPeer), newStat(peerDef)
-		b.PeerRun, b.TunedOverPeer, b.PeerOverDefault = &st, &tp, &pd
-	}
-	// 3. The same question where the disk is the bottleneck: on the gp3-like node, pgnvme_tuning's set for
-	// the same machine with storage = "ebs" against PostgreSQL's defaults, the order alternating.
-	gp3Arms := []*arm{{name: `tuned (storage = "ebs")`, params: gp3TunedParams}, {name: "defaults", params: "null"}}
-	var gp3Ratio []float64
-	for i := 0; i < pairs; i++ {
-		got, err := round(i, "gp3-like", base+1, gp3Arms, func(params string) error { return setBoth(tunedParams, params) })
-		if err != nil {
-			return nil, err
-		}
-		ratio := got[gp3Arms[0]].TPS / got[gp3Arms[1]].TPS
-		gp3Ratio = append(gp3Ratio, ratio)
-		if ratio > 1 {
-			b.GP3TunedWins++
-		}
-	}
-	b.GP3Tuned, b.GP3Defaults, b.GP3TunedOverDefault = gp3Arms[0].s.stats(), gp3Arms[1].s.stats(), newStat(gp3Ratio)
-
-	// 4. The talk's maintenance figures, both nodes tuned and with wal_level = logical (a restart each).
+	// 2. The talk's maintenance figures, both nodes tuned and with wal_level = logical (a restart each).
 	progress("storage under limits: both nodes tuned with wal_level = logical for VACUUM and decoding")
 	if err := setBoth(maintenanceParams(tunedParams), maintenanceParams(tunedParams)); err != nil {
 		return nil, fmt.Errorf("wal_level = logical: %w", err)
@@ -435,38 +278,45 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 	if b.DiskUsedGiB, err = usedGiB(scratch); err != nil {
 		return nil, err
 	}
+	progress("storage under limits: destroying both clusters, for the twins")
+	if err := env.destroy(cws); err != nil {
+		return nil, err
+	}
+
+	// 3. The tuned set against the defaults, the peer's set and the variants, on NVMe-like twins; the
+	// tuned set with storage = "ebs" against the defaults on gp3-like twins, where the disk is the bottleneck.
+	lab := twinLab{env: env, scratch: scratch, scale: scale, seconds: seconds, total: pairs}
+	others := []TwinPair{{Other: "defaults", params: "null"}}
+	if b.Peer != nil {
+		others = append(others, TwinPair{Other: "peer", params: hclMap(b.Peer.Parameters)})
+	}
+	for i := range variants {
+		others = append(others, TwinPair{Other: variants[i].name(), params: variants[i].params(), Variant: &variants[i]})
+	}
+	for _, t := range []struct {
+		gp3           bool
+		tuned, params string
+		others        []TwinPair
+	}{
+		{false, tunedParams, b.TunedParameters, others},
+		{true, gp3TunedParams, b.GP3TunedParameters, []TwinPair{{Other: "defaults", params: "null"}}},
+	} {
+		tb, err := lab.twins(t.gp3, t.tuned, t.others)
+		if err != nil {
+			return nil, err
+		}
+		tb.TunedParameters = t.params
+		b.Twins = append(b.Twins, tb)
+	}
 
 	images := "on this machine's disk (-storage-disk machine): the NVMe-like node is as fast as that disk"
 	if disk == storageDiskMemory {
 		images = "in memory (a tmpfs): the NVMe-like node's I/O costs the loop driver's and XFS's time and no device latency (NVMe's reads take about 0.1 ms), and this machine's disk plays no part"
 	}
 	b.Note = fmt.Sprintf("1 node each, %d MiB memory limit (page cache included), pgbench scale %d (%.1f GiB, %.0fx memory), %d clients, %d s runs; "+
-		"both disk images %s (%.1f GiB used at the end); "+
+		"both disk images %s (%.1f GiB used after VACUUM and decoding); "+
 		"NVMe-like = a loop device, unthrottled; gp3-like = the same, throttled to 3,000 IOPS and 125 MiB/s (cgroup v1 throttles "+
-		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); tuned, defaults and the peer: one run of each per round on the NVMe-like node, the order rotated every round, each run after a %d s warm-up and a CHECKPOINT", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
+		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); the tuning: two more such nodes at a time (twins), one set on each, run at once, each run after a %d s warm-up and a CHECKPOINT", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
 		images, b.DiskUsedGiB, gp3ReadLatencyMS, gp3WriteLatencyMS, storageSettleSeconds)
 	return b, nil
-}
-
-// storageSettleSeconds is the warm-up before each run of the tuned, defaults and peer arms.
-const storageSettleSeconds = 10
-
-// settle brings the node at port to the same state before every arm's run: the talk's workload for
-// storageSettleSeconds (discarded), then a CHECKPOINT. An arm's parameters come by an apply that restarts
-// the server (cold shared_buffers, a shutdown checkpoint just written) or only reloads it (warm, the
-// previous arm's dirty pages and WAL since the last checkpoint); without it the arms would start from
-// whatever the switch left, which varies with the order.
-func settle(ctx context.Context, port, scale int) error {
-	if _, err := talkRun(ctx, port, scale, storageSettleSeconds); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
-	}
-	conn, err := benchConnect(ctx, port)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-		return fmt.Errorf("checkpoint after the warm-up: %w", err)
-	}
-	return nil
 }

@@ -21,21 +21,7 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 	line("p50 gp3-like / NVMe-like, paired", b.P50Ratio, "x", fmt.Sprintf("   talk: %.1fx (36.9 / 4.0 ms)", 36.9/4.0))
 	line("p95 gp3-like / NVMe-like, paired", b.P95Ratio, "x", "")
 	line("p99 gp3-like / NVMe-like, paired", b.P99Ratio, "x", "")
-	peer := "no peer"
 	if b.Peer != nil {
-		peer = fmt.Sprintf("the peer (%s %s) for the same machine", b.Peer.Name, b.Peer.Version)
-	}
-	fmt.Fprintf(w, "  tuned for %d MiB (pgnvme_tuning, nvme) vs PostgreSQL defaults vs %s on the NVMe-like node\n", b.MemoryMiB, peer)
-	side("defaults", b.Defaults)
-	side("tuned", b.Tuned)
-	if b.PeerRun != nil {
-		side("peer", *b.PeerRun)
-	}
-	rounds := len(b.TunedOverDefault.Samples)
-	line("tuned / defaults TPS, paired", b.TunedOverDefault, "x", fmt.Sprintf("   tuned won %d of %d rounds", b.TunedWins, rounds))
-	if b.PeerRun != nil {
-		line("tuned / peer TPS, paired", *b.TunedOverPeer, "x", fmt.Sprintf("   tuned won %d of %d rounds", b.TunedWinsOverPeer, rounds))
-		line("peer / defaults TPS, paired", *b.PeerOverDefault, "x", "")
 		fmt.Fprintf(w, "  peer: %s\n  peer parameters used: %s\n", b.Peer.Command, formatParams(b.Peer.Parameters))
 		for _, k := range slices.Sorted(maps.Keys(b.Peer.Dropped)) {
 			fmt.Fprintf(w, "  peer parameter dropped: %s = %s (%s)\n", k, b.Peer.Recommended[k], b.Peer.Dropped[k])
@@ -43,24 +29,39 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 	} else {
 		fmt.Fprintf(w, "  peer not measured: %s\n", b.PeerMissing)
 	}
-	for _, v := range b.Variants {
-		tunedValue := v.TunedValue
-		if tunedValue == "" {
-			tunedValue = "not set"
-		}
-		side(v.name(), v.Run)
-		line("tuned / "+v.name()+" TPS, paired", v.TunedOver, "x", fmt.Sprintf("   tuned (%s %s) won %d of %d rounds", v.Parameter, tunedValue, v.TunedWins, rounds))
-		line(v.name()+" / defaults TPS, paired", v.OverDefaults, "x", "")
-	}
-	if len(b.GP3TunedOverDefault.Samples) > 0 {
-		fmt.Fprintf(w, "  tuned for %d MiB with storage = \"ebs\" (pgnvme_tuning) vs PostgreSQL defaults on the gp3-like node, where the disk is the bottleneck\n", b.MemoryMiB)
-		side("gp3-like defaults", b.GP3Defaults)
-		side("gp3-like tuned (ebs)", b.GP3Tuned)
-		line("tuned (ebs) / defaults TPS on gp3-like, paired", b.GP3TunedOverDefault, "x",
-			fmt.Sprintf("   tuned won %d of %d rounds", b.GP3TunedWins, len(b.GP3TunedOverDefault.Samples)))
+	for _, t := range b.Twins {
+		t.print(w, b.MemoryMiB, line)
 	}
 	if m := b.Maintenance; m != nil {
 		fmt.Fprintf(w, "  VACUUM of %d%% of the accounts updated (autovacuum off) and a logical-decoding backlog (test_decoding), both nodes tuned, wal_level = logical\n", m.BloatRowsPercent)
 		m.print(line)
+	}
+}
+
+// print writes the twins' lines: each pair's ratio with the rounds tuned won, the other set's TPS beside
+// the tuned set's, and the checkpoints each began in a run.
+func (t TwinBench) print(w *os.File, memoryMiB int, line func(string, Stat, string, string)) {
+	storage := "nvme"
+	if t.Node == "gp3-like" {
+		storage = "ebs"
+	}
+	fmt.Fprintf(w, "  pgnvme_tuning for %d MiB (storage = %q) against other sets on two %s twins at once, %d rounds, the tuned set on each twin in half of them\n",
+		memoryMiB, storage, t.Node, t.Rounds)
+	for _, p := range append([]TwinPair{t.Control}, t.Pairs...) {
+		label, extra := "tuned / "+p.Other+" TPS, at once", fmt.Sprintf("   tuned won %d of %d rounds", p.TunedWins, len(p.TunedOver.Samples))
+		switch {
+		case p.Other == "tuned":
+			label, extra = "tuned / tuned TPS, at once (control)", "   the method's own spread"
+		case p.Variant != nil:
+			label = "tuned / variant TPS, at once"
+			extra += " against " + p.Other
+		case p.Other == "defaults":
+			extra += fmt.Sprintf("; never below the defaults: %s", map[bool]string{true: "yes", false: "NO"}[t.TunedNeverBelowDefaults])
+		}
+		line(label, p.TunedOver, "x", extra)
+		if p.Other != "tuned" {
+			line("  "+p.Other+" TPS", p.Run.TPS, "tps", "   tuned beside it "+p.Tuned.TPS.Format("tps"))
+		}
+		line("  checkpoints begun in a run", p.Run.Checkpoints, "", "   tuned beside it "+p.Tuned.Checkpoints.Format(""))
 	}
 }

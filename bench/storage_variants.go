@@ -8,18 +8,12 @@ import (
 )
 
 // StorageVariant is one arm "the tuned set with Parameter changed": removed (Value empty, PostgreSQL's
-// default applies) or set to Value.
+// default applies) or set to Value; its figures are a TwinPair's.
 type StorageVariant struct {
 	Parameter string `json:"parameter"`
 	// TunedValue is the parameter's value in the tuned set, empty when the set does not hold it.
-	TunedValue string   `json:"tuned_value"`
-	Value      string   `json:"value,omitempty"`
-	Run        RunStats `json:"run"`
-	// TunedOver is tuned TPS over this arm's within each round; TunedWins counts the rounds above 1.
-	TunedOver Stat `json:"tuned_over_variant_ratio"`
-	TunedWins int  `json:"tuned_wins"`
-	// OverDefaults is this arm's TPS over the defaults' within each round.
-	OverDefaults Stat `json:"over_defaults_ratio"`
+	TunedValue string `json:"tuned_value"`
+	Value      string `json:"value,omitempty"`
 }
 
 // name is the arm's name in the bench's lines.
