@@ -217,28 +217,16 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 			return nil, fmt.Errorf("pgbench -i on the %s node: %w", name, err)
 		}
 	}
-	rws, err := env.workspace("storage-run", map[string]string{"main.tf": storageRunTF(scale, seconds, "r")})
+	rws, err := env.workspace("storage-run", map[string]string{"main.tf": storageRunTF(scale, seconds, 1)})
 	if err != nil {
 		return nil, err
 	}
 	run := func(port int) (runResult, error) {
-		var r runResult
-		before, err := checkpointsBegun(ctx, port)
+		got, err := talkRunsAt(env, rws, port)
 		if err != nil {
-			return r, fmt.Errorf("checkpoints before the run: %w", err)
+			return runResult{}, err
 		}
-		if err := env.run(rws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false", fmt.Sprintf("-var=port_r=%d", port)); err != nil {
-			return r, err
-		}
-		if err := env.outputJSON(rws, "r", &r); err != nil {
-			return r, err
-		}
-		after, err := checkpointsBegun(ctx, port)
-		if err != nil {
-			return r, fmt.Errorf("checkpoints after the run: %w", err)
-		}
-		r.Checkpoints = after - before
-		return r, nil
+		return got[0], nil
 	}
 
 	// 1. NVMe-like against gp3-like, paired, the order alternating.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
 )
 
 // RunStats are one side of a paired comparison.
@@ -53,4 +56,69 @@ func checkpointsBegun(ctx context.Context, port int) (float64, error) {
 	var n int64
 	err = conn.QueryRow(ctx, "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter").Scan(&n)
 	return float64(n), err
+}
+
+// storageRunTF is the talk's pgbench run on servers servers at once, the i-th at var.port_<x> with its
+// result in output <x>, x = a, b, ...: Terraform reads the data sources concurrently.
+func storageRunTF(scale, seconds, servers int) string {
+	tf := `
+terraform {
+  required_providers {
+    pgnvme = { source = "pgnvme/pgnvme" }
+  }
+}
+`
+	for i := range servers {
+		tf += fmt.Sprintf(`
+variable "port_%[1]c" { type = number }
+data "pgnvme_pgbench" "%[1]c" {
+  server           = { host = "127.0.0.1", port = var.port_%[1]c }
+  script           = %[2]q
+  scale            = %[3]d
+  clients          = %[4]d
+  threads          = 2
+  protocol         = "prepared"
+  duration_seconds = %[5]d
+}
+output "%[1]c" {
+  value = {
+    tps  = data.pgnvme_pgbench.%[1]c.tps
+    p50  = data.pgnvme_pgbench.%[1]c.latency_p50_ms
+    p95  = data.pgnvme_pgbench.%[1]c.latency_p95_ms
+    p99  = data.pgnvme_pgbench.%[1]c.latency_p99_ms
+    wait = data.pgnvme_pgbench.%[1]c.wait_events
+  }
+}
+`, 'a'+i, pgbench.TalkScript, scale, storageClients, seconds)
+	}
+	return tf
+}
+
+// talkRunsAt runs the workspace rws (storageRunTF for len(ports) servers) against ports, all at once, and
+// counts the checkpoints each server began during its run.
+func talkRunsAt(env *terraformEnv, rws string, ports ...int) ([]runResult, error) {
+	got := make([]runResult, len(ports))
+	before := make([]float64, len(ports))
+	args := []string{"apply", "-auto-approve", "-input=false", "-no-color", "-lock=false"}
+	for i, port := range ports {
+		var err error
+		if before[i], err = checkpointsBegun(env.ctx, port); err != nil {
+			return nil, fmt.Errorf("checkpoints before the run: %w", err)
+		}
+		args = append(args, fmt.Sprintf("-var=port_%c=%d", 'a'+i, port))
+	}
+	if err := env.run(rws, args...); err != nil {
+		return nil, err
+	}
+	for i, port := range ports {
+		if err := env.outputJSON(rws, string(rune('a'+i)), &got[i]); err != nil {
+			return nil, err
+		}
+		after, err := checkpointsBegun(env.ctx, port)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoints after the run: %w", err)
+		}
+		got[i].Checkpoints = after - before[i]
+	}
+	return got, nil
 }

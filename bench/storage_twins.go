@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgbench"
 )
 
 // TwinBench is pgnvme_tuning's set for the lab's limited machine against other sets on two identical
@@ -65,42 +65,6 @@ func storageTwinsTF(dir string, base int, gp3 bool, a, b string) string {
 		storageClusterTF("twin_b", "bench-twin-b-"+kind, b, dir+"/twin-b-"+kind, base+1, gp3)
 }
 
-// storageRunTF is the talk's pgbench run on the server at var.port_<name>, output <name>, for each of names:
-// with two, Terraform reads both data sources at once (the twins).
-func storageRunTF(scale, seconds int, names ...string) string {
-	tf := `
-terraform {
-  required_providers {
-    pgnvme = { source = "pgnvme/pgnvme" }
-  }
-}
-`
-	for _, t := range names {
-		tf += fmt.Sprintf(`
-variable "port_%[1]s" { type = number }
-data "pgnvme_pgbench" %[1]q {
-  server           = { host = "127.0.0.1", port = var.port_%[1]s }
-  script           = %[2]q
-  scale            = %[3]d
-  clients          = %[4]d
-  threads          = 2
-  protocol         = "prepared"
-  duration_seconds = %[5]d
-}
-output %[1]q {
-  value = {
-    tps  = data.pgnvme_pgbench.%[1]s.tps
-    p50  = data.pgnvme_pgbench.%[1]s.latency_p50_ms
-    p95  = data.pgnvme_pgbench.%[1]s.latency_p95_ms
-    p99  = data.pgnvme_pgbench.%[1]s.latency_p99_ms
-    wait = data.pgnvme_pgbench.%[1]s.wait_events
-  }
-}
-`, t, pgbench.TalkScript, scale, storageClients, seconds)
-	}
-	return tf
-}
-
 // twinRounds is the number of rounds for runs (the section's pairs): even, so that each twin runs the
 // tuned set in half of them.
 func twinRounds(runs int) int {
@@ -145,46 +109,25 @@ func (l twinLab) twins(gp3 bool, tuned string, others []TwinPair) (tb TwinBench,
 	}
 	ports := [2]int{base, base + 1}
 	log("pgbench -i -s %d on both at once", l.scale)
-	if err := both(ports, func(port int) error { return pgbenchInit(ctx, port, l.scale) }); err != nil {
+	var g errgroup.Group
+	for _, port := range ports {
+		g.Go(func() error { return pgbenchInit(ctx, port, l.scale) })
+	}
+	if err := g.Wait(); err != nil {
 		return tb, fmt.Errorf("pgbench -i on the %s twins: %w", tb.Node, err)
 	}
-	rws, err := env.workspace("storage-twin-run", map[string]string{"main.tf": storageRunTF(l.scale, l.seconds, "a", "b")})
+	rws, err := env.workspace("storage-twin-run", map[string]string{"main.tf": storageRunTF(l.scale, l.seconds, 2)})
 	if err != nil {
 		return tb, err
 	}
-	// run runs the talk's workload on both twins at once and counts the checkpoints each began.
-	run := func() ([2]runResult, error) {
-		var got [2]runResult
-		var before [2]float64
-		for i, port := range ports {
-			var err error
-			if before[i], err = checkpointsBegun(ctx, port); err != nil {
-				return got, fmt.Errorf("checkpoints before the run: %w", err)
-			}
-		}
-		if err := env.run(rws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false",
-			fmt.Sprintf("-var=port_a=%d", ports[0]), fmt.Sprintf("-var=port_b=%d", ports[1])); err != nil {
-			return got, err
-		}
-		for i, port := range ports {
-			if err := env.outputJSON(rws, []string{"a", "b"}[i], &got[i]); err != nil {
-				return got, err
-			}
-			after, err := checkpointsBegun(ctx, port)
-			if err != nil {
-				return got, fmt.Errorf("checkpoints after the run: %w", err)
-			}
-			got[i].Checkpoints = after - before[i]
-		}
-		return got, nil
-	}
-	tb.Control = TwinPair{Other: "tuned", params: tuned}
-	pairs := append([]*TwinPair{&tb.Control}, pointers(others)...)
+	// pairs[0] is the control: the tuned set against itself.
+	pairs := append([]TwinPair{{Other: "tuned", params: tuned}}, others...)
 	tunedS, otherS := make([]samples, len(pairs)), make([]samples, len(pairs))
 	ratios := make([][]float64, len(pairs))
 	for i := 0; i < tb.Rounds; i++ {
 		var line []string
-		for k, p := range pairs {
+		for k := range pairs {
+			p := &pairs[k]
 			// The tuned set on twin a in even rounds, on twin b in odd ones.
 			t := i % 2
 			params := [2]string{tuned, p.params}
@@ -195,10 +138,14 @@ func (l twinLab) twins(gp3 bool, tuned string, others []TwinPair) (tb TwinBench,
 			if err := set(params[0], params[1]); err != nil {
 				return tb, fmt.Errorf("tuned vs %s: %w", p.Other, err)
 			}
-			if err := both(ports, func(port int) error { return settle(ctx, port, l.scale) }); err != nil {
+			var g errgroup.Group
+			for _, port := range ports {
+				g.Go(func() error { return settle(ctx, port, l.scale) })
+			}
+			if err := g.Wait(); err != nil {
 				return tb, fmt.Errorf("tuned vs %s: %w", p.Other, err)
 			}
-			got, err := run()
+			got, err := talkRunsAt(env, rws, ports[0], ports[1])
 			if err != nil {
 				return tb, fmt.Errorf("tuned vs %s: %w", p.Other, err)
 			}
@@ -213,41 +160,12 @@ func (l twinLab) twins(gp3 bool, tuned string, others []TwinPair) (tb TwinBench,
 		}
 		log("round %d/%d: %s", i+1, tb.Rounds, strings.Join(line, ", "))
 	}
-	for k, p := range pairs {
-		p.Tuned, p.Run, p.TunedOver = tunedS[k].stats(), otherS[k].stats(), newStat(ratios[k])
+	for k := range pairs {
+		pairs[k].Tuned, pairs[k].Run, pairs[k].TunedOver = tunedS[k].stats(), otherS[k].stats(), newStat(ratios[k])
 	}
-	tb.Pairs = others
-	tb.TunedNeverBelowDefaults = len(others) > 0 && others[0].Other == "defaults" && others[0].TunedOver.Min >= 1
+	tb.Control, tb.Pairs = pairs[0], pairs[1:]
+	tb.TunedNeverBelowDefaults = len(tb.Pairs) > 0 && tb.Pairs[0].Other == "defaults" && tb.Pairs[0].TunedOver.Min >= 1
 	return tb, nil
-}
-
-// pointers is a pointer to each element of ps, in order.
-func pointers[T any](ps []T) []*T {
-	out := make([]*T, len(ps))
-	for i := range ps {
-		out[i] = &ps[i]
-	}
-	return out
-}
-
-// both runs f for both ports at once and returns the first error.
-func both(ports [2]int, f func(port int) error) error {
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i, port := range ports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f(port)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // settle brings the node at port to the same state before every run: the talk's workload for
