@@ -593,7 +593,7 @@ resource "pgnvme_cluster" "demo" {
 					statecheck.ExpectKnownValue(clusterAddr, tfjsonpath.New("synchronous_standby_names"), knownvalue.StringExact(`ANY 1 ("node-2", "node-3", "node-4")`)),
 				},
 				Check: func(*terraform.State) error {
-					if got := psqlAt(t, base, "SELECT string_agg(application_name || '|' || sync_state, ',' ORDER BY 1) FROM pg_stat_replication"); got != "node-2|quorum,node-3|quorum,node-4|quorum" {
+					if got := psqlAt(t, base, "SELECT string_agg(application_name || '|' || sync_state, ',' ORDER BY application_name) FROM pg_stat_replication"); got != "node-2|quorum,node-3|quorum,node-4|quorum" {
 						return fmt.Errorf("after scaling up: %s", got)
 					}
 					return nil
@@ -602,7 +602,7 @@ resource "pgnvme_cluster" "demo" {
 			{
 				Config: cfg(3),
 				Check: func(*terraform.State) error {
-					if got := psqlAt(t, base, "SELECT string_agg(application_name, ',' ORDER BY 1) FROM pg_stat_replication"); got != "node-2,node-3" {
+					if got := psqlAt(t, base, "SELECT string_agg(application_name, ',' ORDER BY application_name) FROM pg_stat_replication"); got != "node-2,node-3" {
 						return fmt.Errorf("after scaling down the standbys are %s, want node-2,node-3", got)
 					}
 					if _, err := os.Stat(filepath.Join(dir, "node-4")); err == nil {
