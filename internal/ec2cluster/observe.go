@@ -25,8 +25,8 @@ import (
 // observation is the cluster as AWS and Patroni show it.
 type observation struct {
 	enis map[string]ENI // by node
-	// instances are the live instance of each node (the newest when there are several); lost are the
-	// nodes whose instance is gone, stopped or stopping (their instance store is wiped), with why.
+	// instances are each node's newest instance when it runs (or is starting); lost are the nodes whose
+	// newest instance is gone, stopped, stopping or shutting down (their instance store is wiped), with why.
 	instances map[string]Instance
 	lost      map[string]string
 	// others are instances of the cluster no node owns now, or older duplicates.
@@ -54,22 +54,26 @@ func (se *session) observe(ctx context.Context) (observation, error) {
 	if err != nil {
 		return o, fmt.Errorf("listing the cluster's instances: %w", err)
 	}
-	slices.SortFunc(insts, func(a, b Instance) int { return b.LaunchTime.Compare(a.LaunchTime) }) // newest first
+	// A node's newest instance is its machine. Once that one is stopping, stopped, shutting down or
+	// terminated the node is lost, whatever older instance of it EC2 still lists: EC2 launches no instance
+	// on an interface another one holds, so an older instance that runs beside a newer one holds no node
+	// (moto launches again for a repeated client token, and its Patroni never answers). Such strays are
+	// others, which a replacement of the node terminates.
+	slices.SortStableFunc(insts, func(a, b Instance) int { return b.LaunchTime.Compare(a.LaunchTime) }) // newest first
+	decided := map[string]bool{}
 	for _, in := range insts {
 		node := in.Tags[awsspec.TagNode]
-		if _, ok := o.instances[node]; ok || !slices.ContainsFunc(se.s.Nodes, func(n cluster.Node) bool { return n.Name == node }) {
+		if decided[node] || !slices.ContainsFunc(se.s.Nodes, func(n cluster.Node) bool { return n.Name == node }) {
 			o.others = append(o.others, in)
 			continue
 		}
+		decided[node] = true
 		if slices.Contains(lostStates, in.State) {
-			if _, seen := o.lost[node]; !seen {
-				o.lost[node] = fmt.Sprintf("its instance %s is %s, and its instance store with it", in.ID, in.State)
-			}
+			o.lost[node] = fmt.Sprintf("its instance %s is %s, and its instance store with it", in.ID, in.State)
 			o.others = append(o.others, in)
 			continue
 		}
 		o.instances[node] = in
-		delete(o.lost, node)
 	}
 	for _, n := range se.s.Nodes {
 		if _, ok := o.instances[n.Name]; !ok {
