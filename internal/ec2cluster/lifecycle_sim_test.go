@@ -105,8 +105,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 		}
 	}
 	w := e.startWriter(st.ConnectionURI, passwords[0])
-	e.terminate(st.AWS.InstanceIDs[standby])
-	e.waitEvent("terminated", standby)
+	e.terminateAll(st.AWS.InstanceIDs[standby])
 	_, _, secs = e.planIsApply("a standby lost", []string{"replace " + standby}, false)
 	st2 := e.state()
 	if st2.AWS.InstanceIDs[standby] == st.AWS.InstanceIDs[standby] || st2.AWS.NetworkInterfaces[standby] != st.AWS.NetworkInterfaces[standby] {
@@ -222,18 +221,18 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	})
 	mark = time.Now()
 	var survivor, survivorHost string
-	var lostNodes []string
+	var lostNodes, lostIDs []string
 	for _, n := range final.Nodes {
 		if n.Role == "primary" || (n.Role == "standby" && survivor != "") {
-			e.terminate(final.AWS.InstanceIDs[n.Name])
-			lostNodes = append(lostNodes, n.Name)
+			lostNodes, lostIDs = append(lostNodes, n.Name), append(lostIDs, final.AWS.InstanceIDs[n.Name])
 		} else {
 			survivor, survivorHost = n.Name, n.Host
 		}
 	}
-	for _, n := range lostNodes {
-		e.waitEvent("terminated", n)
-	}
+	// Both at once, and the plan only once the simulator has killed both nodes: the events of this test's
+	// earlier replacements and roll do not count, or the plan would read the survivor while the old primary
+	// still streams to it.
+	e.terminateAll(lostIDs...)
 	acked := w.halt()
 	plan, out, _ := e.planIsApply("the primary and a standby lost", []string{"stop"}, true)
 	t.Logf("the primary and a standby lost under a writer (%d commits acknowledged), the plan:\n%s", len(acked), plan)
@@ -321,13 +320,11 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	// launched at once, the one that takes etcd's initialize key restored from the newest base backup to
 	// the end of the archive, the others copied from it. The rows archived before the losses are there,
 	// and the restored cluster archives on the next timeline.
-	mark = time.Now()
+	var all []string
 	for _, n := range final.Nodes {
-		e.terminate(final.AWS.InstanceIDs[n.Name])
+		all = append(all, final.AWS.InstanceIDs[n.Name])
 	}
-	for _, n := range final.Nodes {
-		e.waitEventAfter("terminated", n.Name, mark)
-	}
+	e.terminateAll(all...)
 	var names []string
 	for _, n := range final.Nodes {
 		names = append(names, n.Name)
@@ -388,12 +385,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	for _, n := range restored.Nodes {
 		ids = append(ids, restored.AWS.InstanceIDs[n.Name])
 	}
-	if _, err := e.ec2.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: ids}); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range restored.Nodes {
-		e.waitEvent("stopped", n.Name)
-	}
+	e.stopAll(ids...)
 	_, _, secs = e.planIsApply("every node stopped", []string{"restore the cluster from its archive onto " + strings.Join(names, ", ")}, false)
 	again := e.state()
 	e.waitSettled(again)
@@ -756,25 +748,61 @@ func (e *simEnv) etcdMembers(host string) []string {
 	return members
 }
 
-// waitEvent waits until the bridge reports kind for node.
-func (e *simEnv) waitEvent(kind, node string) {
+// terminateAll terminates the instances and returns once EC2 and the simulator agree that each is gone:
+// EC2 reports it terminated (or no longer knows it), and the bridge removed its node after the call.
+func (e *simEnv) terminateAll(ids ...string) {
 	e.t.Helper()
-	e.waitEventAfter(kind, node, time.Time{})
+	since := time.Now()
+	if _, err := e.ec2.TerminateInstances(context.Background(), &ec2.TerminateInstancesInput{InstanceIds: ids}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitAgreed(ids, since, nodesim.EventTerminated, func(state string) bool { return state == "" || state == string(ec2types.InstanceStateNameTerminated) })
 }
 
-// waitEventAfter waits until the bridge reports kind for node after since.
-func (e *simEnv) waitEventAfter(kind, node string, since time.Time) {
+// stopAll stops the instances and returns once EC2 and the simulator agree that each is stopped: EC2
+// reports it stopped, and the bridge killed its node and wiped its disks after the call.
+func (e *simEnv) stopAll(ids ...string) {
 	e.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		for _, ev := range e.bridge.Events() {
-			if ev.Kind == kind && ev.Node == node && !ev.Time.Before(since) {
-				return
+	since := time.Now()
+	if _, err := e.ec2.StopInstances(context.Background(), &ec2.StopInstancesInput{InstanceIds: ids}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitAgreed(ids, since, nodesim.EventStopped, func(state string) bool { return state == string(ec2types.InstanceStateNameStopped) })
+}
+
+// waitAgreed waits until, for each of ids, EC2 reports a state done accepts ("" when it does not describe
+// the instance) and the bridge logged event for that instance at or after since. Neither alone will do: the
+// plan that follows reads EC2, and the nodes are the simulator's; an event for the same node from before
+// since (an earlier replacement's, say) says nothing about this instance.
+func (e *simEnv) waitAgreed(ids []string, since time.Time, event string, done func(state string) bool) {
+	e.t.Helper()
+	acctest.WaitFor(e.t, time.Minute, fmt.Sprintf("EC2 and the simulator to agree that %s are %s", strings.Join(ids, ", "), event), func() (bool, string) {
+		out, err := e.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
+		if err != nil {
+			return false, err.Error()
+		}
+		states := map[string]string{}
+		for _, r := range out.Reservations {
+			for _, in := range r.Instances {
+				if in.State != nil {
+					states[aws.ToString(in.InstanceId)] = string(in.State.Name)
+				}
 			}
 		}
-		time.Sleep(200 * time.Millisecond) //nolint:forbidigo // polling the bridge's log in a test
-	}
-	e.t.Fatalf("no %s event for %s:\n%s", kind, node, e.logs())
+		events := e.bridge.Events()
+		var waiting []string
+		for _, id := range ids {
+			if !done(states[id]) {
+				waiting = append(waiting, fmt.Sprintf("EC2 reports %s %q", id, states[id]))
+			}
+			if !slices.ContainsFunc(events, func(ev nodesim.BridgeEvent) bool {
+				return ev.InstanceID == id && ev.Kind == event && !ev.Time.Before(since)
+			}) {
+				waiting = append(waiting, fmt.Sprintf("the simulator has no %s event for %s", event, id))
+			}
+		}
+		return len(waiting) == 0, strings.Join(waiting, "; ")
+	})
 }
 
 // checkRoll proves the roll's order from the bridge's events since mark: every node replaced once, the
