@@ -106,14 +106,17 @@ func (o observation) trustedView() (bool, string) {
 	return false, "Patroni's view was not read"
 }
 
-// liveMachine reports whether node has an instance that runs (or is starting), in or out of the spec.
+// liveMachine reports whether node's machine runs (or is starting), in or out of the spec: its newest
+// instance, as observe decides for the spec's nodes (an older one that runs is a stray, not its machine).
 func (o observation) liveMachine(node string) bool {
 	if _, ok := o.instances[node]; ok {
 		return true
 	}
-	return slices.ContainsFunc(o.others, func(in Instance) bool {
-		return in.Tags[awsspec.TagNode] == node && !slices.Contains(lostStates, in.State)
-	})
+	if _, inSpec := o.lost[node]; inSpec {
+		return false
+	}
+	i := slices.IndexFunc(o.others, func(in Instance) bool { return in.Tags[awsspec.TagNode] == node }) // newest first
+	return i >= 0 && !slices.Contains(lostStates, o.others[i].State)
 }
 
 // engine is the cluster as the decision engine sees it: engineMembers, with what only the live nodes'

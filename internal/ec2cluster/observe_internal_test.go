@@ -154,3 +154,34 @@ func TestPlatform_everyInstanceStopping(t *testing.T) {
 		})
 	}
 }
+
+// The leader's instance stopping while the survivors' Patroni still names it the leader (until its key
+// expires): the view is stale and trusted for nothing, the plan waits for Patroni to elect another leader
+// and then replaces node-1. An older instance of node-1 that EC2 still lists running changes nothing.
+func TestPlatform_leaderStopping(t *testing.T) {
+	for _, stray := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stray %v", stray), func(t *testing.T) {
+			f := &fakeCloud{}
+			prior := existing(f, map[string]string{"node-1": "stopping"})
+			if stray {
+				old := f.instances[0]
+				old.ID, old.State, old.LaunchTime = "i-9", "running", old.LaunchTime.Add(-time.Minute)
+				f.instances = append(f.instances, old)
+			}
+			p := fakePlatform(t, f, nil)
+			asked := askedAPIs(t, p, clusterView())
+			launchedCurrent(t, p, f, fakeSpec(true))
+			plan, err := p.Plan(context.Background(), fakeSpec(true), cluster.Prior{Members: prior})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := "1. wait for a leader: no member is known to lead now (the view of the cluster from 10.9.0.11 names node-1 the leader, but node-1's machine is lost: the view is stale)"
+			if !strings.HasPrefix(plan.Actions, wait) || !strings.Contains(plan.Actions, "replace node-1: its instance i-1 is stopping") {
+				t.Errorf("plan actions:\n%s\nwant: %s ..., then node-1 replaced", plan.Actions, wait)
+			}
+			if got := asked(); slices.Contains(got, "10.9.0.10") {
+				t.Errorf("the observation asked node-1's REST API (%v); its machine is stopping", got)
+			}
+		})
+	}
+}
