@@ -310,7 +310,7 @@ func TestAccArchiveBucket_replica(t *testing.T) {
 	replicaKey := createKMSKey(t, moto.URL, "eu-west-1")
 	config := archiveConfig(moto, fmt.Sprintf(`
   bucket_prefix = "tf-acc-wal-"
-  replica = {
+  replica {
     region        = "eu-west-1"
     bucket        = "tf-acc-wal-replica"
     kms_key_arn   = %q
@@ -357,7 +357,7 @@ func TestAccArchiveBucket_deleteMarkersNotKept(t *testing.T) {
 	replica := func(extra string) string {
 		return archiveConfig(moto, `
   bucket = "`+bucket+`"
-  replica = {
+  replica {
     region = "eu-west-1"
     bucket = "tf-acc-wal-markers-replica"
 `+extra+`  }
@@ -557,7 +557,7 @@ func TestAccArchiveBucket_objectLock(t *testing.T) {
 				Config: archiveConfig(moto, `
   bucket        = "tf-acc-wal-lock"
   force_destroy = true
-  object_lock = {
+  object_lock {
     mode = "GOVERNANCE"
     days = 7
   }
@@ -589,7 +589,7 @@ func TestAccArchiveBucket_objectLockCompliance(t *testing.T) {
   bucket                  = "`+bucket+`"
   force_destroy           = true
   deny_insecure_transport = false
-  object_lock = {
+  object_lock {
     mode = "COMPLIANCE"
     days = 1
   }
@@ -645,12 +645,33 @@ func TestAccArchiveBucket_badInputs(t *testing.T) {
 		{"unknown compression", bucket("bucket = \"tf-acc-a\"\ncompression = \"gzip\""), `(?s)compression.*value must be one of`},
 		{"lifecycle days zero", bucket("bucket = \"tf-acc-a\"\nnoncurrent_version_expiration_days = 0"), `(?s)noncurrent_version_expiration_days.*at least 1`},
 		{"abort days zero", bucket("bucket = \"tf-acc-a\"\nabort_incomplete_multipart_upload_days = 0"), `(?s)abort_incomplete_multipart_upload_days.*at least 1`},
-		{"object lock days zero", bucket("bucket = \"tf-acc-a\"\nobject_lock = {\n mode = \"GOVERNANCE\"\n days = 0\n}"), `(?s)object_lock.days.*between 1 and 36500`},
-		{"object lock unknown mode", bucket("bucket = \"tf-acc-a\"\nobject_lock = {\n mode = \"LEGAL\"\n days = 1\n}"), `(?s)object_lock.mode.*value must be one of`},
-		{"replica in the same region", bucket("bucket = \"tf-acc-a\"\nreplica = {\n region = \"us-east-1\"\n bucket = \"tf-acc-b\"\n}"), `(?s)Invalid Archive Bucket.*region`},
-		{"replica bucket invalid", bucket("bucket = \"tf-acc-a\"\nreplica = {\n region = \"eu-west-1\"\n bucket = \"B\"\n}"), `(?s)Invalid Bucket Name`},
-		{"replica storage class", bucket("bucket = \"tf-acc-a\"\nreplica = {\n region = \"eu-west-1\"\n bucket = \"tf-acc-b\"\n storage_class = \"COLD\"\n}"), `(?s)Invalid Storage Class`},
+		{"object lock days zero", bucket("bucket = \"tf-acc-a\"\nobject_lock {\n mode = \"GOVERNANCE\"\n days = 0\n}"), `(?s)object_lock.days.*between 1 and 36500`},
+		{"object lock unknown mode", bucket("bucket = \"tf-acc-a\"\nobject_lock {\n mode = \"LEGAL\"\n days = 1\n}"), `(?s)object_lock.mode.*value must be one of`},
+		{"replica in the same region", bucket("bucket = \"tf-acc-a\"\nreplica {\n region = \"us-east-1\"\n bucket = \"tf-acc-b\"\n}"), `(?s)Invalid Archive Bucket.*region`},
+		{"replica bucket invalid", bucket("bucket = \"tf-acc-a\"\nreplica {\n region = \"eu-west-1\"\n bucket = \"B\"\n}"), `(?s)Invalid Bucket Name`},
+		{"replica storage class", bucket("bucket = \"tf-acc-a\"\nreplica {\n region = \"eu-west-1\"\n bucket = \"tf-acc-b\"\n storage_class = \"COLD\"\n}"), `(?s)Invalid Storage Class`},
 		{"kms key in another region", bucket("bucket = \"tf-acc-a\"\nkms_key_arn = \"arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab\""), `(?s)Invalid Archive Bucket.*region`},
+	})
+}
+
+// A misspelt or unknown argument in object_lock or replica is an error at validate that names it. They are
+// blocks: Terraform drops an unknown key of a nested attribute's object before the provider sees it
+// (hashicorp/terraform#33570), so `replica = { storage_clas = "GLACIER" }` planned a STANDARD replica. The
+// nested-attribute syntax of before is refused with a pointer to the block.
+func TestArchiveBucket_unknownArgumentInBlock(t *testing.T) {
+	bucket := func(body string) string {
+		return "provider \"pgnvme\" {\n  region = \"us-east-1\"\n}\nresource \"pgnvme_archive_bucket\" \"x\" {\n  bucket = \"tf-acc-typo\"\n" + body + "\n}\n"
+	}
+	notExpected := func(name string) string {
+		return `(?s)Unsupported argument.*An argument named "` + name + `" is not expected here`
+	}
+	runBadInputs(t, []badInput{
+		{"object_lock", bucket("  object_lock {\n    mode = \"GOVERNANCE\"\n    dayz = 7\n  }"), notExpected("dayz")},
+		{"replica", bucket("  replica {\n    region       = \"eu-west-1\"\n    bucket       = \"tf-acc-typo-replica\"\n    storage_clas = \"GLACIER\"\n  }"), notExpected("storage_clas")},
+		{"replica as an attribute", bucket("  replica = {\n    region = \"eu-west-1\"\n    bucket = \"tf-acc-typo-replica\"\n  }"),
+			`(?s)Unsupported argument.*An argument named "replica" is not expected here.*block of type "replica"`},
+		{"object_lock without days", bucket("  object_lock {\n    mode = \"GOVERNANCE\"\n  }"), `(?s)Missing Required Argument.*"days" is required in the object_lock block`},
+		{"replica without bucket", bucket("  replica {\n    region = \"eu-west-1\"\n  }"), `(?s)Missing Required Argument.*"bucket" is required in the replica block`},
 	})
 }
 

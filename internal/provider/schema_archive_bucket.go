@@ -116,68 +116,6 @@ func (r *archiveBucketResource) Schema(_ context.Context, _ resource.SchemaReque
 				MarkdownDescription: fmt.Sprintf("Days after which unfinished multipart uploads are aborted. Defaults to `%d`; at least 1.", archive.DefaultAbortIncompleteMultipartUploadDays),
 				Validators:          []validator.Int64{int64validator.AtLeast(1)},
 			},
-			"object_lock": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Object Lock default retention: every object version is protected for `days` " +
-					"after it is written. Only possible when the bucket is created, so changing it replaces the bucket.",
-				Attributes: map[string]schema.Attribute{
-					"mode": schema.StringAttribute{
-						Required: true,
-						MarkdownDescription: "`GOVERNANCE` (users with `s3:BypassGovernanceRetention` may delete early) or " +
-							"`COMPLIANCE` (nobody may, not even the root user, until retention ends).",
-						Validators: []validator.String{stringvalidator.OneOf(archive.LockGovernance, archive.LockCompliance)},
-					},
-					"days": schema.Int64Attribute{
-						Required:            true,
-						MarkdownDescription: "Retention in days, 1 to 36500. Keep it no longer than WAL-G's retention or `delete` will fail.",
-						Validators:          []validator.Int64{int64validator.Between(1, 36500)},
-					},
-				},
-				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-			},
-			"replica": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "A second bucket in another region, with the same guards, that receives every object " +
-					"and delete marker through S3 replication (a role `pgnvme-replication-...` is created for it). Nodes " +
-					"never write it. The provider creates the bucket when it does not exist.",
-				Attributes: map[string]schema.Attribute{
-					"region": schema.StringAttribute{
-						Required:            true,
-						MarkdownDescription: "Region of the replica; must differ from the archive's.",
-						Validators:          []validator.String{regionName()},
-					},
-					"bucket": schema.StringAttribute{
-						Required:            true,
-						MarkdownDescription: "Name of the replica bucket.",
-						Validators:          []validator.String{archiveCheck{archive.ValidateBucketName, "Invalid Bucket Name", "must be a valid S3 bucket name"}},
-					},
-					"kms_key_arn": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "KMS key ARN in the replica's region for its encryption. Unset: AES256.",
-						Validators:          []validator.String{kmsARN},
-					},
-					"storage_class": schema.StringAttribute{
-						Optional: true,
-						Computed: true,
-						Default:  stringdefault.StaticString("STANDARD"),
-						MarkdownDescription: "Storage class of replicated objects: `STANDARD` (default), `STANDARD_IA`, " +
-							"`ONEZONE_IA`, `INTELLIGENT_TIERING`, `GLACIER_IR`, `GLACIER`, `DEEP_ARCHIVE` (the last two make a " +
-							"restore from the replica take hours).",
-						Validators: []validator.String{archiveCheck{archive.ValidateStorageClass, "Invalid Storage Class", "must be an S3 storage class"}},
-					},
-					"replicate_delete_markers": schema.BoolAttribute{
-						Optional: true,
-						Computed: true,
-						Default:  booldefault.StaticBool(true),
-						MarkdownDescription: "Replicate delete markers, so what WAL-G's retention deletes from the archive " +
-							"also expires from the replica (after `noncurrent_version_expiration_days`). `false` keeps every " +
-							"object the archive ever held current in the replica: protection against deletes at the source, " +
-							"paid for in storage. Defaults to `true`. An S3 endpoint that does not keep delete-marker " +
-							"replication (moto, some emulators and proxies) fails the apply with \"Archive Guard Not Held\": set " +
-							"`false` there.",
-					},
-				},
-			},
 			"compression": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
@@ -245,6 +183,71 @@ func (r *archiveBucketResource) Schema(_ context.Context, _ resource.SchemaReque
 					"`object_ownership`, `encryption`, `bucket_policy`, `lifecycle` (and `replication`, `replica` with a " +
 					"replica). `ok`, or what is live instead. A change made outside Terraform shows here in the next " +
 					"plan, and the apply restores the setting.",
+			},
+		},
+		// Blocks, not nested attributes: Terraform drops an unknown key of a nested attribute's object before
+		// the provider sees it (hashicorp/terraform#33570), so a misspelt argument would be ignored; in a block
+		// it is an error at validate.
+		Blocks: map[string]schema.Block{
+			"object_lock": schema.SingleNestedBlock{
+				MarkdownDescription: "Object Lock default retention: every object version is protected for `days` " +
+					"after it is written. Only possible when the bucket is created, so changing it replaces the bucket.",
+				Attributes: map[string]schema.Attribute{
+					"mode": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "`GOVERNANCE` (users with `s3:BypassGovernanceRetention` may delete early) or " +
+							"`COMPLIANCE` (nobody may, not even the root user, until retention ends). Required in the block.",
+						Validators: []validator.String{requiredInBlock(), stringvalidator.OneOf(archive.LockGovernance, archive.LockCompliance)},
+					},
+					"days": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Retention in days, 1 to 36500. Keep it no longer than WAL-G's retention or `delete` will fail. Required in the block.",
+						Validators:          []validator.Int64{requiredInBlock(), int64validator.Between(1, 36500)},
+					},
+				},
+				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+			},
+			"replica": schema.SingleNestedBlock{
+				MarkdownDescription: "A second bucket in another region, with the same guards, that receives every object " +
+					"and delete marker through S3 replication (a role `pgnvme-replication-...` is created for it). Nodes " +
+					"never write it. The provider creates the bucket when it does not exist.",
+				Attributes: map[string]schema.Attribute{
+					"region": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Region of the replica; must differ from the archive's. Required in the block.",
+						Validators:          []validator.String{requiredInBlock(), regionName()},
+					},
+					"bucket": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Name of the replica bucket. Required in the block.",
+						Validators:          []validator.String{requiredInBlock(), archiveCheck{archive.ValidateBucketName, "Invalid Bucket Name", "must be a valid S3 bucket name"}},
+					},
+					"kms_key_arn": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "KMS key ARN in the replica's region for its encryption. Unset: AES256.",
+						Validators:          []validator.String{kmsARN},
+					},
+					"storage_class": schema.StringAttribute{
+						Optional: true,
+						Computed: true,
+						Default:  stringdefault.StaticString("STANDARD"),
+						MarkdownDescription: "Storage class of replicated objects: `STANDARD` (default), `STANDARD_IA`, " +
+							"`ONEZONE_IA`, `INTELLIGENT_TIERING`, `GLACIER_IR`, `GLACIER`, `DEEP_ARCHIVE` (the last two make a " +
+							"restore from the replica take hours).",
+						Validators: []validator.String{archiveCheck{archive.ValidateStorageClass, "Invalid Storage Class", "must be an S3 storage class"}},
+					},
+					"replicate_delete_markers": schema.BoolAttribute{
+						Optional: true,
+						Computed: true,
+						Default:  booldefault.StaticBool(true),
+						MarkdownDescription: "Replicate delete markers, so what WAL-G's retention deletes from the archive " +
+							"also expires from the replica (after `noncurrent_version_expiration_days`). `false` keeps every " +
+							"object the archive ever held current in the replica: protection against deletes at the source, " +
+							"paid for in storage. Defaults to `true`. An S3 endpoint that does not keep delete-marker " +
+							"replication (moto, some emulators and proxies) fails the apply with \"Archive Guard Not Held\": set " +
+							"`false` there.",
+					},
+				},
 			},
 		},
 	}

@@ -111,10 +111,16 @@ func (v pureStringCheck) ValidateString(_ context.Context, req validator.StringR
 
 // requiredInBlockValidator is Required for an attribute of a single nested block: the framework's own
 // Required also fires when the block is absent (terraform-plugin-framework#740), so the attribute is Optional
-// and this asks for it only where its block is written.
-type requiredInBlockValidator struct{}
+// and this asks for it only where its block is written. blockRequired: the block itself must be written
+// (requiredBlock), so the error does not offer to remove it.
+type requiredInBlockValidator struct{ blockRequired bool }
 
 func requiredInBlock() requiredInBlockValidator { return requiredInBlockValidator{} }
+
+// requiredInRequiredBlock is requiredInBlock for an attribute of a block that requiredBlock asks for.
+func requiredInRequiredBlock() requiredInBlockValidator {
+	return requiredInBlockValidator{blockRequired: true}
+}
 
 func (requiredInBlockValidator) Description(context.Context) string {
 	return "required in its block"
@@ -124,7 +130,7 @@ func (v requiredInBlockValidator) MarkdownDescription(ctx context.Context) strin
 	return v.Description(ctx)
 }
 
-func (requiredInBlockValidator) validate(ctx context.Context, value attr.Value, p path.Path, config tfsdk.Config, diags *diag.Diagnostics) {
+func (v requiredInBlockValidator) validate(ctx context.Context, value attr.Value, p path.Path, config tfsdk.Config, diags *diag.Diagnostics) {
 	if !value.IsNull() {
 		return
 	}
@@ -134,8 +140,12 @@ func (requiredInBlockValidator) validate(ctx context.Context, value attr.Value, 
 	if parent.IsNull() || parent.IsUnknown() {
 		return
 	}
+	todo := "Set it, or remove the block."
+	if v.blockRequired {
+		todo = "Set it."
+	}
 	diags.AddAttributeError(p, "Missing Required Argument",
-		fmt.Sprintf("The argument %q is required in the %s block, but no definition was found. Set it, or remove the block.", p.Steps()[len(p.Steps())-1], block))
+		fmt.Sprintf("The argument %q is required in the %s block, but no definition was found. %s", p.Steps()[len(p.Steps())-1], block, todo))
 }
 
 func (v requiredInBlockValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
@@ -144,4 +154,30 @@ func (v requiredInBlockValidator) ValidateString(ctx context.Context, req valida
 
 func (v requiredInBlockValidator) ValidateMap(ctx context.Context, req validator.MapRequest, resp *validator.MapResponse) {
 	v.validate(ctx, req.ConfigValue, req.Path, req.Config, &resp.Diagnostics)
+}
+
+func (v requiredInBlockValidator) ValidateInt64(ctx context.Context, req validator.Int64Request, resp *validator.Int64Response) {
+	v.validate(ctx, req.ConfigValue, req.Path, req.Config, &resp.Diagnostics)
+}
+
+// requiredBlockValidator is Required for a single nested block, which cannot be Required itself: the block
+// is null when it is not written. example shows the block written, for the error.
+type requiredBlockValidator struct{ example string }
+
+func requiredBlock(example string) requiredBlockValidator {
+	return requiredBlockValidator{example: example}
+}
+
+func (requiredBlockValidator) Description(context.Context) string { return "required" }
+
+func (v requiredBlockValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (v requiredBlockValidator) ValidateObject(_ context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, "Missing Required Block",
+		fmt.Sprintf("The block %q is required, but none was written. Add one, such as:\n\n%s", req.Path, v.example))
 }

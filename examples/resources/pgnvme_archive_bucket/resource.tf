@@ -4,7 +4,7 @@ resource "pgnvme_archive_bucket" "wal" {
   prefix      = "clusters/orders"
   kms_key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
-  replica = {
+  replica {
     region      = "us-west-2"
     bucket      = "acme-orders-wal-archive-replica"
     kms_key_arn = "arn:aws:kms:us-west-2:123456789012:key/abcd1234-12ab-34cd-56ef-1234567890ab"
