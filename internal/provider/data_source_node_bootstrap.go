@@ -130,42 +130,15 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 					"CIDR; they must hold every node's address.",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			},
-			"synchronous": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Synchronous replication, with `pgnvme_cluster`'s meanings. Patroni's quorum mode is `ANY`, so `method` is `any` only.",
-				Attributes: map[string]schema.Attribute{
-					"method":          schema.StringAttribute{Optional: true, MarkdownDescription: "`any` (default).", Validators: []validator.String{stringvalidator.OneOf("any")}},
-					"number":          schema.Int64Attribute{Optional: true, MarkdownDescription: "Standbys that confirm each commit (`synchronous_node_count`). Defaults to 1 (0 for one node).", Validators: []validator.Int64{int64validator.Between(0, 8)}},
-					"data_durability": schema.StringAttribute{Optional: true, MarkdownDescription: "`required` (default; Patroni's `synchronous_mode_strict`) or `preferred`.", Validators: []validator.String{stringvalidator.OneOf("required", "preferred")}},
-					"commit":          schema.StringAttribute{Optional: true, MarkdownDescription: "`synchronous_commit`; defaults to `on`.", Validators: []validator.String{stringvalidator.OneOf(synchronousCommitLevels...)}},
-				},
-			},
 			"parameters": schema.MapAttribute{
 				ElementType:         types.StringType,
 				Optional:            true,
 				MarkdownDescription: "PostgreSQL parameters, typically `data.pgnvme_capacity_plan.x.postgres_parameters`.",
 			},
-			"archive": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Continuous archiving with exactly one archiver. Credentials never go here: the node uses its instance role.",
-				Attributes: map[string]schema.Attribute{
-					"walg_env":           schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "WAL-G environment, typically `pgnvme_archive_bucket.x.walg_env`."},
-					"pgbackrest_options": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "pgBackRest options, typically `pgnvme_archive_bucket.x.pgbackrest_options`."},
-				},
-			},
 			"ssm_parameter_path": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "SSM Parameter Store path of the cluster's passwords (SecureStrings `superuser-password`, `replication-password`, `restapi-password` under it). Defaults to `/pgnvme/<name>`.",
 				Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^(/[A-Za-z0-9_.-]+)+$`), "must be an SSM path such as /pgnvme/orders")},
-			},
-			"patroni": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Patroni timings in seconds (Patroni's defaults: ttl 30, loop_wait 10, retry_timeout 10; Patroni needs loop_wait + 2 x retry_timeout <= ttl).",
-				Attributes: map[string]schema.Attribute{
-					"ttl":           schema.Int64Attribute{Optional: true, MarkdownDescription: "Leader key TTL.", Validators: []validator.Int64{int64validator.Between(20, 3600)}},
-					"loop_wait":     schema.Int64Attribute{Optional: true, MarkdownDescription: "Seconds between Patroni's loops.", Validators: []validator.Int64{int64validator.Between(1, 600)}},
-					"retry_timeout": schema.Int64Attribute{Optional: true, MarkdownDescription: "DCS and PostgreSQL retry timeout.", Validators: []validator.Int64{int64validator.Between(1, 600)}},
-				},
 			},
 			"backup_schedule": schema.StringAttribute{
 				Optional: true,
@@ -178,6 +151,35 @@ func (d *nodeBootstrapDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"files":                schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Every file the user-data writes, by path."},
 			"etcd_member":          schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether this node runs an etcd member (the first 3 nodes of 3 or more, else the first)."},
 			"ssm_parameter_names":  schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "The SSM parameters the node reads at boot, by role (`superuser`, `replication`, `restapi`): create them as SecureStrings before launching. While its local etcd member is unhealthy, an etcd member also polls `<ssm_parameter_path>/takeover`, a plain String that only `pgnvme_cluster` writes (for `accept_data_loss_at_lsn`): do not create it; its absence is the normal case."},
+		},
+		// Blocks, not nested attributes: Terraform drops an unknown key of a nested attribute's object before
+		// the provider sees it (hashicorp/terraform#33570), so a misspelt argument would be ignored; in a block
+		// it is an error at validate.
+		Blocks: map[string]schema.Block{
+			"synchronous": schema.SingleNestedBlock{
+				MarkdownDescription: "Synchronous replication, with `pgnvme_cluster`'s meanings. Patroni's quorum mode is `ANY`, so `method` is `any` only.",
+				Attributes: map[string]schema.Attribute{
+					"method":          schema.StringAttribute{Optional: true, MarkdownDescription: "`any` (default).", Validators: []validator.String{stringvalidator.OneOf("any")}},
+					"number":          schema.Int64Attribute{Optional: true, MarkdownDescription: "Standbys that confirm each commit (`synchronous_node_count`). Defaults to 1 (0 for one node).", Validators: []validator.Int64{int64validator.Between(0, 8)}},
+					"data_durability": schema.StringAttribute{Optional: true, MarkdownDescription: "`required` (default; Patroni's `synchronous_mode_strict`) or `preferred`.", Validators: []validator.String{stringvalidator.OneOf("required", "preferred")}},
+					"commit":          schema.StringAttribute{Optional: true, MarkdownDescription: "`synchronous_commit`; defaults to `on`.", Validators: []validator.String{stringvalidator.OneOf(synchronousCommitLevels...)}},
+				},
+			},
+			"archive": schema.SingleNestedBlock{
+				MarkdownDescription: "Continuous archiving with exactly one archiver. Credentials never go here: the node uses its instance role.",
+				Attributes: map[string]schema.Attribute{
+					"walg_env":           schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "WAL-G environment, typically `pgnvme_archive_bucket.x.walg_env`."},
+					"pgbackrest_options": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "pgBackRest options, typically `pgnvme_archive_bucket.x.pgbackrest_options`."},
+				},
+			},
+			"patroni": schema.SingleNestedBlock{
+				MarkdownDescription: "Patroni timings in seconds (Patroni's defaults: ttl 30, loop_wait 10, retry_timeout 10; Patroni needs loop_wait + 2 x retry_timeout <= ttl).",
+				Attributes: map[string]schema.Attribute{
+					"ttl":           schema.Int64Attribute{Optional: true, MarkdownDescription: "Leader key TTL.", Validators: []validator.Int64{int64validator.Between(20, 3600)}},
+					"loop_wait":     schema.Int64Attribute{Optional: true, MarkdownDescription: "Seconds between Patroni's loops.", Validators: []validator.Int64{int64validator.Between(1, 600)}},
+					"retry_timeout": schema.Int64Attribute{Optional: true, MarkdownDescription: "DCS and PostgreSQL retry timeout.", Validators: []validator.Int64{int64validator.Between(1, 600)}},
+				},
+			},
 		},
 	}
 }

@@ -17,14 +17,14 @@ data "pgnvme_node_bootstrap" "node" {
   instance_type = "m6id.4xlarge"
   region        = "eu-west-1"
   allowed_cidrs = ["10.0.0.0/16"]
-  synchronous = {
+  synchronous {
     number          = 1
     data_durability = "required"
   }
   parameters = {
     shared_buffers = "16GB"
   }
-  archive = {
+  archive {
     walg_env = {
       WALG_S3_PREFIX = "s3://orders-wal-archive/orders"
       AWS_REGION     = "eu-west-1"
