@@ -25,6 +25,7 @@ import (
 // follows the same preparation in both arms: pgnvme.conf rewritten, a restart, VACUUM of pgbench_accounts
 // (so no autovacuum of it lands in one run and not the other), CHECKPOINT, sync and a short pause.
 type AblationBench struct {
+	Server
 	Scale    int               `json:"scale"`
 	Seconds  int               `json:"seconds"`
 	Pairs    int               `json:"pairs"`
@@ -59,23 +60,23 @@ const fullSet = "(full tuned set)"
 // ablationSettle is the pause after CHECKPOINT and sync before each run.
 const ablationSettle = 2 * time.Second
 
-// ablationHardware is what bench/cluster.go's clusterTF gives pgnvme_tuning (with the data source's defaults:
-// oltp, 100 connections).
-func ablationHardware() capacity.Hardware {
+// ablationHardware is what bench/cluster.go's clusterTF gives pgnvme_tuning for PostgreSQL major (with the
+// data source's defaults: oltp, 100 connections).
+func ablationHardware(major int) capacity.Hardware {
 	return capacity.Hardware{VCPUs: 2, MemoryGiB: tuningMemoryGB, DiskGiB: 20, Storage: capacity.StorageSSD,
-		Workload: capacity.WorkloadOLTP, MaxConnections: capacity.DefaultMaxConnections, PostgresMajor: 15}
+		Workload: capacity.WorkloadOLTP, MaxConnections: capacity.DefaultMaxConnections, PostgresMajor: major}
 }
 
-// benchAblation measures pairs pairs of seconds-long runs per row; only, when not empty, names the
+// benchAblation measures pairs pairs of seconds-long runs per row on pg; only, when not empty, names the
 // parameters to measure (fullSet's row is "full").
-func benchAblation(ctx context.Context, pairs, seconds int, only string) (*AblationBench, error) {
-	h := ablationHardware()
+func benchAblation(ctx context.Context, pg postgresBin, pairs, seconds int, only string) (*AblationBench, error) {
+	h := ablationHardware(pg.Major)
 	tuned, err := capacity.Tune(h)
 	if err != nil {
 		return nil, err
 	}
 	b := &AblationBench{Scale: tuningScale, Seconds: seconds, Pairs: pairs, Hardware: h, Tuned: tuned}
-	e, err := localnode.New(localnode.Options{})
+	e, err := pg.engine()
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,10 @@ func benchAblation(ctx context.Context, pairs, seconds int, only string) (*Ablat
 	if err := e.Start(ctx, n); err != nil {
 		return nil, err
 	}
-	if err := pgbenchInit(ctx, port, tuningScale); err != nil {
+	if b.Server, err = readServer(ctx, port, pg.Major); err != nil {
+		return nil, err
+	}
+	if err := pgbenchInit(ctx, pg, port, tuningScale); err != nil {
 		return nil, err
 	}
 
@@ -195,7 +199,7 @@ func benchAblation(ctx context.Context, pairs, seconds int, only string) (*Ablat
 		if err != nil {
 			return 0, 0, err
 		}
-		s, err := talkRun(ctx, port, tuningScale, seconds)
+		s, err := talkRun(ctx, pg, port, tuningScale, seconds)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -248,9 +252,9 @@ func benchAblation(ctx context.Context, pairs, seconds int, only string) (*Ablat
 		a.row.WithWALPerTx, a.row.DefaultWALPerTx = newStat(g.withWAL), newStat(g.defWAL)
 		b.Rows = append(b.Rows, a.row)
 	}
-	b.Note = fmt.Sprintf("1 node, pgbench scale %d (%.2f GiB), pgnvme_tuning for %d vCPUs, %g GiB, %g GiB %s, PostgreSQL %d; "+
+	b.Note = fmt.Sprintf("1 node, pgbench scale %d (%.2f GiB), pgnvme_tuning for %d vCPUs, %g GiB, %g GiB %s, PostgreSQL %d (server_version %s); "+
 		"talk's random UPDATE, 8 clients, %d pairs of %d s runs; each run after a restart, VACUUM pgbench_accounts, CHECKPOINT, sync",
-		tuningScale, pgbench.SizeGiB(tuningScale), h.VCPUs, h.MemoryGiB, h.DiskGiB, h.Storage, h.PostgresMajor, pairs, seconds)
+		tuningScale, pgbench.SizeGiB(tuningScale), h.VCPUs, h.MemoryGiB, h.DiskGiB, h.Storage, h.PostgresMajor, b.ServerVersion, pairs, seconds)
 	return b, nil
 }
 

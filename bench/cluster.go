@@ -18,6 +18,7 @@ import (
 // made by a shell script, the cost of ANY 1 quorum commit against asynchronous replication on the same
 // nodes, and tuned parameters against PostgreSQL's defaults on the talk's workload.
 type ClusterBench struct {
+	Server
 	ProviderCreateSeconds Stat   `json:"provider_create_seconds"`
 	ScriptCreateSeconds   Stat   `json:"script_create_seconds"`
 	CreateRatio           Stat   `json:"create_ratio_provider_over_script"`
@@ -41,7 +42,9 @@ const (
 	tuningMemoryGB = 2
 )
 
-func clusterTF(dataDir string, base, nodes, number int, params string) string {
+// clusterTF is a cluster of nodes nodes on PostgreSQL major, number of them synchronous, with params (an
+// HCL argument, empty for none), and pgnvme_tuning for the same major beside it.
+func clusterTF(dataDir string, base, major, nodes, number int, params string) string {
 	return fmt.Sprintf(`
 terraform {
   required_providers {
@@ -50,26 +53,27 @@ terraform {
 }
 data "pgnvme_tuning" "small" {
   vcpus          = 2
-  memory_gib     = %d
+  memory_gib     = %[1]d
   disk_gib       = 20
   storage        = "ssd"
-  postgres_major = 15
+  postgres_major = %[7]d
 }
 resource "pgnvme_cluster" "b" {
-  name        = "bench"
-  node_count  = %d
-  synchronous { number = %d }
-  %s
+  name           = "bench"
+  postgres_major = %[7]d
+  node_count     = %[2]d
+  synchronous { number = %[3]d }
+  %[4]s
   local {
-    data_dir  = %q
-    port_base = %d
+    data_dir  = %[5]q
+    port_base = %[6]d
   }
 }
 output "tuned" { value = jsonencode(data.pgnvme_tuning.small.postgres_parameters) }
-`, tuningMemoryGB, nodes, number, params, dataDir, base)
+`, tuningMemoryGB, nodes, number, params, dataDir, base, major)
 }
 
-func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSeconds int) (*ClusterBench, error) {
+func benchCluster(env *terraformEnv, pg postgresBin, root string, runs, decideRuns, tuningSeconds int) (*ClusterBench, error) {
 	b := &ClusterBench{}
 	ctx := env.ctx
 	scratch, err := os.MkdirTemp("", "pgnvme-bench-k-")
@@ -90,7 +94,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 			return nil, err
 		}
 		dir := filepath.Join(scratch, fmt.Sprintf("p%d", i))
-		ws, err := env.workspace(fmt.Sprintf("cluster-create-%d", i), map[string]string{"main.tf": clusterTF(dir, base, 3, 1, "")})
+		ws, err := env.workspace(fmt.Sprintf("cluster-create-%d", i), map[string]string{"main.tf": clusterTF(dir, base, pg.Major, 3, 1, "")})
 		if err != nil {
 			return nil, err
 		}
@@ -106,9 +110,9 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 		}
 		sdir := filepath.Join(scratch, fmt.Sprintf("s%d", i))
 		start = time.Now()
-		out, err := exec.Command("bash", filepath.Join(root, "bench", "handmade-cluster.sh"), sdir, fmt.Sprint(base)).CombinedOutput()
+		out, err := exec.Command("bash", filepath.Join(root, "bench", "handmade-cluster.sh"), sdir, fmt.Sprint(base), pg.BinDir).CombinedOutput()
 		s := time.Since(start).Seconds()
-		stopHandmade(ctx, sdir, base)
+		stopHandmade(ctx, pg, sdir, base)
 		if err != nil {
 			return nil, fmt.Errorf("handmade cluster: %w\n%s", err, out)
 		}
@@ -123,12 +127,12 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 		return nil, err
 	}
 	qdir := filepath.Join(scratch, "quorum")
-	qws, err := env.workspace("cluster-quorum", map[string]string{"main.tf": clusterTF(qdir, base, 3, 1, "")})
+	qws, err := env.workspace("cluster-quorum", map[string]string{"main.tf": clusterTF(qdir, base, pg.Major, 3, 1, "")})
 	if err != nil {
 		return nil, err
 	}
 	setNumber := func(n int) error {
-		if err := os.WriteFile(filepath.Join(qws, "main.tf"), []byte(clusterTF(qdir, base, 3, n, "")), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(qws, "main.tf"), []byte(clusterTF(qdir, base, pg.Major, 3, n, "")), 0o644); err != nil {
 			return err
 		}
 		return env.run(qws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
@@ -138,7 +142,10 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 		return nil, err
 	}
 	defer func() { _ = env.destroy(qws) }()
-	if err := pgbenchInit(ctx, base, 10); err != nil {
+	if b.Server, err = readServer(ctx, base, pg.Major); err != nil {
+		return nil, err
+	}
+	if err := pgbenchInit(ctx, pg, base, 10); err != nil {
 		return nil, err
 	}
 	var q, a, qa []float64
@@ -153,7 +160,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 			if err := setNumber(n); err != nil {
 				return nil, err
 			}
-			s, err := talkRun(ctx, base, 10, quorumSeconds)
+			s, err := talkRun(ctx, pg, base, 10, quorumSeconds)
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +180,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 		return nil, err
 	}
 	tdir := filepath.Join(scratch, "tuning")
-	tws, err := env.workspace("cluster-tuning", map[string]string{"main.tf": clusterTF(tdir, base, 1, 0, "")})
+	tws, err := env.workspace("cluster-tuning", map[string]string{"main.tf": clusterTF(tdir, base, pg.Major, 1, 0, "")})
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +189,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 		if tuned {
 			params = "parameters = data.pgnvme_tuning.small.postgres_parameters"
 		}
-		if err := os.WriteFile(filepath.Join(tws, "main.tf"), []byte(clusterTF(tdir, base, 1, 0, params)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(tws, "main.tf"), []byte(clusterTF(tdir, base, pg.Major, 1, 0, params)), 0o644); err != nil {
 			return err
 		}
 		return env.run(tws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
@@ -195,7 +202,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 	if tuned, err := env.output(tws, "tuned"); err == nil {
 		b.TunedParameters = tuned
 	}
-	if err := pgbenchInit(ctx, base, tuningScale); err != nil {
+	if err := pgbenchInit(ctx, pg, base, tuningScale); err != nil {
 		return nil, err
 	}
 	var tt, dt, tr, tp, dp []float64
@@ -209,7 +216,7 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 			if err := setTuned(tuned); err != nil {
 				return nil, err
 			}
-			s, stats, err := talkRunWithLog(ctx, base, tuningScale, tuningSeconds)
+			s, stats, err := talkRunWithLog(ctx, pg, base, tuningScale, tuningSeconds)
 			if err != nil {
 				return nil, err
 			}
@@ -232,8 +239,8 @@ func benchCluster(env *terraformEnv, root string, runs, decideRuns, tuningSecond
 	return b, nil
 }
 
-func stopHandmade(ctx context.Context, dir string, base int) {
-	e, err := localnode.New(localnode.Options{})
+func stopHandmade(ctx context.Context, pg postgresBin, dir string, base int) {
+	e, err := pg.engine()
 	if err != nil {
 		return
 	}
@@ -243,13 +250,10 @@ func stopHandmade(ctx context.Context, dir string, base int) {
 	os.RemoveAll(dir)
 }
 
-func pgbenchInit(ctx context.Context, port, scale int) error {
-	bin, err := localnode.FindBinary("pgbench", "")
-	if err != nil {
-		return err
-	}
+// pgbenchInit loads pgbench's tables at scale into the server at port, with pg's pgbench.
+func pgbenchInit(ctx context.Context, pg postgresBin, port, scale int) error {
 	o := pgbench.Options{Host: "127.0.0.1", Port: port, User: "postgres", Database: "postgres", Scale: scale}
-	_, _, err = localnode.RunPgbench(ctx, bin, pgbench.InitArgs(o), nil, nil)
+	_, _, err := localnode.RunPgbench(ctx, pg.pgbench(), pgbench.InitArgs(o), nil, nil)
 	return err
 }
 
@@ -264,12 +268,13 @@ func talkOptions(dir string, port, scale, seconds int) (pgbench.Options, error) 
 	}, nil
 }
 
-func talkRun(ctx context.Context, port, scale, seconds int) (pgbench.Summary, error) {
-	s, _, err := talkRunWithLog(ctx, port, scale, seconds)
+// talkRun runs the talk's random UPDATE against the server at port with pg's pgbench.
+func talkRun(ctx context.Context, pg postgresBin, port, scale, seconds int) (pgbench.Summary, error) {
+	s, _, err := talkRunWithLog(ctx, pg, port, scale, seconds)
 	return s, err
 }
 
-func talkRunWithLog(ctx context.Context, port, scale, seconds int) (pgbench.Summary, pgbench.LogStats, error) {
+func talkRunWithLog(ctx context.Context, pg postgresBin, port, scale, seconds int) (pgbench.Summary, pgbench.LogStats, error) {
 	dir, err := os.MkdirTemp("", "pgnvme-bench-talk-")
 	if err != nil {
 		return pgbench.Summary{}, pgbench.LogStats{}, err
@@ -280,11 +285,7 @@ func talkRunWithLog(ctx context.Context, port, scale, seconds int) (pgbench.Summ
 		return pgbench.Summary{}, pgbench.LogStats{}, err
 	}
 	o.LogPrefix = filepath.Join(dir, "txlog")
-	bin, err := localnode.FindBinary("pgbench", "")
-	if err != nil {
-		return pgbench.Summary{}, pgbench.LogStats{}, err
-	}
-	out, _, err := localnode.RunPgbench(ctx, bin, pgbench.RunArgs(o), nil, nil)
+	out, _, err := localnode.RunPgbench(ctx, pg.pgbench(), pgbench.RunArgs(o), nil, nil)
 	if err != nil {
 		return pgbench.Summary{}, pgbench.LogStats{}, err
 	}

@@ -31,6 +31,7 @@ import (
 //   - the calls one refresh of the healthy cluster makes to AWS, Patroni and PostgreSQL, per kind, beside
 //     the fewest that read what it reports (refreshFloor).
 type EC2Bench struct {
+	Server
 	Runs            int     `json:"runs"`
 	Note            string  `json:"note"`
 	PatroniTTL      int     `json:"patroni_ttl"`
@@ -80,34 +81,35 @@ type ec2Run struct {
 	rowsLost                                                                          int
 	refresh                                                                           refreshCalls
 	refreshFloor                                                                      []callFloor
+	server                                                                            Server
 }
 
 const (
 	ec2Region   = "us-east-1"
 	ec2TTL      = 20
 	ec2LoopWait = 2
-	// ec2PostgresMajor is the bench cluster's PostgreSQL (the only major installable on the test machines).
-	ec2PostgresMajor = 15
 )
 
 var ec2Zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 
-// benchEC2 runs the EC2 section runs times, each on a simulator of its own.
-func benchEC2(env *terraformEnv, runs int) (*EC2Bench, error) {
+// benchEC2 runs the EC2 section runs times on pg's major, each on a simulator of its own.
+func benchEC2(env *terraformEnv, pg postgresBin, runs int) (*EC2Bench, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the EC2 section runs the node simulator, which needs root (network namespaces): run `make bench` as root, or leave it out with -only")
 	}
-	b := &EC2Bench{Runs: runs, PatroniTTL: ec2TTL, PatroniLoopWait: ec2LoopWait, FailoverFloor: ec2TTL + ec2LoopWait,
-		Note: fmt.Sprintf("node simulator on this machine: moto for EC2/SSM/S3/IAM, each instance a network namespace running etcd, Patroni 4 and PostgreSQL 15, "+
-			"pgBackRest archiving to moto's S3; Patroni ttl %d s, loop_wait %d s; EC2's own launch latency is not modelled (an instance boots as soon as the simulator sees it)", ec2TTL, ec2LoopWait)}
+	b := &EC2Bench{Runs: runs, PatroniTTL: ec2TTL, PatroniLoopWait: ec2LoopWait, FailoverFloor: ec2TTL + ec2LoopWait}
+	var servers []Server
 	for i := range runs {
-		progress("ec2: run %d of %d", i+1, runs)
-		r, err := ec2OneRun(env, i)
+		progress("ec2: run %d of %d, PostgreSQL %d", i+1, runs, pg.Major)
+		r, err := ec2OneRun(env, pg.Major, i)
 		if err != nil {
 			return nil, fmt.Errorf("run %d: %w", i+1, err)
 		}
-		b.runs = append(b.runs, r)
+		b.runs, servers = append(b.runs, r), append(servers, r.server)
 	}
+	b.Server = Server{PostgresMajor: pg.Major, ServerVersion: serverVersions(servers...)}
+	b.Note = fmt.Sprintf("node simulator on this machine: moto for EC2/SSM/S3/IAM, each instance a network namespace running etcd, Patroni 4 and PostgreSQL %s, "+
+		"pgBackRest archiving to moto's S3; Patroni ttl %d s, loop_wait %d s; EC2's own launch latency is not modelled (an instance boots as soon as the simulator sees it)", b.ServerVersion, ec2TTL, ec2LoopWait)
 	col := func(f func(ec2Run) float64) Stat {
 		var s []float64
 		for _, r := range b.runs {
@@ -144,7 +146,8 @@ func benchEC2(env *terraformEnv, runs int) (*EC2Bench, error) {
 	return b, nil
 }
 
-func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
+// ec2OneRun is one run of the section, the cluster on PostgreSQL major.
+func ec2OneRun(tf *terraformEnv, major, i int) (r ec2Run, err error) {
 	ctx := context.Background()
 	fx, err := nodesim.NewEC2Env(ctx, nodesim.EC2EnvOptions{Region: ec2Region, Zones: ec2Zones, Bucket: "bench-archive"})
 	if err != nil {
@@ -173,7 +176,7 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	if err != nil {
 		return r, err
 	}
-	e := &ec2Env{fx: fx, dir: dir, name: "bench", env: append(append([]string{}, tf.baseEnv...), "AWS_ACCESS_KEY_ID=nodesim", "AWS_SECRET_ACCESS_KEY=nodesim-secret")}
+	e := &ec2Env{fx: fx, dir: dir, name: "bench", major: major, env: append(append([]string{}, tf.baseEnv...), "AWS_ACCESS_KEY_ID=nodesim", "AWS_SECRET_ACCESS_KEY=nodesim-secret")}
 	e.obs = newObserver(fx)
 	defer e.obs.stop()
 
@@ -217,6 +220,10 @@ func ec2OneRun(tf *terraformEnv, i int) (r ec2Run, err error) {
 	if err != nil {
 		return r, err
 	}
+	if r.server, err = e.server(ctx, out.ConnectionURI, password); err != nil {
+		return r, err
+	}
+	progress("ec2: the nodes run PostgreSQL %s", r.server.ServerVersion)
 	w, err := e.startWriter(out.ConnectionURI, password)
 	if err != nil {
 		return r, err

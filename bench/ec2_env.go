@@ -25,7 +25,9 @@ type ec2Env struct {
 	dir  string
 	env  []string
 	name string
-	obs  *observer
+	// major is the cluster's postgres_major.
+	major int
+	obs   *observer
 }
 
 // fillBytes is how much data the restore figure adds to the database (beside the writer's rows).
@@ -65,6 +67,21 @@ func (e *ec2Env) fillAndArchive(ctx context.Context, uri, password string) (floa
 		return 0, err
 	}
 	return float64(size) / (1 << 30), nil
+}
+
+// server reads the server_version of the server uri reaches, checked against the cluster's major.
+func (e *ec2Env) server(ctx context.Context, uri, password string) (Server, error) {
+	conn, err := e.connect(ctx, uri, password)
+	if err != nil {
+		return Server{}, fmt.Errorf("reading server_version: %w", err)
+	}
+	defer conn.Close(ctx)
+	var version string
+	var num int
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('server_version_num')::int").Scan(&version, &num); err != nil {
+		return Server{}, fmt.Errorf("reading server_version: %w", err)
+	}
+	return checkServer(e.major, version, num)
 }
 
 // liveInstances are the instances the simulator runs now.
@@ -163,7 +180,7 @@ output "connection_uri" { value = pgnvme_cluster.db.connection_uri }
 output "ssm_path" { value = pgnvme_cluster.db.aws.ssm_parameter_path }
 output "instance_ids" { value = pgnvme_cluster.db.aws.instance_ids }
 `, ec2Region, e.fx.Sim.MotoURL(), e.name, strings.Join(nodeLines, "\n"), strings.Join(optLines, "\n"), typ, e.fx.AMI,
-		strings.Join(subnetLines, "\n"), ec2TTL, ec2LoopWait, ec2PostgresMajor)
+		strings.Join(subnetLines, "\n"), ec2TTL, ec2LoopWait, e.major)
 	return os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(hcl), 0o644)
 }
 

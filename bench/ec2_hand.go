@@ -60,7 +60,7 @@ func (e *ec2Env) handRestore(ctx context.Context, instanceID, label string, time
 	if err != nil {
 		return 0, err
 	}
-	bin := fmt.Sprintf("/usr/lib/postgresql/%d/bin", ec2PostgresMajor)
+	bin := fmt.Sprintf("/usr/lib/postgresql/%d/bin", e.major)
 	// The instance's credentials, as the simulator gives them to the node's services (pgBackRest's and the
 	// recovery's restore_command read them from the environment).
 	var exports strings.Builder

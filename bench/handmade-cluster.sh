@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The baseline for pgnvme_cluster's create time: the same three nodes made by hand with the PostgreSQL
-# binaries (initdb, pg_basebackup -R, pg_ctl), streaming under ANY 1. Usage: handmade-cluster.sh DIR PORT_BASE
+# binaries (initdb, pg_basebackup -R, pg_ctl), streaming under ANY 1. Usage: handmade-cluster.sh DIR PORT_BASE [BIN_DIR]
+# (BIN_DIR: the PostgreSQL binaries to use; default the newest /usr/lib/postgresql/*/bin).
 set -euo pipefail
 dir=$1; base=$2
-bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+bin=${3:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 mkdir -p "$dir"; chmod 755 "$dir"; [ "$(id -u)" = 0 ] && chown postgres "$dir"
 as_pg "$bin/initdb" -D "$dir/node-1" -U postgres --auth=trust -E UTF8 --locale=C --data-checksums >/dev/null

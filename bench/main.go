@@ -4,6 +4,12 @@
 // decide something, the paired ratios under limits, tuned against defaults and pgnvme_pgbench against the
 // pgbench CLI, of -decide-runs longer runs),
 // printed with its spread (min-max), and comparisons are paired within the same run.
+//
+// Every section that runs PostgreSQL runs it on -postgres-major (default capacity.DefaultPostgresMajor):
+// the clusters' postgres_major, pgnvme_tuning's and the peer's major, the binaries of what the bench runs by
+// hand, the EC2 section's nodes; each records the server_version its servers reported. -postgres-majors
+// 18,15 runs each such section once per major, one after the other, and prints their headline figures side
+// by side.
 package main
 
 import (
@@ -17,11 +23,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 )
 
 func main() {
@@ -30,7 +39,7 @@ func main() {
 	}
 }
 
-func run() error {
+func run() (err error) {
 	providerBin := flag.String("provider", "bin/terraform-provider-pgnvme", "provider binary to measure")
 	outDir := flag.String("out", "bench/results", "directory for the JSON results")
 	runs := flag.Int("runs", 5, "repetitions per measurement (the median is reported)")
@@ -44,6 +53,8 @@ func run() error {
 	storageWith := flag.String("storage-with", "", "storage: comma-separated name=value pairs; each adds a pair \"tuned vs the tuned set with name = value\" to the NVMe-like twins' rounds")
 	storageDisk := flag.String("storage-disk", storageDiskMemory, "storage: where both nodes' disk images live: \"memory\" (a tmpfs the bench mounts, about 19 GiB of available memory needed; the figures then do not depend on this machine's disk) or \"machine\" (this machine's disk, under the temporary directory)")
 	ablationParams := flag.String("ablation-params", "", "ablation: comma-separated tuned parameters to measure, \"full\" for the whole set; empty measures each and the whole set")
+	postgresMajor := flag.Int("postgres-major", capacity.DefaultPostgresMajor, "the PostgreSQL major every section runs: the clusters' postgres_major, pgnvme_tuning's and the peer's major, the binaries the bench runs by hand (/usr/lib/postgresql/<major>/bin), the EC2 section's nodes")
+	postgresMajors := flag.String("postgres-majors", "", "comma-separated PostgreSQL majors, e.g. 18,15, instead of -postgres-major: each section that runs PostgreSQL runs once per major, one after the other, and the summary prints their headline figures side by side")
 	flag.Parse()
 	if *decideRuns < 3 {
 		return fmt.Errorf("-decide-runs %d: medians need at least 3 paired runs", *decideRuns)
@@ -55,6 +66,20 @@ func run() error {
 	want := func(section string) bool {
 		named := strings.Contains(","+*only+",", ","+section+",")
 		return named || (*only == "" && section != "ablation")
+	}
+	majors := []int{*postgresMajor}
+	if *postgresMajors != "" {
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "postgres-major" {
+				err = fmt.Errorf("-postgres-major and -postgres-majors: give one of them")
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if majors, err = parseMajors(*postgresMajors); err != nil {
+			return err
+		}
 	}
 
 	bin, err := filepath.Abs(*providerBin)
@@ -91,14 +116,61 @@ func run() error {
 	defer cleanup()
 
 	report := &Report{
-		Started:       time.Now().UTC().Format(time.RFC3339),
-		GoVersion:     runtime.Version(),
-		CPUs:          runtime.NumCPU(),
-		Runs:          *runs,
-		DecideRuns:    *decideRuns,
-		DecideSeconds: *seconds,
+		Started:        time.Now().UTC().Format(time.RFC3339),
+		GoVersion:      runtime.Version(),
+		CPUs:           runtime.NumCPU(),
+		Runs:           *runs,
+		DecideRuns:     *decideRuns,
+		DecideSeconds:  *seconds,
+		PostgresMajors: majors,
 	}
-	progress("bench: %d runs per figure, %d paired runs of %d s where a figure decides something", *runs, *decideRuns, *seconds)
+	// The sections that run PostgreSQL, each once per major (the same section's runs on each major one after
+	// the other, so that they are close in time).
+	type section struct {
+		name, title string
+		run         func(env *terraformEnv, pg postgresBin, m *MajorReport) error
+	}
+	sections := []section{
+		{"pgbench", "pgbench", func(env *terraformEnv, pg postgresBin, m *MajorReport) (err error) {
+			m.Pgbench, err = benchPgbench(env, pg, *runs, *decideRuns, *seconds)
+			return err
+		}},
+		{"cluster", "cluster", func(env *terraformEnv, pg postgresBin, m *MajorReport) (err error) {
+			m.Cluster, err = benchCluster(env, pg, root, *runs, *decideRuns, *seconds)
+			return err
+		}},
+		{"storage", "storage under limits", func(env *terraformEnv, pg postgresBin, m *MajorReport) (err error) {
+			m.Storage, err = benchStorage(env, pg, *decideRuns, *seconds, splitList(*storageWithout), splitList(*storageWith), *storageDisk)
+			return err
+		}},
+		{"restore", "restore drill", func(env *terraformEnv, pg postgresBin, m *MajorReport) (err error) {
+			m.Restore, err = benchRestore(env, pg, *runs)
+			return err
+		}},
+		{"ec2", "EC2 platform", func(env *terraformEnv, pg postgresBin, m *MajorReport) (err error) {
+			m.EC2, err = benchEC2(env, pg, *ec2Runs)
+			return err
+		}},
+		{"ablation", "ablation", func(env *terraformEnv, pg postgresBin, m *MajorReport) (err error) {
+			m.Ablation, err = benchAblation(env.ctx, pg, *ablationPairs, *ablationSeconds, *ablationParams)
+			return err
+		}},
+	}
+	// Every major's programs are found before anything runs.
+	var pgs []postgresBin
+	for _, major := range majors {
+		if !slices.ContainsFunc(sections, func(s section) bool { return want(s.name) }) {
+			break
+		}
+		pg, err := findPostgres(ctx, major)
+		if err != nil {
+			return fmt.Errorf("the bench's PostgreSQL %d: %w", major, err)
+		}
+		pgs = append(pgs, pg)
+		report.Majors = append(report.Majors, &MajorReport{PostgresMajor: major, BinDir: pg.BinDir})
+	}
+	progress("bench: %d runs per figure, %d paired runs of %d s where a figure decides something; PostgreSQL %s",
+		*runs, *decideRuns, *seconds, strings.Trim(strings.ReplaceAll(fmt.Sprint(majors), " ", ", "), "[]"))
 	if want("plan") {
 		if report.Plan, err = benchPlanOverhead(env, root, *runs); err != nil {
 			return fmt.Errorf("plan overhead: %w", err)
@@ -109,34 +181,17 @@ func run() error {
 			return fmt.Errorf("catalog against moto: %w", err)
 		}
 	}
-	if want("pgbench") {
-		if report.Pgbench, err = benchPgbench(env, *runs, *decideRuns, *seconds); err != nil {
-			return fmt.Errorf("pgbench: %w", err)
+	for _, s := range sections {
+		if !want(s.name) {
+			continue
 		}
-	}
-	if want("cluster") {
-		if report.Cluster, err = benchCluster(env, root, *runs, *decideRuns, *seconds); err != nil {
-			return fmt.Errorf("cluster: %w", err)
-		}
-	}
-	if want("storage") {
-		if report.Storage, err = benchStorage(env, *decideRuns, *seconds, splitList(*storageWithout), splitList(*storageWith), *storageDisk); err != nil {
-			return fmt.Errorf("storage under limits: %w", err)
-		}
-	}
-	if want("restore") {
-		if report.Restore, err = benchRestore(env, *runs); err != nil {
-			return fmt.Errorf("restore drill: %w", err)
-		}
-	}
-	if want("ec2") {
-		if report.EC2, err = benchEC2(env, *ec2Runs); err != nil {
-			return fmt.Errorf("EC2 platform: %w", err)
-		}
-	}
-	if want("ablation") {
-		if report.Ablation, err = benchAblation(env.ctx, *ablationPairs, *ablationSeconds, *ablationParams); err != nil {
-			return fmt.Errorf("ablation: %w", err)
+		for i, pg := range pgs {
+			if len(pgs) > 1 {
+				progress("%s: on PostgreSQL %d (%d of %d majors)", s.title, pg.Major, i+1, len(pgs))
+			}
+			if err := s.run(env.under(fmt.Sprintf("pg%d", pg.Major)), pg, report.Majors[i]); err != nil {
+				return fmt.Errorf("%s, PostgreSQL %d: %w", s.title, pg.Major, err)
+			}
 		}
 	}
 
@@ -158,20 +213,18 @@ func run() error {
 
 // Report is the JSON written for one run of the benchmarks.
 type Report struct {
-	Started       string         `json:"started"`
-	GoVersion     string         `json:"go_version"`
-	CPUs          int            `json:"cpus"`
-	Runs          int            `json:"runs"`
-	DecideRuns    int            `json:"decide_runs"`
-	DecideSeconds int            `json:"decide_seconds"`
-	Plan          *PlanBench     `json:"plan,omitempty"`
-	Catalog       *CatalogBench  `json:"catalog,omitempty"`
-	Pgbench       *PgbenchBench  `json:"pgbench,omitempty"`
-	Cluster       *ClusterBench  `json:"cluster,omitempty"`
-	Storage       *StorageBench  `json:"storage,omitempty"`
-	Ablation      *AblationBench `json:"ablation,omitempty"`
-	Restore       *RestoreBench  `json:"restore,omitempty"`
-	EC2           *EC2Bench      `json:"ec2,omitempty"`
+	Started       string `json:"started"`
+	GoVersion     string `json:"go_version"`
+	CPUs          int    `json:"cpus"`
+	Runs          int    `json:"runs"`
+	DecideRuns    int    `json:"decide_runs"`
+	DecideSeconds int    `json:"decide_seconds"`
+	// PostgresMajors are the majors the sections that run PostgreSQL ran on, in order.
+	PostgresMajors []int         `json:"postgres_majors"`
+	Plan           *PlanBench    `json:"plan,omitempty"`
+	Catalog        *CatalogBench `json:"catalog,omitempty"`
+	// Majors are those sections' figures, one entry per major of PostgresMajors (none when no such section ran).
+	Majors []*MajorReport `json:"majors,omitempty"`
 }
 
 // started is when the command started, for the progress lines.
@@ -205,36 +258,11 @@ func (r *Report) print(w *os.File) {
 		fmt.Fprintf(w, "  %-40s %8d     (second data source served from cache: %d extra)\n", "API calls, 2 identical data sources", c.CallsTwo.Total, c.CallsTwo.Total-c.CallsOne.Total)
 		fmt.Fprintf(w, "  %-40s %s\n", "calls by action (1 data source)", c.CallsOne.String())
 	}
-	if pb := r.Pgbench; pb != nil {
-		fmt.Fprintf(w, "\nlocal nodes and pgbench (%s)\n", pb.Note)
-		line("primary + 2 standbys streaming", pb.ClusterReadySeconds, "s", "")
-		line("pgbench CLI by hand", pb.HandTPS, "tps", "")
-		line("pgnvme_pgbench, same arguments", pb.ProviderTPS, "tps", "   paired ratio over hand "+pb.ProviderOverHand.Format(""))
-		line("pgnvme_pgbench, sampler off", pb.SamplerOffTPS, "tps", "   paired ratio on/off "+pb.SamplerOnOverOff.Format(""))
-		line("load average before each run", pb.LoadAverage, "", fmt.Sprintf("   (%d CPUs)", r.CPUs))
+	for _, m := range r.Majors {
+		m.print(w, r.CPUs, line)
 	}
-	if c3 := r.Cluster; c3 != nil {
-		fmt.Fprintln(w, "\npgnvme_cluster, local platform (talk's random UPDATE, 8 clients)")
-		line("3 nodes by shell script", c3.ScriptCreateSeconds, "s", "")
-		line("3 nodes by terraform apply", c3.ProviderCreateSeconds, "s", "   paired ratio "+c3.CreateRatio.Format(""))
-		line("asynchronous replication", c3.AsyncTPS, "tps", "")
-		line("ANY 1 (node-2, node-3)", c3.QuorumTPS, "tps", "   paired ratio "+c3.QuorumOverAsync.Format(""))
-		fmt.Fprintf(w, "  %s\n", c3.TuningNote)
-		line("PostgreSQL defaults", c3.DefaultTPS, "tps", "   p95 "+c3.DefaultP95Ms.Format("ms"))
-		line("pgnvme_tuning parameters", c3.TunedTPS, "tps", "   p95 "+c3.TunedP95Ms.Format("ms"))
-		line("tuned / defaults, paired", c3.TunedOverDefault, "", fmt.Sprintf("   tuned won %d of %d pairs", c3.TunedWins, len(c3.TunedOverDefault.Samples)))
-	}
-	if st := r.Storage; st != nil {
-		st.print(w, line)
-	}
-	if rb := r.Restore; rb != nil {
-		rb.print(w)
-	}
-	if e := r.EC2; e != nil {
-		e.print(w)
-	}
-	if a := r.Ablation; a != nil {
-		a.print(w)
+	if len(r.Majors) > 1 {
+		printBeside(w, r.Majors)
 	}
 }
 

@@ -7,13 +7,17 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 )
 
-// The maintenance measurements against a real PostgreSQL 15 (wal_level = logical, a small pgbench
-// dataset), the same server on both sides: every figure is made, the bloat and the backlog are real and
-// measured, and the slot is gone afterwards.
+// The maintenance measurements against a real PostgreSQL (the fixture's, wal_level = logical, a small
+// pgbench dataset), the same server on both sides: every figure is made, the bloat and the backlog are
+// real and measured, and the slot is gone afterwards.
 func TestBenchMaintenance(t *testing.T) {
 	s := pgfixture.Start(t, pgfixture.Options{Params: map[string]string{"wal_level": "logical"}})
 	ctx := context.Background()
-	if err := pgbenchInit(ctx, s.Port(), 20); err != nil {
+	major, _, err := s.Engine.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pgbenchInit(ctx, postgresBin{Major: major, BinDir: s.Engine.BinDir()}, s.Port(), 20); err != nil {
 		t.Fatal(err)
 	}
 	b, err := benchMaintenance(ctx, [2]int{s.Port(), s.Port()}, 1)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 )
 
@@ -159,6 +161,50 @@ func dropPeerParameters(rec map[string]string, major int) (kept, dropped map[str
 		}
 	}
 	return kept, dropped
+}
+
+// dropUnofferedValues moves the peer's parameters whose value the server at port does not offer (an enum
+// value missing from pg_settings' enumvals, such as PGTune's io_method = io_uring on a PostgreSQL built
+// without liburing, which would keep the server from starting) from Parameters to Dropped.
+func dropUnofferedValues(ctx context.Context, port int, p *PeerTuning) error {
+	conn, err := benchConnect(ctx, port)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, "SELECT name, enumvals FROM pg_settings WHERE vartype = 'enum' AND name = ANY($1)", slices.Sorted(maps.Keys(p.Parameters)))
+	if err != nil {
+		return fmt.Errorf("reading the server's enum values: %w", err)
+	}
+	enums := map[string][]string{}
+	var name string
+	var vals []string
+	_, err = pgx.ForEachRow(rows, []any{&name, &vals}, func() error {
+		enums[name] = slices.Clone(vals)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading the server's enum values: %w", err)
+	}
+	for k, why := range unofferedValues(p.Parameters, enums) {
+		delete(p.Parameters, k)
+		p.Dropped[k] = why
+	}
+	return nil
+}
+
+// unofferedValues names the parameters of params that enums (name -> the values the server offers, for its
+// enum parameters) does not offer, each with why.
+func unofferedValues(params map[string]string, enums map[string][]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range params {
+		offered, ok := enums[k]
+		if !ok || slices.ContainsFunc(offered, func(o string) bool { return strings.EqualFold(o, v) }) {
+			continue
+		}
+		out[k] = fmt.Sprintf("this PostgreSQL build does not offer %s = %s (it offers %s)", k, v, strings.Join(offered, ", "))
+	}
+	return out
 }
 
 // hclMap writes params as an HCL object of strings, in name order.

@@ -23,6 +23,7 @@ import (
 // off. ProviderTPS and SamplerOnTPS are the same runs. Other work on the machine can move TPS more than the
 // differences measured here, so the load average before each run is kept beside them.
 type PgbenchBench struct {
+	Server
 	ClusterReadySeconds Stat   `json:"cluster_ready_seconds"`
 	HandTPS             Stat   `json:"hand_tps"`
 	ProviderTPS         Stat   `json:"provider_tps"`
@@ -95,11 +96,11 @@ func destroyCluster(ctx context.Context, e *localnode.Engine, nodes ...localnode
 	}
 }
 
-// benchPgbench times runs cluster starts, then compares the TPS of pgbench by hand and of pgnvme_pgbench
-// (sampler on and off) over rounds rounds of runs of seconds each.
-func benchPgbench(env *terraformEnv, runs, rounds, seconds int) (*PgbenchBench, error) {
+// benchPgbench times runs cluster starts on pg, then compares the TPS of pgbench by hand and of
+// pgnvme_pgbench (sampler on and off), both running pg's pgbench, over rounds rounds of runs of seconds each.
+func benchPgbench(env *terraformEnv, pg postgresBin, runs, rounds, seconds int) (*PgbenchBench, error) {
 	ctx := env.ctx
-	e, err := localnode.New(localnode.Options{})
+	e, err := pg.engine()
 	if err != nil {
 		return nil, err
 	}
@@ -141,15 +142,15 @@ func benchPgbench(env *terraformEnv, runs, rounds, seconds int) (*PgbenchBench, 
 	if err != nil {
 		return nil, err
 	}
+	if b.Server, err = readServer(ctx, primary.Port, pg.Major); err != nil {
+		return nil, err
+	}
 	for _, sql := range []string{"ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (s1, s2)'", "SELECT pg_reload_conf()"} {
 		if _, err := e.Psql(ctx, primary, "postgres", sql); err != nil {
 			return nil, err
 		}
 	}
-	bin, err := localnode.FindBinary("pgbench", "")
-	if err != nil {
-		return nil, err
-	}
+	bin := pg.pgbench()
 	work, err := os.MkdirTemp("", "pgnvme-bench-pgbench-")
 	if err != nil {
 		return nil, err
@@ -201,9 +202,10 @@ data "pgnvme_pgbench" "talk" {
   threads            = %d
   duration_seconds   = %d
   sample_wait_events = %t
+  pgbench_path       = %q
 }
 output "tps" { value = data.pgnvme_pgbench.talk.tps }
-`, primary.Host, primary.Port, pgbench.TalkScript, benchScale, benchClients, opts.Threads, seconds, sample)})
+`, primary.Host, primary.Port, pgbench.TalkScript, benchScale, benchClients, opts.Threads, seconds, sample, bin)})
 	}
 	on, err := tfDir("pgbench-on", true)
 	if err != nil {
@@ -259,8 +261,8 @@ output "tps" { value = data.pgnvme_pgbench.talk.tps }
 	b.HandTPS, b.ProviderTPS, b.ProviderOverHand = newStat(handTPS), newStat(onTPS), newStat(ratio)
 	b.SamplerOnTPS, b.SamplerOffTPS, b.SamplerOnOverOff = newStat(onTPS), newStat(offTPS), newStat(samplerRatio)
 	b.LoadAverage = newStat(load)
-	b.Note = fmt.Sprintf("talk's random UPDATE, %d clients, ANY 1 (s1, s2) on three local nodes sharing this machine's "+
-		"%d CPUs and disk, fsync on; %d rounds of 3 runs of %d s", benchClients, runtime.NumCPU(), rounds, seconds)
+	b.Note = fmt.Sprintf("PostgreSQL %s, talk's random UPDATE, %d clients, ANY 1 (s1, s2) on three local nodes sharing this machine's "+
+		"%d CPUs and disk, fsync on; %d rounds of 3 runs of %d s", b.ServerVersion, benchClients, runtime.NumCPU(), rounds, seconds)
 	return b, nil
 }
 

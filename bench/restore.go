@@ -23,6 +23,7 @@ import (
 // (its restore_seconds: pgbackrest restore of the backup, then archive recovery to the end of the archive)
 // and the same restore by hand (pgbackrest restore, pg_ctl start, wait for the end of recovery): the floor.
 type RestoreBench struct {
+	Server
 	Sizes []RestoreSize `json:"sizes"`
 	Note  string        `json:"note"`
 }
@@ -42,53 +43,54 @@ type RestoreSize struct {
 // restoreScales are the pgbench scales of the archives measured: about 1 GiB and 5 GiB of database.
 var restoreScales = []int{68, 340}
 
-func benchRestore(env *terraformEnv, runs int) (*RestoreBench, error) {
+func benchRestore(env *terraformEnv, pg postgresBin, runs int) (*RestoreBench, error) {
 	b := &RestoreBench{Note: "one full pgBackRest backup (gz, posix repository on the same disk) of a pgbench database plus 30 s of pgbench's WAL after it, restored to the end of the archive; the drill also reads the archive before and runs pgbackrest verify after (not in its seconds)"}
 	for _, scale := range restoreScales {
-		s, err := benchRestoreSize(env, scale, runs)
+		s, server, err := benchRestoreSize(env, pg, scale, runs)
 		if err != nil {
 			return nil, fmt.Errorf("scale %d: %w", scale, err)
 		}
-		b.Sizes = append(b.Sizes, *s)
+		b.Sizes, b.Server = append(b.Sizes, *s), server
 	}
 	return b, nil
 }
 
-func benchRestoreSize(env *terraformEnv, scale, runs int) (out *RestoreSize, err error) {
+// benchRestoreSize measures the archive of scale on pg; it returns the figures and the source cluster's server.
+func benchRestoreSize(env *terraformEnv, pg postgresBin, scale, runs int) (out *RestoreSize, server Server, err error) {
 	ctx := env.ctx
-	e, err := localnode.New(localnode.Options{})
+	e, err := pg.engine()
 	if err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	root, err := os.MkdirTemp("/var/tmp", "pgnvme-bench-restore-")
 	if err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	defer os.RemoveAll(root)
 	if err := os.Chmod(root, 0o755); err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	repo := filepath.Join(root, "repo")
 	if err := e.MkdirAllOwned(repo, 0o750); err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	pgbackrest, err := exec.LookPath("pgbackrest")
 	if err != nil {
-		return nil, fmt.Errorf("pgBackRest is needed: %w", err)
+		return nil, server, fmt.Errorf("pgBackRest is needed: %w", err)
 	}
 	base, err := acctest.FreePort()
 	if err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	name := "bench-restore"
-	s := cluster.FromInput(cluster.Input{Name: name, NodeCount: new(1), Parameters: map[string]string{"max_wal_size": "4GB"},
+	s := cluster.FromInput(cluster.Input{Name: name, PostgresMajor: pg.Major, NodeCount: new(1), Parameters: map[string]string{"max_wal_size": "4GB"},
 		Archive: &cluster.ArchiveInput{PgBackRestOptions: map[string]string{"repo1-type": "posix", "repo1-path": repo}, BackupOnCreate: new(false)},
 		Blocks:  []cluster.BlockInput{&localspec.Block{DataDir: filepath.Join(root, "source"), PortBase: base}}})
 	p := localcluster.NewPlatform()
 	progress("restore: scale %d: creating the source cluster and its data", scale)
 	st, err := p.Create(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	deleted := false
 	defer func() {
@@ -96,13 +98,16 @@ func benchRestoreSize(env *terraformEnv, scale, runs int) (out *RestoreSize, err
 			_ = p.Delete(context.Background(), s, cluster.Prior{Members: st.Members})
 		}
 	}()
-	if err := pgbenchInit(ctx, base, scale); err != nil {
-		return nil, err
+	if server, err = readServer(ctx, base, pg.Major); err != nil {
+		return nil, server, err
+	}
+	if err := pgbenchInit(ctx, pg, base, scale); err != nil {
+		return nil, server, err
 	}
 	node := localnode.Node{Name: "probe", Host: "127.0.0.1", Port: base}
 	size, err := e.Psql(ctx, node, "postgres", "SELECT pg_database_size('postgres')")
 	if err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	bytes, _ := strconv.ParseFloat(strings.TrimSpace(size), 64)
 	conf := filepath.Join(root, "source", "node-1.pgbackrest", "pgbackrest.conf")
@@ -115,19 +120,19 @@ func benchRestoreSize(env *terraformEnv, scale, runs int) (out *RestoreSize, err
 			break
 		}
 		if !strings.Contains(out+err.Error(), "[050]") || time.Now().After(deadline) {
-			return nil, fmt.Errorf("pgbackrest backup: %w\n%s", err, out)
+			return nil, server, fmt.Errorf("pgbackrest backup: %w\n%s", err, out)
 		}
 		time.Sleep(5 * time.Second)
 	}
-	if err := talkRunQuiet(ctx, base, scale, 30); err != nil {
-		return nil, err
+	if err := talkRunQuiet(ctx, pg, base, scale, 30); err != nil {
+		return nil, server, err
 	}
 	if _, err := e.Psql(ctx, node, "postgres", "SELECT pg_switch_wal()"); err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	time.Sleep(5 * time.Second) // the archiver pushes the switched segment
 	if err := p.Delete(ctx, s, cluster.Prior{Members: st.Members}); err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	deleted = true
 
@@ -152,37 +157,37 @@ output "verification_ok" {
 }
 `, repo, name, root)})
 	if err != nil {
-		return nil, err
+		return nil, server, err
 	}
 	var drill, hand, perGiB, ratio []float64
 	for i := range runs {
 		progress("restore: scale %d: drill and hand restore %d of %d", scale, i+1, runs)
 		if err := env.run(dir, "apply", "-auto-approve", "-input=false"); err != nil {
-			return nil, err
+			return nil, server, err
 		}
 		v, err := env.output(dir, "restore_seconds")
 		if err != nil {
-			return nil, err
+			return nil, server, err
 		}
 		d, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil {
-			return nil, fmt.Errorf("restore_seconds %q: %w", v, err)
+			return nil, server, fmt.Errorf("restore_seconds %q: %w", v, err)
 		}
 		if ok, _ := env.output(dir, "verification_ok"); strings.TrimSpace(ok) != "true" {
-			return nil, fmt.Errorf("the drill's verification failed")
+			return nil, server, fmt.Errorf("the drill's verification failed")
 		}
 		h, err := handRestore(ctx, e, pgbackrest, root, repo, name, base)
 		if err != nil {
-			return nil, err
+			return nil, server, err
 		}
 		drill, hand, perGiB, ratio = append(drill, d), append(hand, h), append(perGiB, d/(bytes/(1<<30))), append(ratio, d/h)
 	}
-	return &RestoreSize{Scale: scale, DatabaseGiB: bytes / (1 << 30), Drill: newStat(drill), Hand: newStat(hand), PerGiB: newStat(perGiB), DrillOverHand: newStat(ratio)}, nil
+	return &RestoreSize{Scale: scale, DatabaseGiB: bytes / (1 << 30), Drill: newStat(drill), Hand: newStat(hand), PerGiB: newStat(perGiB), DrillOverHand: newStat(ratio)}, server, nil
 }
 
 // talkRunQuiet runs the talk's random UPDATE for seconds (WAL after the backup for the restore to replay).
-func talkRunQuiet(ctx context.Context, port, scale, seconds int) error {
-	_, err := talkRun(ctx, port, scale, seconds)
+func talkRunQuiet(ctx context.Context, pg postgresBin, port, scale, seconds int) error {
+	_, err := talkRun(ctx, pg, port, scale, seconds)
 	return err
 }
 
@@ -228,7 +233,7 @@ func handRestore(ctx context.Context, e *localnode.Engine, pgbackrest, root, rep
 }
 
 func (b *RestoreBench) print(w *os.File) {
-	fmt.Fprintf(w, "\nRestore drill (pgnvme_restore_drill's restore_seconds beside the same pgBackRest restore by hand; %s)\n", b.Note)
+	fmt.Fprintf(w, "\nRestore drill (pgnvme_restore_drill's restore_seconds beside the same pgBackRest restore by hand; PostgreSQL %s; %s)\n", b.ServerVersion, b.Note)
 	for _, s := range b.Sizes {
 		fmt.Fprintf(w, "  %.2f GiB (scale %d):  drill %s   by hand %s   drill/hand %s   per GiB %s\n",
 			s.DatabaseGiB, s.Scale, s.Drill.Format("s"), s.Hand.Format("s"), s.DrillOverHand.Format("x"), s.PerGiB.Format("s"))

@@ -18,6 +18,7 @@ import (
 // (storage_twins.go), pgnvme_tuning's parameters for the limited machine against PostgreSQL's defaults and
 // against a peer's recommendation for the same machine (timescaledb-tune's, see peer.go).
 type StorageBench struct {
+	Server
 	MemoryMiB  int     `json:"memory_mib"`
 	Scale      int     `json:"scale"`
 	DatasetGiB float64 `json:"dataset_gib"`
@@ -71,10 +72,10 @@ const (
 	gp3TunedParams = "data.pgnvme_tuning.lim_ebs.postgres_parameters"
 )
 
-// storageTuningTF is pgnvme_tuning for the lab's limited machine, with storage = "nvme" (lim, the output
-// "tuned", a JSON object) and with storage = "ebs" (lim_ebs, "tuned_ebs"), alone in a workspace to read the
-// sets before any cluster exists, and within storageClustersTF.
-func storageTuningTF() string {
+// storageTuningTF is pgnvme_tuning for the lab's limited machine running PostgreSQL major, with storage =
+// "nvme" (lim, the output "tuned", a JSON object) and with storage = "ebs" (lim_ebs, "tuned_ebs"), alone in a
+// workspace to read the sets before any cluster exists, and within storageClustersTF.
+func storageTuningTF(major int) string {
 	tf := `
 terraform {
   required_providers {
@@ -89,23 +90,24 @@ data "pgnvme_tuning" %[1]q {
   memory_gib     = %[4]g
   disk_gib       = %[5]d
   storage        = %[3]q
-  postgres_major = 15
+  postgres_major = %[6]d
 }
 output %[2]q { value = jsonencode(data.pgnvme_tuning.%[1]s.postgres_parameters) }
-`, t.name, t.output, t.storage, float64(storageMemoryMiB)/1024, storageDiskGiB)
+`, t.name, t.output, t.storage, float64(storageMemoryMiB)/1024, storageDiskGiB, major)
 	}
 	return tf
 }
 
-// storageClustersTF is both clusters; nvmeParams and gp3Params are their parameters as HCL expressions.
-func storageClustersTF(dir string, base int, nvmeParams, gp3Params string) string {
-	return storageTuningTF() + storageClusterTF("nvme", "bench-nvme", nvmeParams, dir+"/nvme", base, false) +
-		storageClusterTF("gp3", "bench-gp3", gp3Params, dir+"/gp3", base+1, true)
+// storageClustersTF is both clusters on PostgreSQL major; nvmeParams and gp3Params are their parameters as
+// HCL expressions.
+func storageClustersTF(dir string, base, major int, nvmeParams, gp3Params string) string {
+	return storageTuningTF(major) + storageClusterTF("nvme", "bench-nvme", nvmeParams, dir+"/nvme", base, major, false) +
+		storageClusterTF("gp3", "bench-gp3", gp3Params, dir+"/gp3", base+1, major, true)
 }
 
-// storageClusterTF is one single-node cluster under the lab's limits, NVMe-like or, with gp3, gp3-like:
-// throttled to gp3's baseline and held by the latency layer.
-func storageClusterTF(resource, name, params, dataDir string, port int, gp3 bool) string {
+// storageClusterTF is one single-node cluster on PostgreSQL major under the lab's limits, NVMe-like or, with
+// gp3, gp3-like: throttled to gp3's baseline and held by the latency layer.
+func storageClusterTF(resource, name, params, dataDir string, port, major int, gp3 bool) string {
 	extra := ""
 	if gp3 {
 		extra = fmt.Sprintf(`
@@ -118,9 +120,10 @@ func storageClusterTF(resource, name, params, dataDir string, port int, gp3 bool
 	}
 	return fmt.Sprintf(`
 resource "pgnvme_cluster" %q {
-  name       = %q
-  node_count = 1
-  parameters = %s
+  name           = %q
+  postgres_major = %d
+  node_count     = 1
+  parameters     = %s
   local {
     data_dir  = %q
     port_base = %d
@@ -130,19 +133,19 @@ resource "pgnvme_cluster" %q {
     }
   }
 }
-`, resource, name, params, dataDir, port, storageMemoryMiB, storageDiskGiB, extra)
+`, resource, name, major, params, dataDir, port, storageMemoryMiB, storageDiskGiB, extra)
 }
 
-// benchStorage runs the section with both nodes' disk images where disk says (storageDiskMemory or
+// benchStorage runs the section on pg with both nodes' disk images where disk says (storageDiskMemory or
 // storageDiskMachine); without names tuned parameters to measure the tuned set without, with
 // name=value pairs to measure the tuned set with (an arm each, beside tuned and defaults in every round).
-func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string, disk string) (*StorageBench, error) {
+func benchStorage(env *terraformEnv, pg postgresBin, pairs, seconds int, without, with []string, disk string) (*StorageBench, error) {
 	ctx := env.ctx
 	scale := pgbench.ScaleForGiB(float64(storageMemoryMiB) / 1024 * storageRatio)
 	b := &StorageBench{MemoryMiB: storageMemoryMiB, Scale: scale, DatasetGiB: pgbench.SizeGiB(scale), Clients: storageClients, Seconds: seconds}
 	// The tuned set first, from the data source alone: the variants are checked against it before any
 	// cluster is made.
-	tws, err := env.workspace("storage-tuning", map[string]string{"main.tf": storageTuningTF()})
+	tws, err := env.workspace("storage-tuning", map[string]string{"main.tf": storageTuningTF(pg.Major)})
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +167,11 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 		return nil, err
 	}
 	// The peer is asked about the machine data.pgnvme_tuning.lim describes.
-	peer, err := timescaledbTune(ctx, peerMachine{VCPUs: 2, MemoryMiB: storageMemoryMiB, DiskGiB: storageDiskGiB, PostgresMajor: 15})
+	peer, err := timescaledbTune(ctx, peerMachine{VCPUs: 2, MemoryMiB: storageMemoryMiB, DiskGiB: storageDiskGiB, PostgresMajor: pg.Major})
 	if err != nil {
 		// Where timescaledb-tune cannot be installed, PGTune's rules for the same machine and workload.
 		progress("storage under limits: timescaledb-tune not run (%v); the peer is PGTune", err)
-		peer, err = pgtunePeer(pgtuneInput{Major: 15, DBType: "oltp", MemoryMiB: storageMemoryMiB, CPUs: 2, Connections: storagePeerConnections,
+		peer, err = pgtunePeer(pgtuneInput{Major: pg.Major, DBType: "oltp", MemoryMiB: storageMemoryMiB, CPUs: 2, Connections: storagePeerConnections,
 			Storage: "nvme", DBSize: "greater_ram"})
 	}
 	if err != nil {
@@ -187,12 +190,12 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 	if err != nil {
 		return nil, err
 	}
-	cws, err := env.workspace("storage-clusters", map[string]string{"main.tf": storageClustersTF(scratch, base, tunedParams, tunedParams)})
+	cws, err := env.workspace("storage-clusters", map[string]string{"main.tf": storageClustersTF(scratch, base, pg.Major, tunedParams, tunedParams)})
 	if err != nil {
 		return nil, err
 	}
 	setBoth := func(nvmeParams, gp3Params string) error {
-		if err := os.WriteFile(filepath.Join(cws, "main.tf"), []byte(storageClustersTF(scratch, base, nvmeParams, gp3Params)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(cws, "main.tf"), []byte(storageClustersTF(scratch, base, pg.Major, nvmeParams, gp3Params)), 0o644); err != nil {
 			return err
 		}
 		return env.run(cws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
@@ -207,17 +210,26 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 			progress("storage under limits: %v", err)
 		}
 	}()
-	progress("storage under limits: creating an NVMe-like and a gp3-like node (%d MiB memory each, %d GiB disks)", storageMemoryMiB, storageDiskGiB)
+	progress("storage under limits: creating an NVMe-like and a gp3-like node on PostgreSQL %d (%d MiB memory each, %d GiB disks)", pg.Major, storageMemoryMiB, storageDiskGiB)
 	if err := setBoth(tunedParams, tunedParams); err != nil {
 		return nil, err
 	}
+	if b.Server, err = readServer(ctx, base, pg.Major); err != nil {
+		return nil, err
+	}
+	progress("storage under limits: the nodes run PostgreSQL %s", b.ServerVersion)
+	if b.Peer != nil {
+		if err := dropUnofferedValues(ctx, base, b.Peer); err != nil {
+			return nil, err
+		}
+	}
 	for i, name := range []string{"NVMe-like", "gp3-like"} {
 		progress("storage under limits: pgbench -i -s %d on the %s node (%.1f GiB, %.0fx memory)", scale, name, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB)
-		if err := pgbenchInit(ctx, base+i, scale); err != nil {
+		if err := pgbenchInit(ctx, pg, base+i, scale); err != nil {
 			return nil, fmt.Errorf("pgbench -i on the %s node: %w", name, err)
 		}
 	}
-	rws, err := env.workspace("storage-run", map[string]string{"main.tf": storageRunTF(scale, seconds, 1)})
+	rws, err := env.workspace("storage-run", map[string]string{"main.tf": storageRunTF(pg.pgbench(), scale, seconds, 1)})
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +285,7 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 
 	// 3. The tuned set against the defaults, the peer's set and the variants, on NVMe-like twins; the
 	// tuned set with storage = "ebs" against the defaults on gp3-like twins, where the disk is the bottleneck.
-	lab := twinLab{env: env, scratch: scratch, scale: scale, seconds: seconds, total: pairs}
+	lab := twinLab{env: env, pg: pg, scratch: scratch, scale: scale, seconds: seconds, total: pairs}
 	others := []TwinPair{{Other: "defaults", params: "null"}}
 	if b.Peer != nil {
 		others = append(others, TwinPair{Other: "peer", params: hclMap(b.Peer.Parameters)})
@@ -301,10 +313,10 @@ func benchStorage(env *terraformEnv, pairs, seconds int, without, with []string,
 	if disk == storageDiskMemory {
 		images = "in memory (a tmpfs): the NVMe-like node's I/O costs the loop driver's and XFS's time and no device latency (NVMe's reads take about 0.1 ms), and this machine's disk plays no part"
 	}
-	b.Note = fmt.Sprintf("1 node each, %d MiB memory limit (page cache included), pgbench scale %d (%.1f GiB, %.0fx memory), %d clients, %d s runs; "+
+	b.Note = fmt.Sprintf("PostgreSQL %s, 1 node each, %d MiB memory limit (page cache included), pgbench scale %d (%.1f GiB, %.0fx memory), %d clients, %d s runs; "+
 		"both disk images %s (%.1f GiB used after VACUUM and decoding); "+
 		"NVMe-like = a loop device, unthrottled; gp3-like = the same, throttled to 3,000 IOPS and 125 MiB/s (cgroup v1 throttles "+
-		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); the tuning: two more such nodes at a time (twins), one set on each, run at once, each run after a %d s warm-up and a CHECKPOINT", storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
+		"reads and the servers' own writes, not the kernel's flusher) over a latency layer that holds each read %g ms, each write %g ms (flushes: none); the tuning: two more such nodes at a time (twins), one set on each, run at once, each run after a %d s warm-up and a CHECKPOINT", b.ServerVersion, storageMemoryMiB, scale, b.DatasetGiB, b.DatasetGiB*1024/storageMemoryMiB, storageClients, seconds,
 		images, b.DiskUsedGiB, gp3ReadLatencyMS, gp3WriteLatencyMS, storageSettleSeconds)
 	return b, nil
 }

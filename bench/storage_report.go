@@ -15,6 +15,9 @@ func (b *StorageBench) print(w *os.File, line func(string, Stat, string, string)
 		line(name+" TPS", r.TPS, "tps", "   talk: "+talkTPS+" TPS")
 		line(name+" p50 / p95 / p99", r.P50, "ms", "   p95 "+r.P95.Format("ms")+"   p99 "+r.P99.Format("ms")+fmt.Sprintf("   talk p50: %.1f ms", talkP50))
 		line(name+" IO:DataFileRead share", r.DataFileRead, "", "   LWLock:WALWrite "+r.WALWrite.Format("")+fmt.Sprintf("   talk: %.2f", talkShare))
+		if r.AioIoCompletion.Max > 0 {
+			line(name+" IO:AioIoCompletion share", r.AioIoCompletion, "", "   reads handed to I/O workers")
+		}
 		line(name+" checkpoints begun in a run", r.Checkpoints, "", "")
 	}
 	side("NVMe-like", b.NVMe, "16,030", 4.0, 0.14)

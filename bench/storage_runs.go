@@ -14,10 +14,12 @@ type RunStats struct {
 	P95 Stat `json:"p95_ms"`
 	P99 Stat `json:"p99_ms"`
 	// DataFileRead and WALWrite are the shares (0-1) of sampled backends in IO:DataFileRead and
-	// LWLock:WALWrite.
-	DataFileRead Stat `json:"io_datafileread_share"`
-	WALWrite     Stat `json:"lwlock_walwrite_share"`
-	// Checkpoints are those begun during each run (pg_stat_bgwriter's timed and requested together): a
+	// LWLock:WALWrite; AioIoCompletion the share in IO:AioIoCompletion, where a backend of PostgreSQL 18 or
+	// later waits for a read it handed to an I/O worker (io_method = worker) instead of reading itself.
+	DataFileRead    Stat `json:"io_datafileread_share"`
+	WALWrite        Stat `json:"lwlock_walwrite_share"`
+	AioIoCompletion Stat `json:"io_aioiocompletion_share"`
+	// Checkpoints are those begun during each run (timed and requested together, checkpointsSQL): a
 	// max_wal_size too small for the run's WAL starts one.
 	Checkpoints Stat `json:"checkpoints"`
 }
@@ -34,16 +36,17 @@ type runResult struct {
 }
 
 // samples collects runResults for RunStats.
-type samples struct{ tps, p50, p95, p99, dfr, wal, ckpt []float64 }
+type samples struct{ tps, p50, p95, p99, dfr, wal, aio, ckpt []float64 }
 
 func (s *samples) add(r runResult) {
 	s.tps, s.p50, s.p95, s.p99 = append(s.tps, r.TPS), append(s.p50, r.P50), append(s.p95, r.P95), append(s.p99, r.P99)
-	s.dfr, s.wal, s.ckpt = append(s.dfr, r.Wait["IO:DataFileRead"]), append(s.wal, r.Wait["LWLock:WALWrite"]), append(s.ckpt, r.Checkpoints)
+	s.dfr, s.wal, s.aio = append(s.dfr, r.Wait["IO:DataFileRead"]), append(s.wal, r.Wait["LWLock:WALWrite"]), append(s.aio, r.Wait["IO:AioIoCompletion"])
+	s.ckpt = append(s.ckpt, r.Checkpoints)
 }
 
 func (s *samples) stats() RunStats {
 	return RunStats{TPS: newStat(s.tps), P50: newStat(s.p50), P95: newStat(s.p95), P99: newStat(s.p99), DataFileRead: newStat(s.dfr), WALWrite: newStat(s.wal),
-		Checkpoints: newStat(s.ckpt)}
+		AioIoCompletion: newStat(s.aio), Checkpoints: newStat(s.ckpt)}
 }
 
 // checkpointsBegun is how many checkpoints the server at port has begun since its statistics were reset.
@@ -53,14 +56,28 @@ func checkpointsBegun(ctx context.Context, port int) (float64, error) {
 		return 0, err
 	}
 	defer conn.Close(context.Background())
+	var num int
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
+		return 0, err
+	}
 	var n int64
-	err = conn.QueryRow(ctx, "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter").Scan(&n)
+	err = conn.QueryRow(ctx, checkpointsSQL(num)).Scan(&n)
 	return float64(n), err
 }
 
-// storageRunTF is the talk's pgbench run on servers servers at once, the i-th at var.port_<x> with its
-// result in output <x>, x = a, b, ...: Terraform reads the data sources concurrently.
-func storageRunTF(scale, seconds, servers int) string {
+// checkpointsSQL counts the checkpoints begun, timed and requested, on a server of versionNum
+// (server_version_num): pg_stat_bgwriter's up to 16, pg_stat_checkpointer's from 17, where they moved.
+func checkpointsSQL(versionNum int) string {
+	if versionNum >= 170000 {
+		return "SELECT num_timed + num_requested FROM pg_stat_checkpointer"
+	}
+	return "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
+}
+
+// storageRunTF is the talk's pgbench run with the pgbench at pgbenchPath on servers servers at once, the
+// i-th at var.port_<x> with its result in output <x>, x = a, b, ...: Terraform reads the data sources
+// concurrently.
+func storageRunTF(pgbenchPath string, scale, seconds, servers int) string {
 	tf := `
 terraform {
   required_providers {
@@ -79,6 +96,7 @@ data "pgnvme_pgbench" "%[1]c" {
   threads          = 2
   protocol         = "prepared"
   duration_seconds = %[5]d
+  pgbench_path     = %[6]q
 }
 output "%[1]c" {
   value = {
@@ -89,7 +107,7 @@ output "%[1]c" {
     wait = data.pgnvme_pgbench.%[1]c.wait_events
   }
 }
-`, 'a'+i, pgbench.TalkScript, scale, storageClients, seconds)
+`, 'a'+i, pgbench.TalkScript, scale, storageClients, seconds, pgbenchPath)
 	}
 	return tf
 }

@@ -51,18 +51,20 @@ type TwinPair struct {
 // twinLab is what the twins need from the section: where to put them and the workload.
 type twinLab struct {
 	env                   *terraformEnv
+	pg                    postgresBin
 	scratch               string
 	scale, seconds, total int
 }
 
-// storageTwinsTF is the twins of one kind (gp3: gp3-like, else NVMe-like) with parameters a and b.
-func storageTwinsTF(dir string, base int, gp3 bool, a, b string) string {
+// storageTwinsTF is the twins of one kind (gp3: gp3-like, else NVMe-like) on PostgreSQL major with
+// parameters a and b.
+func storageTwinsTF(dir string, base, major int, gp3 bool, a, b string) string {
 	kind := "nvme"
 	if gp3 {
 		kind = "gp3"
 	}
-	return storageTuningTF() + storageClusterTF("twin_a", "bench-twin-a-"+kind, a, dir+"/twin-a-"+kind, base, gp3) +
-		storageClusterTF("twin_b", "bench-twin-b-"+kind, b, dir+"/twin-b-"+kind, base+1, gp3)
+	return storageTuningTF(major) + storageClusterTF("twin_a", "bench-twin-a-"+kind, a, dir+"/twin-a-"+kind, base, major, gp3) +
+		storageClusterTF("twin_b", "bench-twin-b-"+kind, b, dir+"/twin-b-"+kind, base+1, major, gp3)
 }
 
 // twinRounds is the number of rounds for runs (the section's pairs): even, so that each twin runs the
@@ -87,12 +89,12 @@ func (l twinLab) twins(gp3 bool, tuned string, others []TwinPair) (tb TwinBench,
 	if err != nil {
 		return tb, err
 	}
-	ws, err := env.workspace("storage-twins-"+strings.ToLower(strings.TrimSuffix(tb.Node, "-like")), map[string]string{"main.tf": storageTwinsTF(l.scratch, base, gp3, tuned, tuned)})
+	ws, err := env.workspace("storage-twins-"+strings.ToLower(strings.TrimSuffix(tb.Node, "-like")), map[string]string{"main.tf": storageTwinsTF(l.scratch, base, l.pg.Major, gp3, tuned, tuned)})
 	if err != nil {
 		return tb, err
 	}
 	set := func(a, b string) error {
-		if err := os.WriteFile(filepath.Join(ws, "main.tf"), []byte(storageTwinsTF(l.scratch, base, gp3, a, b)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(ws, "main.tf"), []byte(storageTwinsTF(l.scratch, base, l.pg.Major, gp3, a, b)), 0o644); err != nil {
 			return err
 		}
 		return env.run(ws, "apply", "-auto-approve", "-input=false", "-no-color", "-lock=false")
@@ -111,12 +113,12 @@ func (l twinLab) twins(gp3 bool, tuned string, others []TwinPair) (tb TwinBench,
 	log("pgbench -i -s %d on both at once", l.scale)
 	var g errgroup.Group
 	for _, port := range ports {
-		g.Go(func() error { return pgbenchInit(ctx, port, l.scale) })
+		g.Go(func() error { return pgbenchInit(ctx, l.pg, port, l.scale) })
 	}
 	if err := g.Wait(); err != nil {
 		return tb, fmt.Errorf("pgbench -i on the %s twins: %w", tb.Node, err)
 	}
-	rws, err := env.workspace("storage-twin-run", map[string]string{"main.tf": storageRunTF(l.scale, l.seconds, 2)})
+	rws, err := env.workspace("storage-twin-run", map[string]string{"main.tf": storageRunTF(l.pg.pgbench(), l.scale, l.seconds, 2)})
 	if err != nil {
 		return tb, err
 	}
@@ -140,7 +142,7 @@ func (l twinLab) twins(gp3 bool, tuned string, others []TwinPair) (tb TwinBench,
 			}
 			var g errgroup.Group
 			for _, port := range ports {
-				g.Go(func() error { return settle(ctx, port, l.scale) })
+				g.Go(func() error { return settle(ctx, l.pg, port, l.scale) })
 			}
 			if err := g.Wait(); err != nil {
 				return tb, fmt.Errorf("tuned vs %s: %w", p.Other, err)
@@ -173,8 +175,8 @@ func (l twinLab) twins(gp3 bool, tuned string, others []TwinPair) (tb TwinBench,
 // the server (cold shared_buffers, a shutdown checkpoint just written) or only reloads it (warm, the
 // previous arm's dirty pages and WAL since the last checkpoint); without it the arms would start from
 // whatever the switch left.
-func settle(ctx context.Context, port, scale int) error {
-	if _, err := talkRun(ctx, port, scale, storageSettleSeconds); err != nil {
+func settle(ctx context.Context, pg postgresBin, port, scale int) error {
+	if _, err := talkRun(ctx, pg, port, scale, storageSettleSeconds); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	conn, err := benchConnect(ctx, port)

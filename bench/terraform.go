@@ -107,6 +107,14 @@ func (e *terraformEnv) outputJSON(dir, name string, v any) error {
 	return json.Unmarshal(out, v)
 }
 
+// under is e with its workspaces in the subdirectory name of its own (a section's runs on two PostgreSQL
+// majors keep their configurations and states apart).
+func (e *terraformEnv) under(name string) *terraformEnv {
+	c := *e
+	c.dir = filepath.Join(e.dir, name)
+	return &c
+}
+
 // workspace writes files into a fresh directory for one configuration.
 func (e *terraformEnv) workspace(name string, files map[string]string) (string, error) {
 	dir := filepath.Join(e.dir, name)
