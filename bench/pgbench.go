@@ -192,7 +192,7 @@ terraform {
   }
 }
 data "pgnvme_pgbench" "talk" {
-  server = {
+  server {
     host = %q
     port = %d
   }

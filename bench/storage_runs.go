@@ -89,7 +89,10 @@ terraform {
 		tf += fmt.Sprintf(`
 variable "port_%[1]c" { type = number }
 data "pgnvme_pgbench" "%[1]c" {
-  server           = { host = "127.0.0.1", port = var.port_%[1]c }
+  server {
+    host = "127.0.0.1"
+    port = var.port_%[1]c
+  }
   script           = %[2]q
   scale            = %[3]d
   clients          = %[4]d

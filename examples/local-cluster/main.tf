@@ -90,7 +90,7 @@ resource "pgnvme_cluster" "demo" {
 
 # Runs after the cluster exists (its port is known only then), on every apply.
 data "pgnvme_pgbench" "talk" {
-  server = {
+  server {
     host = pgnvme_cluster.demo.primary.host
     port = pgnvme_cluster.demo.primary.port
   }

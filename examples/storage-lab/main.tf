@@ -148,7 +148,7 @@ resource "pgnvme_cluster" "gp3" {
 # The talk's random UPDATE, initialising the same scale on each; gp3 runs after NVMe so the two never share
 # the CPUs.
 data "pgnvme_pgbench" "nvme" {
-  server = {
+  server {
     host = pgnvme_cluster.nvme.primary.host
     port = pgnvme_cluster.nvme.primary.port
   }
@@ -164,7 +164,7 @@ data "pgnvme_pgbench" "nvme" {
 }
 
 data "pgnvme_pgbench" "gp3" {
-  server = {
+  server {
     host = pgnvme_cluster.gp3.primary.host
     port = pgnvme_cluster.gp3.primary.port
   }

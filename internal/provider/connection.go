@@ -95,14 +95,24 @@ func tlsResourceAttributes(attrs map[string]rschema.Attribute) map[string]rschem
 	return attrs
 }
 
-func connectionDataSourceAttribute() dschema.SingleNestedAttribute {
-	return dschema.SingleNestedAttribute{
-		Required: true,
-		MarkdownDescription: "How to reach the PostgreSQL server. The password is read from `PGPASSWORD` or a " +
+// The connection is a block, not a nested attribute: Terraform drops an unknown key of a nested attribute's
+// object before the provider sees it (hashicorp/terraform#33570), so `server = { sslmod = "verify-full" }`
+// connected with sslmode prefer; in a block a misspelt argument is an error at validate. A block cannot be
+// Required, nor its attributes (terraform-plugin-framework#740): requiredBlock and requiredInRequiredBlock
+// ask for them.
+
+// connectionExample is the error's example of a connection block.
+const connectionExample = "server {\n  host = \"10.0.1.10\"\n}"
+
+func connectionDataSourceBlock() dschema.SingleNestedBlock {
+	return dschema.SingleNestedBlock{
+		MarkdownDescription: "How to reach the PostgreSQL server (required). The password is read from `PGPASSWORD` or a " +
 			"passfile (`PGPASSFILE`, `~/.pgpass`): Terraform keeps a data source's arguments in state, so there is no " +
 			"password argument here.",
+		Validators: []validator.Object{requiredBlock(connectionExample)},
 		Attributes: tlsDataSourceAttributes(map[string]dschema.Attribute{
-			"host":     dschema.StringAttribute{Required: true, MarkdownDescription: hostDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"host": dschema.StringAttribute{Optional: true, MarkdownDescription: hostDescription + " Required.",
+				Validators: []validator.String{requiredInRequiredBlock(), stringvalidator.LengthAtLeast(1)}},
 			"port":     dschema.Int64Attribute{Optional: true, MarkdownDescription: portDescription, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
 			"database": dschema.StringAttribute{Optional: true, MarkdownDescription: dbDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"username": dschema.StringAttribute{Optional: true, MarkdownDescription: userDescription, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
@@ -111,15 +121,15 @@ func connectionDataSourceAttribute() dschema.SingleNestedAttribute {
 	}
 }
 
-func connectionResourceAttribute() rschema.SingleNestedAttribute {
-	return rschema.SingleNestedAttribute{
-		Required: true,
-		MarkdownDescription: "How to reach the primary. Changing `host`, `port` or `database` means another server: the " +
+func connectionResourceBlock() rschema.SingleNestedBlock {
+	return rschema.SingleNestedBlock{
+		MarkdownDescription: "How to reach the primary (required). Changing `host`, `port` or `database` means another server: the " +
 			"settings are reset on the old one and applied to the new one.",
+		Validators: []validator.Object{requiredBlock(connectionExample)},
 		Attributes: tlsResourceAttributes(map[string]rschema.Attribute{
 			"host": rschema.StringAttribute{
-				Required: true, MarkdownDescription: hostDescription,
-				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+				Optional: true, MarkdownDescription: hostDescription + " Required.",
+				Validators:    []validator.String{requiredInRequiredBlock(), stringvalidator.LengthAtLeast(1)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"port": rschema.Int64Attribute{

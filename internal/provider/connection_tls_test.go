@@ -23,7 +23,7 @@ func TestAccConnectionTLS(t *testing.T) {
 	t.Setenv("PGSSLCERT", "")
 	t.Setenv("PGSSLKEY", "")
 	server := func(files string) string {
-		return fmt.Sprintf("server = {\n    host = \"127.0.0.1\"\n    port = %d\n    sslmode = \"verify-full\"\n    sslrootcert = %q\n%s  }\n",
+		return fmt.Sprintf("server {\n    host = \"127.0.0.1\"\n    port = %d\n    sslmode = \"verify-full\"\n    sslrootcert = %q\n%s  }\n",
 			tp.Server.Port(), tp.CAFile, files)
 	}
 	full := fmt.Sprintf("    sslcert = %q\n    sslkey = %q\n", tp.ClientCert, tp.ClientKey)

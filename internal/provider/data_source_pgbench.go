@@ -82,7 +82,6 @@ func (d *pgbenchDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			"benchmarks every time Terraform reads it: keep it in a dedicated configuration or workspace, or behind a " +
 			"`count` you switch on, and gate changes with a `check` block or a postcondition on its results.",
 		Attributes: map[string]schema.Attribute{
-			"server": connectionDataSourceAttribute(),
 			"builtin": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Built-in script: `tpcb-like` (TPC-B-like, pgbench's default), `simple-update` or `select-only`. Exactly one of `builtin` and `script` is required.",
@@ -171,6 +170,7 @@ func (d *pgbenchDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			"logged_transactions": schema.Int64Attribute{Computed: true, MarkdownDescription: "Lines in pgbench's per-transaction log: `transactions_processed` plus the failed (and skipped) transactions. The percentiles are over the successful ones only."},
 			"output":              schema.StringAttribute{Computed: true, MarkdownDescription: "pgbench's own summary, verbatim."},
 		},
+		Blocks: map[string]schema.Block{"server": connectionDataSourceBlock()},
 	}
 }
 

@@ -24,7 +24,7 @@ func TestAccPgbenchDataSource_talkScript(t *testing.T) {
 	// pgbench, three times.
 	st := applyState(t, acctest.NewWorkdir(t), fmt.Sprintf(`
 data "pgnvme_pgbench" "talk" {
-  server = {
+  server {
     host = "127.0.0.1"
     port = %d
   }
@@ -124,7 +124,7 @@ func TestAccPgbenchDataSource_rate(t *testing.T) {
 	// One apply (acctest.Workdir): a terraform-plugin-testing step would run pgbench three times.
 	st := applyState(t, acctest.NewWorkdir(t), fmt.Sprintf(`
 data "pgnvme_pgbench" "throttled" {
-  server = {
+  server {
     host = "127.0.0.1"
     port = %d
   }
@@ -150,7 +150,7 @@ output "not_sampled" {
 // A failing pgbench is an error carrying pgbench's message, never partial numbers.
 func TestAccPgbenchDataSource_failures(t *testing.T) {
 	cluster := acctest.StartCluster(t, 0, nil)
-	conn := fmt.Sprintf("server = {\n host = \"127.0.0.1\"\n port = %d\n}\n", cluster.Primary.Port)
+	conn := fmt.Sprintf("server {\n host = \"127.0.0.1\"\n port = %d\n}\n", cluster.Primary.Port)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
@@ -168,7 +168,7 @@ func TestAccPgbenchDataSource_failures(t *testing.T) {
 
 func TestAccPgbenchDataSource_badInputs(t *testing.T) {
 	pb := func(body string) string {
-		return "data \"pgnvme_pgbench\" \"x\" {\nserver = {\n host = \"127.0.0.1\"\n}\n" + body + "\n}\n"
+		return "data \"pgnvme_pgbench\" \"x\" {\nserver {\n host = \"127.0.0.1\"\n}\n" + body + "\n}\n"
 	}
 	runBadInputs(t, []badInput{
 		{"builtin and script", pb("builtin = \"tpcb-like\"\nscript = \"SELECT 1;\""), `(?s)Invalid Attribute Combination`},

@@ -62,7 +62,6 @@ func (d *replicationStatusDataSource) Schema(_ context.Context, _ datasource.Sch
 			"the synchronous setting, each standby's state and lag (`pg_stat_replication`) and the archiver's counters " +
 			"(`pg_stat_archiver`). Use it in `check` blocks and postconditions.",
 		Attributes: map[string]schema.Attribute{
-			"server":                    connectionDataSourceAttribute(),
 			"is_primary":                schema.BoolAttribute{Computed: true, MarkdownDescription: "True unless the server is in recovery (a standby)."},
 			"synchronous_standby_names": str("The live `synchronous_standby_names`; `\"\"` means asynchronous."),
 			"standbys": schema.ListNestedAttribute{
@@ -94,6 +93,7 @@ func (d *replicationStatusDataSource) Schema(_ context.Context, _ datasource.Sch
 			},
 			"current_wal_lsn": str("On a primary `pg_current_wal_lsn()`; on a standby the last replayed location."),
 		},
+		Blocks: map[string]schema.Block{"server": connectionDataSourceBlock()},
 	}
 }
 

@@ -34,14 +34,14 @@ func TestAccReplicationStatusDataSource_cluster(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`
 data "pgnvme_replication_status" "primary" {
-  server = {
+  server {
     host = "127.0.0.1"
     port = %d
   }
 }
 
 data "pgnvme_replication_status" "standby" {
-  server = {
+  server {
     host = "127.0.0.1"
     port = %d
   }
@@ -76,13 +76,13 @@ func TestAccReplicationStatusDataSource_unreachable(t *testing.T) {
 	}
 	runBadInputs(t, []badInput{
 		{"nothing listening", fmt.Sprintf(`data "pgnvme_replication_status" "x" {
-  server = {
+  server {
     host = "127.0.0.1"
     port = %d
   }
 }`, port), `(?s)Cannot Connect To PostgreSQL.*127.0.0.1:` + fmt.Sprint(port)},
 		{"unknown sslmode", `data "pgnvme_replication_status" "x" {
-  server = {
+  server {
     host    = "127.0.0.1"
     sslmode = "on"
   }

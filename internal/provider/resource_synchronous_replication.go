@@ -73,7 +73,6 @@ func (r *synchronousReplicationResource) Schema(_ context.Context, _ resource.Sc
 				MarkdownDescription: "`host:port/database` of the primary.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"server": connectionResourceAttribute(),
 			"method": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
@@ -128,6 +127,7 @@ func (r *synchronousReplicationResource) Schema(_ context.Context, _ resource.Sc
 				MarkdownDescription: "The exact value written, e.g. `ANY 1 (s1, s2)` (the same rendering as the `synchronous_standby_names` function).",
 			},
 		},
+		Blocks: map[string]schema.Block{"server": connectionResourceBlock()},
 	}
 }
 

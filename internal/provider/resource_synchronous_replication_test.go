@@ -21,7 +21,7 @@ const syncAddr = "pgnvme_synchronous_replication.quorum"
 func syncConfig(port int, body string) string {
 	return fmt.Sprintf(`
 resource "pgnvme_synchronous_replication" "quorum" {
-  server = {
+  server {
     host = "127.0.0.1"
     port = %d
   }
@@ -225,14 +225,14 @@ func TestAccSynchronousReplication_badInputs(t *testing.T) {
 		{"unknown method", cfg("standby_names = [\"s1\"]\nmethod = \"all\""), `(?s)method.*value must be one of`},
 		{"unknown synchronous_commit", cfg("standby_names = [\"s1\"]\nsynchronous_commit = \"always\""), `(?s)synchronous_commit.*value must be one of`},
 		{"unknown sslmode", `resource "pgnvme_synchronous_replication" "x" {
-  server = {
+  server {
     host    = "127.0.0.1"
     sslmode = "sometimes"
   }
   standby_names = ["s1"]
 }`, `(?s)sslmode.*value must be one of`},
 		{"port out of range", `resource "pgnvme_synchronous_replication" "x" {
-  server = {
+  server {
     host = "127.0.0.1"
     port = 70000
   }

@@ -88,7 +88,7 @@ resource "pgnvme_cluster" "this" {
 # (a failover under way) the first node is read, and the check warns.
 check "quorum" {
   data "pgnvme_replication_status" "primary" {
-    server = {
+    server {
       host     = try(pgnvme_cluster.this.primary.host, pgnvme_cluster.this.nodes[0].host)
       port     = try(pgnvme_cluster.this.primary.port, pgnvme_cluster.this.nodes[0].port)
       database = "postgres"

@@ -36,7 +36,7 @@ locals {
 }
 
 data "pgnvme_pgbench" "this" {
-  server = {
+  server {
     host     = var.server.host
     port     = var.server.port
     database = var.server.database

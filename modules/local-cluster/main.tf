@@ -60,7 +60,7 @@ resource "pgnvme_cluster" "this" {
 data "pgnvme_pgbench" "this" {
   count = var.benchmark == null ? 0 : 1
 
-  server = {
+  server {
     host        = pgnvme_cluster.this.primary.host
     port        = pgnvme_cluster.this.primary.port
     sslmode     = var.tls ? "verify-full" : null

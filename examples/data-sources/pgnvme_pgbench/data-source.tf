@@ -1,6 +1,6 @@
 # The talk's workload: random single-row UPDATEs over the whole pgbench_accounts table.
 data "pgnvme_pgbench" "random_update" {
-  server = {
+  server {
     host = "10.0.1.10"
   }
   script           = <<-EOT

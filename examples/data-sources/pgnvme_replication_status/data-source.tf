@@ -1,5 +1,5 @@
 data "pgnvme_replication_status" "orders" {
-  server = {
+  server {
     host = "10.0.1.10"
     # A server that takes TLS only and checks client certificates: verify it against its authority, and
     # present a certificate of the role (paths on the machine that runs Terraform).

@@ -160,7 +160,7 @@ resource "pgnvme_cluster" "db" {
 # kept in SSM (output password_parameter) as PGPASSWORD.
 check "quorum" {
   data "pgnvme_replication_status" "primary" {
-    server = {
+    server {
       host     = try(pgnvme_cluster.db.primary.host, pgnvme_cluster.db.nodes[0].host)
       port     = try(pgnvme_cluster.db.primary.port, pgnvme_cluster.db.nodes[0].port)
       username = "postgres"

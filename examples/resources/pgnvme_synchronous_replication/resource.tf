@@ -1,6 +1,6 @@
 # Quorum commit: every commit waits for the fastest of the two standbys, never the slowest.
 resource "pgnvme_synchronous_replication" "orders" {
-  server = {
+  server {
     host     = "10.0.1.10"
     port     = 5432
     username = "postgres"
