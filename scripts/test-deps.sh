@@ -76,6 +76,102 @@ install_patroni4() {
 	bash -euo pipefail -c "$(patroni4_commands)"
 }
 
+# PostgreSQL 18, the default major (capacity.DefaultPostgresMajor): Debian 12 has no package of it, and Debian's
+# newer binary packages need a newer glibc. Built from Debian's source package (sid's postgresql-18, Debian's
+# patches applied) into the layout of the PostgreSQL project's packages, /usr/lib/postgresql/18/{bin,lib} and
+# /usr/share/postgresql/18, so the paths the product renders for real nodes hold here too; libpq and the other
+# libraries stay under /usr/lib/postgresql/18/lib (rpath), so nothing of PostgreSQL 15 changes. The server,
+# client tools and contrib; io_uring through liburing. About 10 minutes on 2 idle cores, once per machine: the
+# check below finds the installed tree and builds nothing on a second run.
+PG18_DIR=/usr/lib/postgresql/18
+PG18_SHARE=/usr/share/postgresql/18
+PG18_WORK=/opt/pgnvme-tools/postgresql-18.build
+PG18_SUITES="sid forky"
+PG18_BUILD_PACKAGES="dpkg-dev bison flex pkg-config libreadline-dev zlib1g-dev libssl-dev libicu-dev liburing-dev liblz4-dev
+	libzstd-dev"
+# What the tests run of 18: the server, the client tools, pg_upgrade, and contrib's pg_stat_statements.
+PG18_PROGRAMS="postgres initdb pg_ctl pg_isready psql pg_basebackup pgbench pg_upgrade pg_rewind pg_dump vacuumdb pg_controldata"
+postgresql18_present() {
+	local p
+	for p in $PG18_PROGRAMS; do [ -x "$PG18_DIR/bin/$p" ] || return 1; done
+	[ -f "$PG18_SHARE/extension/pg_stat_statements.control" ]
+}
+postgresql18_describe() { echo "$("$PG18_DIR/bin/postgres" --version), io_method io_uring: $(postgresql18_uring)"; }
+postgresql18_uring() {
+	if "$PG18_DIR/bin/pg_config" --configure | grep -q -- --with-liburing; then echo built; else echo 'not built'; fi
+}
+# The commands that build and install PostgreSQL 18 as root, printed for a user who is not root. apt reads sid's
+# source lists from files of its own (the system's sources stay untouched); the tree is installed into a staging
+# directory first and moved into place whole, so an interrupted build leaves nothing the check above accepts.
+postgresql18_commands() {
+	local apt="apt-get -q -o Dir::Etc::sourcelist=$PG18_WORK/sources.list -o Dir::Etc::sourceparts=-"
+	apt+=" -o Dir::State::Lists=$PG18_WORK/lists -o Dir::Cache=$PG18_WORK/cache"
+	local s
+	cat <<-EOF
+		apt-get update -qq && apt-get install -y -qq $(echo $PG18_BUILD_PACKAGES)
+		rm -rf $PG18_WORK $PG18_DIR.new $PG18_SHARE.new
+		mkdir -p $PG18_WORK/lists/partial $PG18_WORK/cache/archives/partial $PG18_WORK/src
+		: >$PG18_WORK/sources.list
+	EOF
+	for s in $PG18_SUITES; do
+		echo "echo 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $s main' >>$PG18_WORK/sources.list"
+	done
+	cat <<-EOF
+		chown -R _apt $PG18_WORK
+		$apt update
+		cd $PG18_WORK/src && $apt source postgresql-18
+		cd $PG18_WORK/src/postgresql-18-*/ && mkdir build && cd build && ../configure --prefix=$PG18_DIR --datadir=$PG18_SHARE --mandir=$PG18_SHARE/man --with-openssl --with-icu --with-liburing --with-lz4 --with-zstd --with-system-tzdata=/usr/share/zoneinfo --with-extra-version=" (pgnvme build of Debian \$(dpkg-parsechangelog -l ../debian/changelog -S Version))" >../configure.log
+		cd $PG18_WORK/src/postgresql-18-*/build && make -s -j"\$(nproc)" world-bin >../make.log 2>&1 || { tail -40 ../make.log; exit 1; }
+		cd $PG18_WORK/src/postgresql-18-*/build && make -s install-world-bin DESTDIR=$PG18_WORK/root >../install.log 2>&1 || { tail -40 ../install.log; exit 1; }
+		rm -rf $PG18_DIR $PG18_SHARE && mkdir -p $(dirname $PG18_DIR) $(dirname $PG18_SHARE)
+		mv $PG18_WORK/root$PG18_SHARE $PG18_SHARE && mv $PG18_WORK/root$PG18_DIR $PG18_DIR
+		rm -rf $PG18_WORK
+	EOF
+}
+install_postgresql18() {
+	echo "building PostgreSQL 18 from Debian's source package into $PG18_DIR (about 10 minutes on 2 cores)"
+	local start=$SECONDS
+	bash -euo pipefail -c "$(postgresql18_commands)"
+	echo "built and installed PostgreSQL 18 in $((SECONDS - start)) s"
+}
+
+# pgBackRest new enough for PostgreSQL 18 (2.55 or later; Debian 12's 2.45 refuses an 18 data directory). Debian
+# 12's package stays installed for its directories, user setup and libraries; its binary is diverted
+# (dpkg-divert, to /usr/bin/pgbackrest.debian12) and /usr/bin/pgbackrest, the path the EC2 nodes render, becomes
+# Debian 13's build, which needs only glibc 2.34 and Debian 12's libraries. Debian's source package of it cannot
+# be fetched here (the mirror answers 404 for pgbackrest's sources), so the binary package is used as Patroni 4's is.
+PGBACKREST_MIN=2.55
+PGBACKREST_SUITE=trixie
+PGBACKREST_WORK=/opt/pgnvme-tools/pgbackrest.download
+pgbackrest_version() { pgbackrest version 2>/dev/null | awk '{print $2; exit}'; }
+pgbackrest_new_enough() {
+	local v
+	v=$(pgbackrest_version)
+	[ -n "$v" ] && [ "$(printf '%s\n%s\n' "$PGBACKREST_MIN" "$v" | sort -V | head -n 1)" = "$PGBACKREST_MIN" ]
+}
+pgbackrest_describe() { echo "$(pgbackrest version) at $(command -v pgbackrest)"; }
+pgbackrest_commands() {
+	local apt="apt-get -q -o Dir::Etc::sourcelist=$PGBACKREST_WORK/$PGBACKREST_SUITE.list -o Dir::Etc::sourceparts=-"
+	apt+=" -o Dir::State::Lists=$PGBACKREST_WORK/lists -o Dir::Cache=$PGBACKREST_WORK/cache"
+	cat <<-EOF
+		rm -rf $PGBACKREST_WORK
+		mkdir -p $PGBACKREST_WORK/lists/partial $PGBACKREST_WORK/cache/archives/partial $PGBACKREST_WORK/x
+		echo 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $PGBACKREST_SUITE main' >$PGBACKREST_WORK/$PGBACKREST_SUITE.list
+		chown -R _apt $PGBACKREST_WORK
+		$apt update
+		cd $PGBACKREST_WORK && $apt download pgbackrest
+		dpkg-deb -x $PGBACKREST_WORK/pgbackrest_*.deb $PGBACKREST_WORK/x
+		$PGBACKREST_WORK/x/usr/bin/pgbackrest version
+		dpkg-divert --local --rename --divert /usr/bin/pgbackrest.debian12 --add /usr/bin/pgbackrest
+		install -m 755 $PGBACKREST_WORK/x/usr/bin/pgbackrest /usr/bin/pgbackrest
+		rm -rf $PGBACKREST_WORK
+	EOF
+}
+install_pgbackrest() {
+	echo "installing pgBackRest from Debian $PGBACKREST_SUITE's package as /usr/bin/pgbackrest"
+	bash -euo pipefail -c "$(pgbackrest_commands)"
+}
+
 names=() checks=() versions=() packages=() otherwise=() installers=()
 
 # need NAME CHECK VERSION PACKAGES [OTHERWISE [INSTALL]]
@@ -93,10 +189,21 @@ need make 'command -v make' 'make --version' make
 need postgresql-15 "[ -x $PG_BIN/postgres ] && [ -x $PG_BIN/pgbench ] && [ -x $PG_BIN/initdb ]" \
 	"$PG_BIN/postgres --version" postgresql-15
 need postgresql-client-15 "[ -x $PG_BIN/psql ] && [ -x $PG_BIN/pg_basebackup ]" "$PG_BIN/psql --version" postgresql-client-15
+# The default major, built from source (see install_postgresql18); 15 stays for the tests that need a second major.
+need postgresql-18 postgresql18_present postgresql18_describe '' \
+	"sudo bash scripts/test-deps.sh (as root it runs install_postgresql18), or these commands:
+sudo bash -euo pipefail <<'EOF'
+$(postgresql18_commands)
+EOF" install_postgresql18
 # PostgreSQL refuses to run as root: tests run as root start its processes as this user (postgresql-common makes it).
 need postgres-user 'id postgres' 'id postgres' postgresql-common
 # The archive proof: pgBackRest writes to the bucket the provider made, through stunnel's TLS in front of moto.
 need pgbackrest 'command -v pgbackrest' 'pgbackrest version' pgbackrest
+need pgbackrest-$PGBACKREST_MIN+ pgbackrest_new_enough pgbackrest_describe '' \
+	"sudo bash scripts/test-deps.sh (as root it runs install_pgbackrest), or these commands:
+sudo bash -euo pipefail <<'EOF'
+$(pgbackrest_commands)
+EOF" install_pgbackrest
 need stunnel stunnel_bin stunnel_version stunnel4
 # The tests drive the real CLI: 1.11 or later (write-only attributes).
 need terraform 'command -v terraform' 'terraform version 2>/dev/null' '' \
