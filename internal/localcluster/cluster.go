@@ -68,6 +68,10 @@ type Member struct {
 type Spec struct {
 	// Name is the cluster's name (and the default pgBackRest stanza).
 	Name string `json:"name"`
+	// Major is the PostgreSQL major the cluster runs, recorded in the manifest at create so that a
+	// configuration that leaves postgres_major unset, and an import, find the binaries the data needs
+	// (0 in a manifest written before it was recorded: then the members' PG_VERSION says).
+	Major int `json:"postgres_major,omitempty"`
 	// Members in priority order; Members[0] is the primary at creation.
 	Members []Member `json:"members"`
 	// Synchronous is the synchronous replication; callers fill in defaults.
@@ -157,6 +161,9 @@ type Options struct {
 	// CgroupRoot is where the cgroup file systems are mounted; "" is
 	// cgroup.DefaultRoot.
 	CgroupRoot string
+	// Major is the PostgreSQL major whose binaries the Manager runs
+	// (localnode.BinDirForMajor); 0 is the newest installed.
+	Major int
 }
 
 // DefaultStreamTimeout bounds each wait for standbys to stream.
@@ -169,7 +176,15 @@ func NewManager(runAsUser string) (*Manager, error) {
 
 // NewManagerWithOptions is NewManager with every option.
 func NewManagerWithOptions(o Options) (*Manager, error) {
-	e, err := localnode.New(localnode.Options{RunAsUser: o.RunAsUser})
+	var binDir string
+	if o.Major != 0 {
+		dir, err := localnode.BinDirForMajor(context.Background(), o.Major)
+		if err != nil {
+			return nil, err
+		}
+		binDir = dir
+	}
+	e, err := localnode.New(localnode.Options{RunAsUser: o.RunAsUser, BinDir: binDir})
 	if err != nil {
 		return nil, err
 	}
@@ -184,10 +199,28 @@ func NewManagerWithOptions(o Options) (*Manager, error) {
 	return m, nil
 }
 
+// WithMajor is a Manager like m (the same server user, limits and clock) that runs PostgreSQL major's
+// binaries: m itself when it runs major already.
+func (m *Manager) WithMajor(major int) (*Manager, error) {
+	if have, err := m.PostgresMajor(context.Background()); err == nil && have == major {
+		return m, nil
+	}
+	dir, err := localnode.BinDirForMajor(context.Background(), major)
+	if err != nil {
+		return nil, err
+	}
+	e, err := localnode.New(localnode.Options{RunAsUser: m.engine.RunAsUser(), Superuser: m.engine.Superuser(), BinDir: dir})
+	if err != nil {
+		return nil, err
+	}
+	return &Manager{engine: e, pgbackrest: m.pgbackrest, walg: m.walg, streamTimeout: m.streamTimeout, clock: m.clock,
+		afterRestart: m.afterRestart, limiter: m.limiter, disks: m.disks}, nil
+}
+
 // Engine is the localnode engine the manager runs nodes with.
 func (m *Manager) Engine() *localnode.Engine { return m.engine }
 
-// PostgresMajor is the major version of the installed server (15).
+// PostgresMajor is the major version of the server the Manager runs (15, 18).
 func (m *Manager) PostgresMajor(ctx context.Context) (int, error) {
 	// The binaries do not change during a Manager's life: run `postgres --version` once, not at every step.
 	m.majorMu.Lock()

@@ -65,19 +65,31 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 		return out, cluster.Errorf(append(root, "archive"), "Archive Not Readable Here", "The drill reads pgBackRest repositories of type posix or s3, "+
 			"and WAL-G archives in S3 (WALG_S3_PREFIX); this archive is neither.")
 	}
-	var src drillArchiver = pgbackrestDrill{m: m, opts: a.PgBackRestOptions, stanza: a.Stanza}
-	if from.Tool == archive.ToolWALG {
-		src = walgDrill{m: m, env: a.WALGEnv, from: from}
+	archiver := func(m *Manager) drillArchiver {
+		if from.Tool == archive.ToolWALG {
+			return walgDrill{m: m, env: a.WALGEnv, from: from}
+		}
+		return pgbackrestDrill{m: m, opts: a.PgBackRestOptions, stanza: a.Stanza}
 	}
+	src := archiver(m)
 	if err := src.installed(); err != nil {
 		return out, err
 	}
-	major, err := m.PostgresMajor(ctx)
+	h, err := src.health(ctx)
+	// The drill restores the chosen backup with its own major's binaries (0: any major), so an archive
+	// of an older major, or one whose cluster was upgraded, is drilled as it is.
+	plan, err := cluster.PlanRestoreAt(root, d.Restore, from, 0, h, err)
 	if err != nil {
 		return out, err
 	}
-	h, err := src.health(ctx)
-	plan, err := cluster.PlanRestoreAt(root, d.Restore, from, major, h, err)
+	if plan.Backup.Major != 0 {
+		if m, err = m.WithMajor(plan.Backup.Major); err != nil {
+			return out, cluster.Errorf(append(root, "archive"), "PostgreSQL Version Not Installed",
+				"Backup %s in %s was taken from PostgreSQL %d, and the drill restores it with that major's binaries: %v.", plan.Backup.Label, from, plan.Backup.Major, err)
+		}
+		src = archiver(m)
+	}
+	major, err := m.PostgresMajor(ctx)
 	if err != nil {
 		return out, err
 	}

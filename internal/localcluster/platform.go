@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -17,46 +18,92 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cgroup"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
 // Platform is the local platform of pgnvme_cluster: it turns a cluster.Spec into PostgreSQL processes on
-// this machine. One Platform lives for the provider process; it keeps one Manager per server user, so
-// what a Manager caches (the installed major version) is read once.
+// this machine. One Platform lives for the provider process; it keeps one Manager per server user and
+// PostgreSQL major, so that two clusters of different majors run side by side, each on its own major's
+// binaries, and what a Manager caches (its server's version) is read once.
 type Platform struct {
 	mu         sync.Mutex
-	managers   map[string]*Manager
+	managers   map[managerKey]*Manager
 	cgroupRoot string
+}
+
+// managerKey is what a Manager is chosen by: the server user and the major (0: the newest installed).
+type managerKey struct {
+	user  string
+	major int
 }
 
 // NewPlatform is the local platform.
 func NewPlatform() *Platform { return NewPlatformWithOptions(Options{}) }
 
 // NewPlatformWithOptions is the local platform with the Manager options it uses for every server user
-// (o.RunAsUser is ignored: it comes from each cluster's spec). Tests give another CgroupRoot.
+// (o.RunAsUser and o.Major are ignored: they come from each cluster's spec). Tests give another CgroupRoot.
 func NewPlatformWithOptions(o Options) *Platform {
-	return &Platform{managers: map[string]*Manager{}, cgroupRoot: o.CgroupRoot}
+	return &Platform{managers: map[managerKey]*Manager{}, cgroupRoot: o.CgroupRoot}
 }
 
-// manager is the Manager for s's server user.
+// manager is the Manager for s's server user and major: postgres_major when s names one (the state
+// records the major chosen at create, so an existing cluster always does), else the major its manifest
+// or data directories record, else the newest installed.
 func (p *Platform) manager(s cluster.Spec) (*Manager, error) {
-	user := ""
+	key := managerKey{major: s.PostgresMajor}
 	if b := localspec.Of(s); b != nil {
-		user = b.RunAsUser
+		key.user = b.RunAsUser
+		if key.major == 0 {
+			key.major = recordedMajor(b.DataDir)
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if m, ok := p.managers[user]; ok {
+	if m, ok := p.managers[key]; ok {
 		return m, nil
 	}
-	m, err := NewManagerWithOptions(Options{RunAsUser: user, CgroupRoot: p.cgroupRoot})
-	if err != nil {
+	m, err := NewManagerWithOptions(Options{RunAsUser: key.user, CgroupRoot: p.cgroupRoot, Major: key.major})
+	var missing *localnode.MajorNotInstalledError
+	switch {
+	case errors.As(err, &missing) && s.PostgresMajor != 0:
+		return nil, &cluster.FieldError{Path: []string{"postgres_major"}, Summary: "PostgreSQL Version Not Installed",
+			Detail: fmt.Sprintf("postgres_major is %d, and the local platform runs each cluster on its own major's binaries. %s, "+
+				"or set postgres_major to an installed major.", s.PostgresMajor, missing.Error())}
+	case errors.As(err, &missing):
+		return nil, &cluster.FieldError{Path: []string{"local", "data_dir"}, Summary: "PostgreSQL Version Not Installed",
+			Detail: fmt.Sprintf("The cluster under local.data_dir was created with PostgreSQL %d, and its data can only run on that major. %s.",
+				missing.Major, missing.Error())}
+	case err != nil:
 		return nil, &cluster.FieldError{Path: []string{"local"}, Summary: "PostgreSQL Not Available",
 			Detail: "The local platform runs the installed PostgreSQL binaries, and none could be used. Install them " +
 				"(Debian: apt-get install postgresql-15) or set local.run_as_user to a user that can run them. " + err.Error()}
 	}
-	p.managers[user] = m
+	p.managers[key] = m
 	return m, nil
+}
+
+// recordedMajor is the PostgreSQL major of the cluster under dataDir as this machine records it: its
+// manifest's, else the first member data directory's PG_VERSION; 0 when neither says (no cluster there).
+func recordedMajor(dataDir string) int {
+	if dataDir == "" {
+		return 0
+	}
+	ls, err := ReadManifest(dataDir)
+	if err != nil {
+		return 0
+	}
+	if ls.Major != 0 {
+		return ls.Major
+	}
+	for _, mb := range ls.Members {
+		if b, err := os.ReadFile(filepath.Join(mb.DataDir, "PG_VERSION")); err == nil {
+			if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return v
+			}
+		}
+	}
+	return 0
 }
 
 // specOf is s as the adapter's Spec: each node with its identity on this machine (prior members keep
@@ -88,6 +135,9 @@ func (p *Platform) open(ctx context.Context, s cluster.Spec, prior []cluster.Mem
 	}
 	ls, err := specOf(s, prior)
 	if err != nil {
+		return m, ls, err
+	}
+	if ls.Major, err = m.PostgresMajor(ctx); err != nil {
 		return m, ls, err
 	}
 	if len(prior) > 0 {
@@ -142,17 +192,17 @@ func parameterVersions(params map[string]string, major int) error {
 	return errors.Join(errs...)
 }
 
-// major is the installed major version, checked against the one s asks for.
+// major is the major version of the binaries m runs, checked against the one s asks for.
 func (p *Platform) major(ctx context.Context, m *Manager, s cluster.Spec) (int, error) {
 	major, err := m.PostgresMajor(ctx)
 	if err != nil {
 		return 0, &cluster.FieldError{Path: []string{"postgres_major"}, Summary: "PostgreSQL Not Available",
-			Detail: "The local platform could not run `postgres --version`. Install PostgreSQL (Debian: apt-get install postgresql-15). " + err.Error()}
+			Detail: "The local platform could not run `postgres --version` of " + m.engine.BinDir() + ". Install PostgreSQL (Debian: apt-get install postgresql-15). " + err.Error()}
 	}
 	if s.PostgresMajor != 0 && s.PostgresMajor != major {
 		return 0, cluster.Errorf([]string{"postgres_major"}, "PostgreSQL Version Not Installed",
-			"postgres_major is %d, but the local platform runs the installed PostgreSQL %d. Install %d or set postgres_major = %d.",
-			s.PostgresMajor, major, s.PostgresMajor, major)
+			"postgres_major is %d, but the binaries the local platform found for it (%s) are PostgreSQL %d. Install PostgreSQL %d under "+
+				"/usr/lib/postgresql/%d/bin or set postgres_major = %d.", s.PostgresMajor, m.engine.BinDir(), major, s.PostgresMajor, s.PostgresMajor, major)
 	}
 	return major, nil
 }
@@ -453,7 +503,7 @@ func (p *Platform) Import(_ context.Context, id string) (cluster.Spec, []cluster
 		return cluster.Spec{}, nil, err
 	}
 	b := &localspec.Block{DataDir: root, RunAsUser: ls.RunAsUser, Limits: ls.Limits}
-	s := cluster.Spec{Name: ls.Name, Synchronous: ls.Synchronous, Parameters: maps.Clone(ls.Parameters), Archive: ls.Archive, Block: b}
+	s := cluster.Spec{Name: ls.Name, PostgresMajor: recordedMajor(root), Synchronous: ls.Synchronous, Parameters: maps.Clone(ls.Parameters), Archive: ls.Archive, Block: b}
 	if ls.TLS != nil {
 		s.TLS = &cluster.TLS{Policy: *ls.TLS}
 	}

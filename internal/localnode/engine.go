@@ -167,6 +167,66 @@ func packageHint(dir string) string {
 	return "PostgreSQL's server package (Debian/Ubuntu: apt-get install postgresql-15)"
 }
 
+// BinDirForMajor is the directory of PostgreSQL major's server binaries:
+// /usr/lib/postgresql/<major>/bin when it holds initdb, else the directory of
+// initdb on PATH when that initdb is of major. The error names the package to
+// install and the majors that are installed.
+func BinDirForMajor(ctx context.Context, major int) (string, error) {
+	dir := filepath.Join(pgLibRoot, strconv.Itoa(major), "bin")
+	if isExecutable(filepath.Join(dir, "initdb")) {
+		return dir, nil
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if m, err := binaryMajor(ctx, filepath.Join(filepath.Dir(p), "postgres")); err == nil && m == major {
+			return filepath.Dir(p), nil
+		}
+	}
+	installed := "none"
+	if ms := InstalledMajors(); len(ms) > 0 {
+		installed = strings.Trim(strings.ReplaceAll(fmt.Sprint(ms), " ", ", "), "[]")
+	}
+	return "", &MajorNotInstalledError{Major: major, Installed: installed}
+}
+
+// MajorNotInstalledError is BinDirForMajor's error when major's binaries are not on this machine.
+type MajorNotInstalledError struct {
+	Major int
+	// Installed lists the installed majors ("15, 18"), "none" when there are none.
+	Installed string
+}
+
+func (e *MajorNotInstalledError) Error() string {
+	return fmt.Sprintf("PostgreSQL %d is not installed on this machine: %s/%d/bin holds no initdb, and no initdb of %d is on PATH "+
+		"(installed majors: %s). Install the postgresql-%d package (Debian and Ubuntu: from the PostgreSQL project's apt repository, "+
+		"apt-get install postgresql-%d)", e.Major, pgLibRoot, e.Major, e.Major, e.Installed, e.Major, e.Major)
+}
+
+// InstalledMajors are the PostgreSQL majors under /usr/lib/postgresql with
+// server binaries (initdb), newest first.
+func InstalledMajors() []int {
+	var out []int
+	for _, dir := range versionedBinDirs("initdb") {
+		if v, err := strconv.Atoi(filepath.Base(filepath.Dir(dir))); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// binaryMajor runs postgres --version of the binary at path.
+func binaryMajor(ctx context.Context, path string) (int, error) {
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = cleanEnv()
+	out, _, err := run(cmd)
+	if err != nil {
+		return 0, err
+	}
+	return parseMajor(strings.TrimSpace(out))
+}
+
 // versionedBinDirs lists /usr/lib/postgresql/*/bin directories holding an
 // executable name, newest version first.
 func versionedBinDirs(name string) []string {

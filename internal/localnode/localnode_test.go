@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 )
 
@@ -625,5 +627,46 @@ func TestLocalUnreachableDataDir(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("a refused node left %v in %s (%v)", entries, dir, err)
+	}
+}
+
+// Each major's binaries are found by the major: this machine has 15 (Debian's package) and the default
+// major (scripts/test-deps.sh builds it into /usr/lib/postgresql/18); a major that is not installed is an
+// error that names its package and the majors that are.
+func TestBinDirForMajor(t *testing.T) {
+	ctx := context.Background()
+	installed := localnode.InstalledMajors()
+	for _, major := range []int{15, capacity.DefaultPostgresMajor} {
+		if !slices.Contains(installed, major) {
+			t.Fatalf("installed majors %v lack %d: run `bash scripts/test-deps.sh` as root", installed, major)
+		}
+		dir, err := localnode.BinDirForMajor(ctx, major)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("/usr/lib/postgresql/%d/bin", major); dir != want {
+			t.Errorf("BinDirForMajor(%d) = %s, want %s", major, dir, want)
+		}
+		e, err := localnode.New(localnode.Options{BinDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, full, err := e.Version(ctx)
+		if err != nil || got != major {
+			t.Errorf("the binaries of %s are PostgreSQL %d (%q, %v), want %d", dir, got, full, err, major)
+		}
+	}
+	if !slices.IsSortedFunc(installed, func(a, b int) int { return b - a }) {
+		t.Errorf("InstalledMajors = %v, want newest first", installed)
+	}
+	_, err := localnode.BinDirForMajor(ctx, 13)
+	var missing *localnode.MajorNotInstalledError
+	if !errors.As(err, &missing) || missing.Major != 13 {
+		t.Fatalf("BinDirForMajor(13) = %v, want a MajorNotInstalledError", err)
+	}
+	for _, want := range []string{"PostgreSQL 13 is not installed", "apt-get install postgresql-13", "installed majors: " + strconv.Itoa(installed[0])} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
 	}
 }
