@@ -52,7 +52,7 @@ variable "instance_type" {
 variable "postgres_major" {
   description = "PostgreSQL major version of the nodes."
   type        = number
-  default     = 17
+  default     = 18
 }
 
 variable "ami_id" {

@@ -66,17 +66,28 @@ variable "benchmark_seconds" {
   }
 }
 
+variable "postgres_major" {
+  description = "PostgreSQL major of the nodes: the local platform runs /usr/lib/postgresql/<major>/bin (make demo installs 18, the default)."
+  type        = number
+  default     = 18
+  validation {
+    condition     = var.postgres_major >= 13 && var.postgres_major <= 18 && floor(var.postgres_major) == var.postgres_major
+    error_message = "postgres_major must be a whole number from 13 to 18, e.g. 18."
+  }
+}
+
 data "pgnvme_tuning" "node" {
   vcpus          = var.vcpus
   memory_gib     = var.memory_gib
   disk_gib       = var.disk_gib
   storage        = "ssd"
-  postgres_major = 15
+  postgres_major = var.postgres_major
 }
 
 resource "pgnvme_cluster" "demo" {
-  name       = "demo"
-  node_count = 3
+  name           = "demo"
+  postgres_major = var.postgres_major
+  node_count     = 3
   synchronous {
     method = "any"
     number = 1
@@ -111,6 +122,11 @@ output "nodes" {
 
 output "synchronous_standby_names" {
   value = pgnvme_cluster.demo.synchronous_standby_names
+}
+
+output "server_version" {
+  description = "The primary's server_version, as pgbench read it."
+  value       = data.pgnvme_pgbench.talk.server_version
 }
 
 output "connection_uri" {

@@ -67,7 +67,7 @@ resource "pgnvme_archive_bucket" "this" {
 
 resource "pgnvme_cluster" "this" {
   name           = var.name
-  postgres_major = 17
+  postgres_major = 18
 
   dynamic "node" {
     for_each = slice(sort(keys(var.subnet_ids)), 0, 3)

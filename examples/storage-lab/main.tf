@@ -108,7 +108,7 @@ data "pgnvme_tuning" "node" {
   memory_gib     = var.memory_mib / 1024
   disk_gib       = local.disk_gib
   storage        = "nvme"
-  postgres_major = 15
+  postgres_major = 18
 }
 
 resource "pgnvme_cluster" "nvme" {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 )
@@ -92,6 +93,12 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	e.emptyPlan("after create")
 	if got := e.psql(st.ConnectionURI, passwords[0], "SELECT pg_is_in_recovery()"); got != "f" {
 		t.Errorf("psql with connection_uri reached a server in recovery (%q); want the primary", got)
+	}
+	// The configuration leaves postgres_major unset: the nodes run the default major.
+	version := e.psql(st.ConnectionURI, passwords[0], "SHOW server_version")
+	t.Logf("the nodes run PostgreSQL %s (postgres_major %d)", version, st.PostgresMajor)
+	if want := fmt.Sprintf("%d.", capacity.DefaultPostgresMajor); !strings.HasPrefix(version, want) || st.PostgresMajor != capacity.DefaultPostgresMajor {
+		t.Errorf("server_version %s, postgres_major %d; want the default major %d", version, st.PostgresMajor, capacity.DefaultPostgresMajor)
 	}
 
 	// A standby terminated in moto: the plan replaces that node only; a writer loses nothing.

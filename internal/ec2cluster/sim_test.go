@@ -190,7 +190,6 @@ func (e *simEnv) config(name, instanceType string, deletionProtection bool) {
 	hcl := tfwork.SimProvider(e.region, e.sim.MotoURL()) + fmt.Sprintf(`
 resource "pgnvme_cluster" "db" {
   name           = %[3]q
-  postgres_major = 15
   node {
     name = "node-1"
     zone = %[15]q
@@ -316,6 +315,7 @@ type clusterState struct {
 	} `json:"nodes"`
 	ConnectionURI           string `json:"connection_uri"`
 	ReadOnlyConnectionURI   string `json:"read_only_connection_uri"`
+	PostgresMajor           int    `json:"postgres_major"`
 	SynchronousStandbyNames string `json:"synchronous_standby_names"`
 	TLS                     *struct {
 		CACertificate string            `json:"ca_certificate"`

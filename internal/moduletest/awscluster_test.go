@@ -62,7 +62,7 @@ func TestAWSClusterModule(t *testing.T) {
 	defer cancel()
 	cmd := sim.Command(cctx, terraformPath(t), "test", "-no-color",
 		"-var", "region="+region, "-var", "subnet_ids="+hclMap(fx.Subnets), "-var", "ami_id="+fx.AMI,
-		"-var", "postgres_major=15", "-var", "pgbackrest_options="+hclMap(pgbackrest))
+		"-var", "pgbackrest_options="+hclMap(pgbackrest))
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), provider.Env()...),
 		"AWS_ENDPOINT_URL="+sim.MotoURL(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION="+region, "PGPASSWORD="+password)

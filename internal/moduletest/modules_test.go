@@ -26,6 +26,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/pgfixture"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/tfwork"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
@@ -163,27 +164,22 @@ func removeLeftCluster(t *testing.T, dataDir string) bool {
 
 var summary = regexp.MustCompile(`(?m)^(?:Success|Failure)! ([0-9]+) passed, ([0-9]+) failed(?:, ([0-9]+) skipped)?\.`)
 
-// installedMajor is the major version of the PostgreSQL the local platform runs (what pgnvme_cluster finds).
-func installedMajor(t *testing.T) int {
+// requireDefaultMajor fails unless the default major's binaries are on this machine: the modules' clusters
+// run it (their postgres_major defaults to it).
+func requireDefaultMajor(t *testing.T) {
 	t.Helper()
-	e, err := localnode.New(localnode.Options{})
-	if err != nil {
-		t.Fatalf("the module tests run PostgreSQL on this machine (scripts/test-deps.sh installs it): %v", err)
+	if _, err := localnode.BinDirForMajor(context.Background(), capacity.DefaultPostgresMajor); err != nil {
+		t.Fatalf("the module tests run the default major on this machine (scripts/test-deps.sh builds it): %v", err)
 	}
-	major, _, err := e.Version(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return major
 }
 
 // TestModules runs every module's `terraform test` files: plan-level runs (validation, logic) and
 // apply-level runs against real local PostgreSQL clusters, created under a fresh directory on free ports
 // and destroyed by terraform test itself. What depends on this machine is passed on the command line:
-// -var data_dir, -var port_base and -var postgres_major.
+// -var data_dir and -var port_base; postgres_major is left to the modules' default, the default major.
 func TestModules(t *testing.T) {
 	setup(t)
-	major := strconv.Itoa(installedMajor(t))
+	requireDefaultMajor(t)
 	for _, name := range moduleNames(t) {
 		if simModules[name] {
 			continue // TestAWSClusterModule
@@ -200,7 +196,7 @@ func TestModules(t *testing.T) {
 			initOffline(t, dir)
 			start := time.Now()
 			out, err := tryTerraform(t, dir, "test", "-no-color",
-				"-var", "data_dir="+dataDir, "-var", "port_base="+strconv.Itoa(base), "-var", "postgres_major="+major)
+				"-var", "data_dir="+dataDir, "-var", "port_base="+strconv.Itoa(base))
 			took := time.Since(start)
 			if err != nil {
 				t.Fatalf("terraform test in modules/%s failed after %s:\n%s", name, took.Round(time.Millisecond), out)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
@@ -34,7 +35,8 @@ type ClusterOptions struct {
 	// Nodes is the number of nodes, named pg-1, pg-2, ...; default 3. The cluster waits for ANY 1 standby,
 	// a single node for none.
 	Nodes int
-	// PostgresMajor is the PostgreSQL major version; default 15 (the one installed here).
+	// PostgresMajor is the PostgreSQL major version; default capacity.DefaultPostgresMajor (scripts/test-deps.sh
+	// builds it into /usr/lib/postgresql/<major>, where the nodes' Patroni runs it).
 	PostgresMajor int
 	// Region is the AWS region of the nodes, the bucket and the SSM parameters; default eu-west-1.
 	Region string
@@ -66,7 +68,7 @@ func (o ClusterOptions) withDefaults() ClusterOptions {
 		o.Nodes = 3
 	}
 	if o.PostgresMajor == 0 {
-		o.PostgresMajor = 15
+		o.PostgresMajor = capacity.DefaultPostgresMajor
 	}
 	if o.Region == "" {
 		o.Region = "eu-west-1"

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/quorum"
@@ -167,6 +168,12 @@ func TestCluster_forms(t *testing.T) {
 		t.Fatalf("pg_stat_replication on %s: %s, want both standbys quorum", leader.Name, got)
 	}
 	t.Logf("leader %s: synchronous_standby_names = %s", leader.Name, ssn)
+	// The nodes run the default major (ClusterOptions' default), with its own asynchronous I/O.
+	version, ioMethod := query(t, c, leader, "SHOW server_version"), query(t, c, leader, "SHOW io_method")
+	t.Logf("leader %s: PostgreSQL %s, io_method %s", leader.Name, version, ioMethod)
+	if want := fmt.Sprintf("%d.", capacity.DefaultPostgresMajor); !strings.HasPrefix(version, want) {
+		t.Errorf("server_version on %s = %s, want the default major %d", leader.Name, version, capacity.DefaultPostgresMajor)
+	}
 
 	// PGDATA is on the instance store: the loop device's XFS, not the root disk.
 	if got := query(t, c, leader, "SHOW data_directory"); got != dataDir {

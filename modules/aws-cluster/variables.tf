@@ -11,11 +11,11 @@ variable "name" {
 variable "postgres_major" {
   description = "PostgreSQL major version of the nodes. Changing it replaces the cluster."
   type        = number
-  default     = 17
+  default     = 18
 
   validation {
     condition     = var.postgres_major >= 13 && var.postgres_major <= 18 && floor(var.postgres_major) == var.postgres_major
-    error_message = "postgres_major must be a whole number from 13 to 18, e.g. 17."
+    error_message = "postgres_major must be a whole number from 13 to 18, e.g. 18."
   }
 }
 

@@ -9,12 +9,13 @@ variable "data_dir" {
 }
 
 variable "postgres_major" {
-  description = "Major version of the PostgreSQL installed on this machine (`pg_config --version`); the nodes run it and the parameters are tuned for it."
+  description = "PostgreSQL major of the nodes: the local platform runs `/usr/lib/postgresql/<major>/bin`, which must be installed on this machine; the parameters are tuned for it. Defaults to 18, the provider's default major."
   type        = number
+  default     = 18
 
   validation {
     condition     = var.postgres_major >= 13 && var.postgres_major <= 18 && floor(var.postgres_major) == var.postgres_major
-    error_message = "postgres_major must be a whole number from 13 to 18: the major version `pg_config --version` prints, e.g. 15 for PostgreSQL 15.8."
+    error_message = "postgres_major must be a whole number from 13 to 18: the major version `pg_config --version` prints, e.g. 18 for PostgreSQL 18.6."
   }
 }
 

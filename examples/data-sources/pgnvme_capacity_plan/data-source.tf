@@ -8,7 +8,7 @@ data "pgnvme_capacity_plan" "orders" {
   min_memory_gib       = 64
   architectures        = ["x86_64"]
   node_count           = 3
-  postgres_major       = 17
+  postgres_major       = 18
 }
 
 output "instance_type" {

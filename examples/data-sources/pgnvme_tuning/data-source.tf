@@ -5,7 +5,7 @@ data "pgnvme_tuning" "m6id_4xlarge" {
   disk_gib       = 884.76
   storage        = "nvme"
   workload       = "oltp"
-  postgres_major = 17
+  postgres_major = 18
 }
 
 output "postgresql_conf" {

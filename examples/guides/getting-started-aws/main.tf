@@ -87,7 +87,7 @@ variable "acm_pca_arn" {
 
 locals {
   # One major for the tuning and the nodes: the plan writes only settings this major knows.
-  postgres_major = 17
+  postgres_major = 18
   instance_type  = coalesce(var.instance_type, data.pgnvme_capacity_plan.db.instance_type)
 }
 

@@ -36,12 +36,12 @@ variable "repository" {
 }
 
 variable "postgres_major" {
-  description = "PostgreSQL major version installed on this machine (the local platform runs the newest one under /usr/lib/postgresql). Changing it replaces the cluster: see the major upgrades guide."
+  description = "PostgreSQL major version of the nodes; it must be installed on this machine (the local platform runs /usr/lib/postgresql/<major>/bin). Changing it replaces the cluster: see the major upgrades guide."
   type        = number
-  default     = 15
+  default     = 18
   validation {
     condition     = var.postgres_major >= 13 && var.postgres_major <= 18 && floor(var.postgres_major) == var.postgres_major
-    error_message = "postgres_major must be a whole number from 13 to 18, e.g. 15."
+    error_message = "postgres_major must be a whole number from 13 to 18, e.g. 18."
   }
 }
 

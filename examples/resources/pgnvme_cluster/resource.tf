@@ -4,11 +4,12 @@ data "pgnvme_tuning" "node" {
   memory_gib     = 4
   disk_gib       = 50
   storage        = "ssd"
-  postgres_major = 15
+  postgres_major = 18
 }
 
 resource "pgnvme_cluster" "demo" {
-  name = "demo"
+  name           = "demo"
+  postgres_major = 18
   node {
     name = "pg-a"
     zone = "zone-a"

@@ -1,7 +1,7 @@
 # A real three-node cluster on this machine (PostgreSQL processes on 127.0.0.1), a reload-only parameter
 # change and a benchmark-duration change that must not replace it, and the optional benchmark.
-# data_dir, port_base and postgres_major (the installed PostgreSQL's) come from the command line:
-# `terraform test -var data_dir=/tmp/x/c -var port_base=45000 -var postgres_major=15` (make test passes them).
+# data_dir and port_base come from the command line (postgres_major defaults to 18, which make test installs):
+# `terraform test -var data_dir=/tmp/x/c -var port_base=45000` (make test passes them).
 
 variables {
   name       = "tf-acc-lab"

@@ -1,6 +1,6 @@
 # Every variable's validation, and the per-node precondition, at plan level (nothing is created).
-# data_dir, port_base and postgres_major (the installed PostgreSQL's) come from the command line:
-# `terraform test -var data_dir=/tmp/x/c -var port_base=45000 -var postgres_major=15` (make test passes them).
+# data_dir and port_base come from the command line (postgres_major defaults to 18, which make test installs):
+# `terraform test -var data_dir=/tmp/x/c -var port_base=45000` (make test passes them).
 
 variables {
   machine = { vcpus = 2, memory_gib = 3, disk_gib = 30 }

@@ -1,7 +1,7 @@
 # The talk's architecture on a laptop: three PostgreSQL nodes under ANY 1 quorum commit, tuned for this
 # machine's share, and the talk's random UPDATE benchmark against the primary.
 #
-#   terraform apply -var data_dir=/tmp/pgnvme-lab -var postgres_major=15 \
+#   terraform apply -var data_dir=/tmp/pgnvme-lab \
 #     -var "machine={vcpus=$(nproc), memory_gib=6, disk_gib=30}"
 terraform {
   required_version = ">= 1.8"
@@ -19,8 +19,9 @@ variable "data_dir" {
 }
 
 variable "postgres_major" {
-  description = "Installed PostgreSQL major version."
+  description = "PostgreSQL major of the nodes; it must be installed on this machine (/usr/lib/postgresql/<major>/bin)."
   type        = number
+  default     = 18
 }
 
 variable "machine" {
