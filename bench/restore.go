@@ -143,7 +143,7 @@ terraform {
   }
 }
 data "pgnvme_restore_drill" "bench" {
-  archive = {
+  archive {
     pgbackrest_options = { "repo1-type" = "posix", "repo1-path" = %q }
     stanza             = %q
   }

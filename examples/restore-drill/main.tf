@@ -67,7 +67,7 @@ variable "work_dir" {
 }
 
 data "pgnvme_restore_drill" "this" {
-  archive = {
+  archive {
     pgbackrest_options = var.pgbackrest_options
     stanza             = var.stanza
     walg_env           = var.walg_env

@@ -44,8 +44,9 @@ type RestoreTargetInput struct {
 	Immediate       bool
 }
 
-// restoreOf is in's Restore (nil for nil).
-func restoreOf(in *RestoreInput) *Restore {
+// RestoreOf is in's Restore (nil for nil): the restore block's, and a restore drill's, which is given
+// the same way.
+func RestoreOf(in *RestoreInput) *Restore {
 	if in == nil {
 		return nil
 	}

@@ -255,7 +255,7 @@ func FromInput(in Input) Spec {
 		DataDurability: bootstrap.Durability(orDefault(in.Synchronous.DataDurability, string(bootstrap.DurabilityRequired))),
 		Commit:         orDefault(in.Synchronous.Commit, bootstrap.CommitOn),
 	}
-	s.Restore = restoreOf(in.Restore)
+	s.Restore = RestoreOf(in.Restore)
 	s.AcceptDataLossAtLSN = in.AcceptDataLossAtLSN
 	s.TLS = tlsOf(in.TLS)
 	if a := in.Archive; a != nil {

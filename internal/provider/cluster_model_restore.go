@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
@@ -17,8 +18,8 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
-// pgnvme_cluster's restore block and restored attribute: their schema and their conversions to and from
-// cluster.RestoreInput and cluster.RestoreResult.
+// pgnvme_cluster's restore block (shared with pgnvme_restore_drill) and restored attribute: their schema and
+// their conversions to and from cluster.RestoreInput and cluster.RestoreResult.
 
 type restoreInput struct {
 	Backup  types.String `tfsdk:"backup"`
@@ -39,6 +40,95 @@ type restoreTargetInput struct {
 	Immediate types.Bool   `tfsdk:"immediate"`
 }
 
+// A restore is given the same way in pgnvme_cluster's restore block and in pgnvme_restore_drill: a backup,
+// an archive block and a target block, with one model (restoreArchiveInput, restoreTargetInput), one
+// conversion (restoreInputOf) and one definition of each argument (restoreArgs), rendered into the
+// resource's schema and the data source's. Blocks, not nested attributes: Terraform drops an unknown key of a
+// nested attribute's object before the provider sees it (hashicorp/terraform#33570), so the drill's
+// `target = { tme = "..." }` drilled to the end of the archive; in a block it is an error at validate.
+
+// restoreArg is one argument of a restore: its kind and description (true of both uses), and for maps their
+// validators.
+type restoreArg struct {
+	kind        restoreArgKind
+	description string
+	maps        []validator.Map
+}
+
+type restoreArgKind int
+
+const (
+	restoreString restoreArgKind = iota
+	restoreBool
+	restoreMap
+)
+
+// restoreBackupDescription is the backup argument's.
+const restoreBackupDescription = "The base backup to start from: `latest` (the default) lets pgnvme choose the newest one that finished " +
+	"before the target; or a backup's name (pgBackRest label such as `20261202-052928F`, WAL-G name such as " +
+	"`base_000000010000000000000002`), which must end before the target."
+
+// restoreArchiveArgs are the archive block's arguments; stanza says what an unset stanza means where the block
+// is used.
+func restoreArchiveArgs(stanza string) map[string]restoreArg {
+	sizeAtLeastOne := []validator.Map{mapvalidator.SizeAtLeast(1)}
+	return map[string]restoreArg{
+		"pgbackrest_options": {kind: restoreMap, maps: sizeAtLeastOne, description: "pgBackRest repository options (`repo1-*`) of the source " +
+			"archive, e.g. another `pgnvme_archive_bucket`'s `pgbackrest_options`, plus credentials where the reader needs them."},
+		"walg_env": {kind: restoreMap, maps: sizeAtLeastOne, description: "WAL-G environment of the source archive, e.g. another " +
+			"`pgnvme_archive_bucket`'s `walg_env` (its `WALG_S3_PREFIX`, region and endpoint), written by WAL-G."},
+		"stanza": {kind: restoreString, description: "With `pgbackrest_options`: the source's pgBackRest stanza, which is the source " +
+			"cluster's `name`. " + stanza},
+	}
+}
+
+// restoreTargetArgs are the target block's arguments.
+var restoreTargetArgs = map[string]restoreArg{
+	"time": {kind: restoreString, description: "An RFC 3339 time (`2026-12-02T10:30:00Z`): every transaction committed at or before it is " +
+		"kept, none after (`recovery_target_time`)."},
+	"lsn": {kind: restoreString, description: "A WAL position such as `0/3000060` (`recovery_target_lsn`, inclusive)."},
+	"name": {kind: restoreString, description: "A restore point made with `pg_create_restore_point` (`recovery_target_name`). The archive " +
+		"does not index restore points: the restore starts from the newest backup (or `backup`), which must precede it."},
+	"immediate": {kind: restoreBool, description: "`true` stops as soon as the base backup is consistent: the database as the backup saw it."},
+}
+
+// restoreTargetDescription is the target block's.
+const restoreTargetDescription = "Where recovery stops: at most one of `time`, `lsn`, `name` and `immediate`. Without it (or with none " +
+	"set) the restore replays every segment the archive holds. A target the archive cannot reach is refused at plan with " +
+	"the archive's recoverable window, never restored short of it."
+
+// resourceAttributes renders args for a resource's schema.
+func resourceAttributes(args map[string]restoreArg) map[string]schema.Attribute {
+	out := map[string]schema.Attribute{}
+	for name, a := range args {
+		switch a.kind {
+		case restoreBool:
+			out[name] = schema.BoolAttribute{Optional: true, MarkdownDescription: a.description}
+		case restoreMap:
+			out[name] = schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: a.description, Validators: a.maps}
+		default:
+			out[name] = schema.StringAttribute{Optional: true, MarkdownDescription: a.description}
+		}
+	}
+	return out
+}
+
+// dataSourceAttributes renders args for a data source's schema.
+func dataSourceAttributes(args map[string]restoreArg) map[string]dschema.Attribute {
+	out := map[string]dschema.Attribute{}
+	for name, a := range args {
+		switch a.kind {
+		case restoreBool:
+			out[name] = dschema.BoolAttribute{Optional: true, MarkdownDescription: a.description}
+		case restoreMap:
+			out[name] = dschema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: a.description, Validators: a.maps}
+		default:
+			out[name] = dschema.StringAttribute{Optional: true, MarkdownDescription: a.description}
+		}
+	}
+	return out
+}
+
 // clusterRestoreSchema is the restore block.
 func clusterRestoreSchema() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
@@ -49,12 +139,7 @@ func clusterRestoreSchema() schema.SingleNestedBlock {
 			"`archive`, which must be another location and hold nothing yet. Used at create only: adding or changing the block on an " +
 			"existing cluster is refused (removing it is fine). What the restore did is in `restored`.",
 		Attributes: map[string]schema.Attribute{
-			"backup": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "The base backup to start from: `latest` (the default) lets pgnvme choose the newest one that finished " +
-					"before the target; or a backup's name (pgBackRest label such as `20261202-052928F`, WAL-G name such as " +
-					"`base_000000010000000000000002`), which must end before the target.",
-			},
+			"backup": schema.StringAttribute{Optional: true, MarkdownDescription: restoreBackupDescription},
 		},
 		Blocks: map[string]schema.Block{
 			"archive": schema.SingleNestedBlock{
@@ -62,48 +147,11 @@ func clusterRestoreSchema() schema.SingleNestedBlock {
 					"replica bucket's in another region). The local platform restores pgBackRest archives; on aws the source is in " +
 					"S3, written by the archiver of `archive`, and read by the nodes' instance role (grant it `s3:ListBucket` and " +
 					"`s3:GetObject` on the source).",
-				Attributes: map[string]schema.Attribute{
-					"pgbackrest_options": schema.MapAttribute{
-						ElementType: types.StringType, Optional: true,
-						MarkdownDescription: "pgBackRest repository options (`repo1-*`) of the source archive.",
-						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)},
-					},
-					"walg_env": schema.MapAttribute{
-						ElementType: types.StringType, Optional: true,
-						MarkdownDescription: "WAL-G environment of the source archive (its `WALG_S3_PREFIX` and region), for the EC2 platform.",
-						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)},
-					},
-					"stanza": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "With `pgbackrest_options`: the source's pgBackRest stanza, which is the source cluster's `name`. " +
-							"Defaults to this cluster's `name`.",
-					},
-				},
+				Attributes: resourceAttributes(restoreArchiveArgs("Defaults to this cluster's `name`.")),
 			},
 			"target": schema.SingleNestedBlock{
-				MarkdownDescription: "Where recovery stops: at most one of `time`, `lsn`, `name` and `immediate`. Without it (or with none " +
-					"set) the restore replays every segment the archive holds. A target the archive cannot reach is refused at plan with " +
-					"the archive's recoverable window, never restored short of it.",
-				Attributes: map[string]schema.Attribute{
-					"time": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "An RFC 3339 time (`2026-12-02T10:30:00Z`): every transaction committed at or before it is " +
-							"kept, none after (`recovery_target_time`).",
-					},
-					"lsn": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "A WAL position such as `0/3000060` (`recovery_target_lsn`, inclusive).",
-					},
-					"name": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "A restore point made with `pg_create_restore_point` (`recovery_target_name`). The archive " +
-							"does not index restore points: the restore starts from the newest backup (or `backup`), which must precede it.",
-					},
-					"immediate": schema.BoolAttribute{
-						Optional:            true,
-						MarkdownDescription: "`true` stops as soon as the base backup is consistent: the database as the backup saw it.",
-					},
-				},
+				MarkdownDescription: restoreTargetDescription,
+				Attributes:          resourceAttributes(restoreTargetArgs),
 			},
 		},
 	}
@@ -149,6 +197,12 @@ func restoreSpecInput(ctx context.Context, m types.Object, diags *diag.Diagnosti
 	}
 	var r restoreInput
 	diags.Append(m.As(ctx, &r, basetypes.ObjectAsOptions{})...)
+	return restoreInputOf(ctx, r, diags)
+}
+
+// restoreInputOf is a restore as given (the restore block's, or a drill's arguments) as
+// cluster.RestoreInput; ok is false while any of it is unknown.
+func restoreInputOf(ctx context.Context, r restoreInput, diags *diag.Diagnostics) (*cluster.RestoreInput, bool) {
 	if r.Backup.IsUnknown() || r.Archive.IsUnknown() || r.Target.IsUnknown() {
 		return nil, false
 	}

@@ -6,9 +6,9 @@ import (
 	"net"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -24,13 +24,15 @@ func NewRestoreDrillDataSource() datasource.DataSource { return &restoreDrillDat
 
 type restoreDrillDataSource struct{}
 
+// restoreDrillModel's archive, target and backup are a restore given as pgnvme_cluster's restore block gives
+// one (restoreInput, converted by restoreInputOf).
 type restoreDrillModel struct {
-	Archive   *drillArchiveModel `tfsdk:"archive"`
-	Target    *drillTargetModel  `tfsdk:"target"`
-	Backup    types.String       `tfsdk:"backup"`
-	CheckSQL  types.String       `tfsdk:"check_sql"`
-	WorkDir   types.String       `tfsdk:"work_dir"`
-	RunAsUser types.String       `tfsdk:"run_as_user"`
+	Archive   types.Object `tfsdk:"archive"`
+	Target    types.Object `tfsdk:"target"`
+	Backup    types.String `tfsdk:"backup"`
+	CheckSQL  types.String `tfsdk:"check_sql"`
+	WorkDir   types.String `tfsdk:"work_dir"`
+	RunAsUser types.String `tfsdk:"run_as_user"`
 
 	RestoreSeconds     types.Float64 `tfsdk:"restore_seconds"`
 	RestoredBackup     types.String  `tfsdk:"restored_backup"`
@@ -47,18 +49,28 @@ type restoreDrillModel struct {
 	CheckOK            types.Bool    `tfsdk:"check_ok"`
 }
 
-type drillArchiveModel struct {
-	PgBackRestOptions map[string]string `tfsdk:"pgbackrest_options"`
-	WALGEnv           map[string]string `tfsdk:"walg_env"`
-	Stanza            types.String      `tfsdk:"stanza"`
+// restore is the drill's restore (cluster.RestoreOf of restoreInputOf, as for the restore block), its
+// problems on diags: the restore block's (cluster.RestoreProblems), and a pgBackRest archive without its
+// stanza (there is no cluster name for it to default to). ok is false after an error.
+func (m restoreDrillModel) restore(ctx context.Context, diags *diag.Diagnostics) (cluster.Restore, bool) {
+	in, ok := restoreInputOf(ctx, restoreInput{Backup: m.Backup, Archive: m.Archive, Target: m.Target}, diags)
+	if !ok || diags.HasError() {
+		return cluster.Restore{}, false
+	}
+	r := *cluster.RestoreOf(in)
+	problems := cluster.RestoreProblems(nil, r)
+	if len(r.Archive.PgBackRestOptions) > 0 && r.Archive.Stanza == "" {
+		problems = append(problems, cluster.Errorf([]string{"archive", "stanza"}, "Missing Stanza",
+			"A pgBackRest archive is read by its stanza: set archive.stanza to the name of the cluster that archived into it."))
+	}
+	for _, fe := range problems {
+		diags.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
+	}
+	return r, !diags.HasError()
 }
 
-type drillTargetModel struct {
-	Time      types.String `tfsdk:"time"`
-	LSN       types.String `tfsdk:"lsn"`
-	Name      types.String `tfsdk:"name"`
-	Immediate types.Bool   `tfsdk:"immediate"`
-}
+// drillArchiveExample is the error's example of the drill's archive block.
+const drillArchiveExample = "archive {\n  walg_env = pgnvme_archive_bucket.orders.walg_env\n}"
 
 func (d *restoreDrillDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_restore_drill"
@@ -83,32 +95,7 @@ func (d *restoreDrillDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"needs PostgreSQL on that machine (the provider's local platform's tools), the archive's archiver (pgBackRest, or WAL-G " +
 			"as the nodes run it: `wal-g` on `PATH`), and room for the database in `work_dir`. See the restore guide.",
 		Attributes: map[string]schema.Attribute{
-			"archive": schema.SingleNestedAttribute{
-				Required:            true,
-				MarkdownDescription: "The archive to restore from, given like `pgnvme_cluster`'s `archive`.",
-				Attributes: map[string]schema.Attribute{
-					"pgbackrest_options": schema.MapAttribute{ElementType: types.StringType, Optional: true,
-						MarkdownDescription: "pgBackRest repository options (`repo1-*`), e.g. `pgnvme_archive_bucket.x.pgbackrest_options` plus credentials.",
-						Validators:          []validator.Map{mapvalidator.SizeAtLeast(1)}},
-					"walg_env": schema.MapAttribute{ElementType: types.StringType, Optional: true,
-						MarkdownDescription: "A WAL-G archive's environment, e.g. `pgnvme_archive_bucket.x.walg_env` (its `WALG_S3_PREFIX`, region and " +
-							"endpoint), plus credentials unless the machine's own reach the bucket. The drill reads the archive from S3 with it and runs " +
-							"`wal-g backup-fetch`, `wal-fetch` and `wal-verify` with it.",
-						Validators: []validator.Map{mapvalidator.SizeAtLeast(1)}},
-					"stanza": schema.StringAttribute{Optional: true, MarkdownDescription: "With `pgbackrest_options` (required with them): the pgBackRest stanza, which is the cluster's `name`."},
-				},
-			},
-			"target": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Where recovery stops, as `pgnvme_cluster`'s `restore.target`: at most one of `time`, `lsn`, `name`, `immediate`. Unset: the end of the archive.",
-				Attributes: map[string]schema.Attribute{
-					"time":      opt("An RFC 3339 time; every transaction committed at or before it is kept."),
-					"lsn":       opt("A WAL position such as `0/3000060`."),
-					"name":      opt("A restore point made with `pg_create_restore_point`."),
-					"immediate": schema.BoolAttribute{Optional: true, MarkdownDescription: "`true` stops as soon as the backup is consistent."},
-				},
-			},
-			"backup":      opt("`latest` (the default: the newest backup before the target) or a backup's label."),
+			"backup":      opt(restoreBackupDescription),
 			"check_sql":   opt("A query the restored database must answer with one boolean, such as `SELECT count(*) > 0 FROM orders`; its answer is `check_ok`."),
 			"work_dir":    opt("Where the scratch node's directory is made (and removed); the system's temporary directory by default. It needs room for the database."),
 			"run_as_user": opt("The OS user the scratch node runs as; `postgres` when Terraform runs as root, else the current user."),
@@ -129,6 +116,21 @@ func (d *restoreDrillDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"verification_detail": str("What was checked, or what failed (a missing segment is named)."),
 			"check_ok":            schema.BoolAttribute{Computed: true, MarkdownDescription: "`check_sql`'s answer; null without it."},
 		},
+		// pgnvme_cluster's restore.archive and restore.target (restoreArchiveArgs, restoreTargetArgs), as blocks:
+		// a misspelt argument is an error at validate.
+		Blocks: map[string]schema.Block{
+			"archive": schema.SingleNestedBlock{
+				MarkdownDescription: "The archive to restore from (required), given as `pgnvme_cluster`'s `restore.archive` is. The machine " +
+					"that runs Terraform reads it: add credentials to `pgbackrest_options` or `walg_env` unless its own reach the bucket. A " +
+					"WAL-G archive is read from S3 with `walg_env`, and `wal-g backup-fetch`, `wal-fetch` and `wal-verify` run with it.",
+				Validators: []validator.Object{requiredBlock(drillArchiveExample)},
+				Attributes: dataSourceAttributes(restoreArchiveArgs("The drill needs it with `pgbackrest_options`.")),
+			},
+			"target": schema.SingleNestedBlock{
+				MarkdownDescription: restoreTargetDescription,
+				Attributes:          dataSourceAttributes(restoreTargetArgs),
+			},
+		},
 	}
 }
 
@@ -138,20 +140,8 @@ func (d *restoreDrillDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r := cluster.Restore{Backup: m.Backup.ValueString()}
-	r.Archive.PgBackRestOptions, r.Archive.WALGEnv, r.Archive.Stanza = m.Archive.PgBackRestOptions, m.Archive.WALGEnv, m.Archive.Stanza.ValueString()
-	if t := m.Target; t != nil {
-		r.TargetTime, r.TargetLSN, r.TargetName, r.TargetImmediate = t.Time.ValueString(), t.LSN.ValueString(), t.Name.ValueString(), t.Immediate.ValueBool()
-	}
-	problems := cluster.RestoreProblems(nil, r)
-	if len(r.Archive.PgBackRestOptions) > 0 && r.Archive.Stanza == "" {
-		problems = append(problems, cluster.Errorf([]string{"archive", "stanza"}, "Missing Stanza",
-			"A pgBackRest archive is read by its stanza: set archive.stanza to the name of the cluster that archived into it."))
-	}
-	for _, fe := range problems {
-		resp.Diagnostics.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
-	}
-	if resp.Diagnostics.HasError() {
+	r, ok := m.restore(ctx, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	mgr, err := localcluster.NewManager(m.RunAsUser.ValueString())

@@ -56,7 +56,7 @@ func TestAccRestoreDrillDataSource(t *testing.T) {
 	config := func(extra string) string {
 		return fmt.Sprintf(`
 data "pgnvme_restore_drill" "nightly" {
-  archive = {
+  archive {
     pgbackrest_options = {
       "repo1-type" = "posix"
       "repo1-path" = %q
@@ -115,12 +115,38 @@ data "pgnvme_restore_drill" "nightly" {
 	at.wantMatch(t, "verification_detail", `WAL segment [0-9A-F]{24} is missing`)
 	empty()
 
-	applyError(t, w, config(`  target = { time = "2099-01-01T00:00:00Z" }`), `Restore Target Not In The Archive`)
+	applyError(t, w, config(`  target { time = "2099-01-01T00:00:00Z" }`), `Restore Target Not In The Archive`)
 	applyError(t, w, `
 data "pgnvme_restore_drill" "nostanza" {
-  archive = {
+  archive {
     pgbackrest_options = { "repo1-type" = "posix", "repo1-path" = "/var/lib/pgbackrest" }
   }
 }
 `, `(?s)Missing Stanza.*set archive.stanza`)
+}
+
+// A misspelt or unknown argument in the drill's archive or target is an error at validate that names it.
+// They are pgnvme_cluster's restore.archive and restore.target, as blocks: Terraform drops an unknown key of
+// a nested attribute's object before the provider sees it (hashicorp/terraform#33570), so
+// `target = { tme = "..." }` drilled to the end of the archive. The archive is still required.
+func TestRestoreDrillDataSource_unknownArgumentInBlock(t *testing.T) {
+	drill := func(body string) string {
+		return "data \"pgnvme_restore_drill\" \"x\" {\n" + body + "\n}\n"
+	}
+	const archive = "  archive {\n    pgbackrest_options = { \"repo1-type\" = \"posix\", \"repo1-path\" = \"/var/lib/pgbackrest\" }\n    stanza             = \"orders\"\n  }\n"
+	notExpected := func(name string) string {
+		return `(?s)Unsupported argument.*An argument named "` + name + `" is not expected here`
+	}
+	runBadInputs(t, []badInput{
+		{"archive", drill("  archive {\n    pgbackrest_option = { \"repo1-type\" = \"posix\" }\n  }"), notExpected("pgbackrest_option")},
+		{"target", drill(archive + "  target {\n    tme = \"2026-12-02T10:30:00Z\"\n  }"), notExpected("tme")},
+		{"target as an attribute", drill(archive + "  target = { time = \"2026-12-02T10:30:00Z\" }"),
+			`(?s)Unsupported argument.*An argument named "target" is not expected here.*block of type "target"`},
+		{"no archive", drill("  backup = \"latest\""), `(?s)Missing Required Block.*The block "archive" is required`},
+		// The restore block's rules, from the same model: at plan, before any restore.
+		{"two targets", drill(archive + "  target {\n    time = \"2026-12-02T10:30:00Z\"\n    lsn  = \"0/3000060\"\n  }"), `(?s)Conflicting Restore Targets.*time and lsn`},
+		{"no stanza", drill("  archive {\n    pgbackrest_options = { \"repo1-type\" = \"posix\" }\n  }"), `(?s)Missing Stanza.*set archive.stanza`},
+		{"the restore block's two targets", "resource \"pgnvme_cluster\" \"c\" {\n  name = \"tf-acc-typo\"\n  local {\n    data_dir = \"/nonexistent/tf-acc-typo\"\n  }\n  archive {\n    pgbackrest_options = { \"repo1-type\" = \"posix\", \"repo1-path\" = \"/nonexistent/repo\" }\n  }\n  restore {\n" +
+			strings.ReplaceAll(archive, "\n  ", "\n    ") + "    target {\n      time = \"2026-12-02T10:30:00Z\"\n      lsn  = \"0/3000060\"\n    }\n  }\n}\n", `(?s)Conflicting Restore Targets.*time and lsn`},
+	})
 }

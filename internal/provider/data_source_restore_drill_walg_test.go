@@ -56,7 +56,7 @@ func TestAccRestoreDrillDataSource_walg(t *testing.T) {
 	config := func(extra string) string {
 		return fmt.Sprintf(`
 data "pgnvme_restore_drill" "walg" {
-  archive = {
+  archive {
     walg_env = {
 %s    }
   }
@@ -93,14 +93,14 @@ data "pgnvme_restore_drill" "walg" {
 
 	// To a time between the backups' end and the later rows: the newest backup before it, exactly the rows
 	// committed before it.
-	at = applyValues(t, w, config(fmt.Sprintf("  target = { time = %q }\n  check_sql = \"SELECT count(*) = 40 AND max(id) = 40 FROM drill_rows\"", target)), ds)
+	at = applyValues(t, w, config(fmt.Sprintf("  target { time = %q }\n  check_sql = \"SELECT count(*) = 40 AND max(id) = 40 FROM drill_rows\"", target)), ds)
 	at.wantString(t, "restored_backup", second)
 	at.wantBool(t, "check_ok", true)
 	at.wantBool(t, "verification_ok", true)
 	empty()
 
 	// backup = the first: its rows plus the WAL after it, to the same target.
-	at = applyValues(t, w, config(fmt.Sprintf("  backup = %q\n  target = { time = %q }\n  check_sql = \"SELECT count(*) = 40 FROM drill_rows\"", first, target)), ds)
+	at = applyValues(t, w, config(fmt.Sprintf("  backup = %q\n  target { time = %q }\n  check_sql = \"SELECT count(*) = 40 FROM drill_rows\"", first, target)), ds)
 	at.wantString(t, "restored_backup", first)
 	at.wantBool(t, "check_ok", true)
 	if after := strings.Join(a.Keys(t, ""), "\n"); after != before {
@@ -127,7 +127,7 @@ data "pgnvme_restore_drill" "walg" {
 		`(?s)wal-g wal-verify: WAL segment [0-9A-F]{24} is missing \(MISSING_LOST\).*WAL segment [0-9A-F]{24} is missing: no restore can replay past it`)
 	empty()
 
-	applyError(t, w, config(`  target = { time = "2099-01-01T00:00:00Z" }`), `Restore Target Not In The Archive`)
+	applyError(t, w, config(`  target { time = "2099-01-01T00:00:00Z" }`), `Restore Target Not In The Archive`)
 	t.Setenv("PATH", strings.TrimPrefix(os.Getenv("PATH"), bin+string(os.PathListSeparator)))
 	applyError(t, w, config(""), `(?s)WAL-G is not installed.*install the\s+release the nodes run, v\d+\.\d+\.\d+`)
 }

@@ -4,7 +4,7 @@
 # the instance profile of the EC2 runner (repo1-s3-key-type = auto), which needs s3:ListBucket and
 # s3:GetObject on the archive's prefix.
 data "pgnvme_restore_drill" "orders" {
-  archive = {
+  archive {
     pgbackrest_options = {
       "repo1-s3-key-type" = "auto"
       "repo1-type"        = "s3"
