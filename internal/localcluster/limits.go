@@ -168,7 +168,7 @@ func roomForDisks(s Spec, root string) error {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return fmt.Errorf("free space under %s: %w", dir, err)
 	}
-	free := int64(st.Bavail) * st.Bsize //nolint:gosec // block counts fit in int64
+	free := int64(st.Bavail) * int64(st.Bsize) //nolint:gosec,unconvert // block counts fit in int64; Bsize is int32 on 32-bit Linux
 	if free < need {
 		return fmt.Errorf("the members' disks need %d GiB under %s (disk_gib = %d each) and only %d GiB are free: lower local.limits.disk_gib or free space",
 			need>>30, dir, s.Limits.DiskGiB, free>>30)
