@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/latencydisk"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/provider"
 )
 
@@ -17,9 +16,7 @@ import (
 var version = "dev"
 
 func main() {
-	// The provider's own binary is also each local node's latency layer (local.limits' latencies): a
-	// detached process that outlives the plugin, started with latencydisk.ServerArg first.
-	latencydisk.MainIfServer()
+	runIfLatencyLayer() // the provider's binary is also a local node's latency layer (main_linux.go)
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "set to true to run the provider with support for debuggers like delve")
 	flag.Parse()

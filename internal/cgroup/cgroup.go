@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package cgroup is the adapter for Linux resource limits on a tree of processes: control groups (v1 with
 // the memory and blkio controllers mounted at <root>/memory and <root>/blkio; v2 when <root> itself is a
 // cgroup2 file system) and, in disk.go, loop-device disks, so an I/O limit applies to one tree's own

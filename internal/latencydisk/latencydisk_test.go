@@ -1,3 +1,5 @@
+//go:build linux
+
 package latencydisk_test
 
 import (

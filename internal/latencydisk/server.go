@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package latencydisk adds a per-I/O latency to a disk image: a FUSE file system that serves one file, the
 // image, and holds every read, write and flush that reaches it for at least a configured time before it
 // answers. A loop device attached to that file (with direct I/O) is a block device whose every I/O costs

@@ -19,7 +19,6 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/ec2cluster"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
 )
 
 var (
@@ -37,7 +36,7 @@ func New(version string) func() provider.Provider {
 func NewWithPlatforms(version string, platforms map[cluster.Platform]ClusterPlatform) func() provider.Provider {
 	return func() provider.Provider {
 		if platforms == nil {
-			platforms = map[cluster.Platform]ClusterPlatform{cluster.PlatformLocal: localcluster.NewPlatform()}
+			platforms = map[cluster.Platform]ClusterPlatform{cluster.PlatformLocal: newLocalPlatform()}
 		}
 		return &pgnvmeProvider{version: version, platforms: platforms}
 	}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package provider
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
+)
+
+// Read fails where there is no local platform to run the drill's scratch node (it needs Linux), with
+// localspec.SupportedOn's error.
+func (d *restoreDrillDataSource) Read(_ context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+	why := localspec.SupportedOn(runtime.GOOS)
+	resp.Diagnostics.AddError(why.Summary, "pgnvme_restore_drill restores the archive into a scratch node on this machine. "+why.Detail)
+}
