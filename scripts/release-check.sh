@@ -5,6 +5,7 @@
 #   actionlint         .github/workflows/*.yml (their run: scripts too, with shellcheck when it is on PATH)
 #   tflint             its bundled Terraform ruleset only: every rule on each module under modules/, the
 #                      recommended ones on the modules' examples and test fixtures and on examples/
+#   cross-compile      the provider for every GOOS/GOARCH .goreleaser.yml releases (see below)
 # terraform validate of every example directory, and of the registry trees `make modules-dist` writes, is
 # part of `make test` (internal/moduletest), against the provider built from this checkout.
 set -euo pipefail
@@ -33,4 +34,41 @@ echo "tflint examples/ (recommended rules but the three that do not fit document
 "$tflint" --recursive --chdir=examples --config="$PWD/tools/tflint/recommended.hcl" --format=compact \
 	--disable-rule=terraform_required_version --disable-rule=terraform_required_providers \
 	--disable-rule=terraform_unused_declarations
+# Every target .goreleaser.yml builds (its goos x goarch, less its ignore entries and what this Go cannot build,
+# which GoReleaser skips too: darwin/arm, windows/arm), compiled as it builds them (CGO off, GOARM=6): a system
+# call or build constraint only Linux has, or an int constant too big for 32 bits (386, arm), fails here and
+# not at the release. `go vet .` compiles every package the provider imports for the target and type-checks
+# main, without the link (GoReleaser's release build links).
+targets=$(awk '
+	/^[^ #]/ { inbuilds = ($1 == "builds:") }
+	!inbuilds { next }
+	{ gsub(/["\047]/, "") }
+	/^    [a-z_0-9]+:/ { key = $1 }
+	key == "goos:" && /^      - / { goos[++ng] = $2 }
+	key == "goarch:" && /^      - / { goarch[++na] = $2 }
+	key == "ignore:" && /^      - / { ni++; sub(/- /, "") } # an entry: goos, goarch (unset: any); others narrow it
+	key == "ignore:" && ni && /:/ { f = $1; sub(/:$/, "", f); ig[ni, f] = $2; if (f != "goos" && f != "goarch") narrow[ni] = 1 }
+	END {
+		for (i = 1; i <= ng; i++)
+			for (j = 1; j <= na; j++) {
+				skip = 0
+				for (k = 1; k <= ni; k++)
+					if (!narrow[k] && (ig[k, "goos"] == "" || ig[k, "goos"] == goos[i]) && (ig[k, "goarch"] == "" || ig[k, "goarch"] == goarch[j]))
+						skip = 1
+				if (!skip) print goos[i] "/" goarch[j]
+			}
+	}' .goreleaser.yml)
+known=$("$GO" tool dist list)
+build=$(grep -Fx -f <(echo "$known") <<<"$targets" || true)
+skipped=$(grep -Fvx -f <(echo "$known") <<<"$targets" || true)
+if [ -z "$build" ]; then
+	echo "no GOOS/GOARCH read from .goreleaser.yml's builds"
+	exit 1
+fi
+echo "== cross-compile: $(wc -w <<<"$build") targets of .goreleaser.yml${skipped:+ (not Go targets, skipped as GoReleaser does: ${skipped//$'\n'/ })}"
+for t in $build; do
+	start=$(date +%s)
+	CGO_ENABLED=0 GOOS=${t%/*} GOARCH=${t#*/} GOARM=6 "$GO" vet .
+	echo "$t ok ($(($(date +%s) - start))s)"
+done
 echo "release checks passed"
