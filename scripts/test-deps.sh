@@ -233,6 +233,9 @@ need setsid 'command -v setsid' 'setsid --version' util-linux
 need nsenter 'command -v nsenter && command -v unshare && command -v setpriv && command -v mountpoint && command -v blkid' 'nsenter --version' 'util-linux mount'
 need curl 'command -v curl' 'curl --version' curl
 need aws-cli 'command -v aws' 'aws --version 2>&1' awscli
+# The release test (internal/release) signs SHA256SUMS with gpg through .goreleaser.yml's signs section, as the
+# release workflow does.
+need gnupg 'command -v gpg && command -v gpgconf' 'gpg --version' gnupg
 
 # has I: whether need I is there.
 has() { eval "${checks[$1]}" >/dev/null 2>&1; }
