@@ -106,9 +106,10 @@ postgresql18_uring() {
 postgresql18_commands() {
 	local apt="apt-get -q -o Dir::Etc::sourcelist=$PG18_WORK/sources.list -o Dir::Etc::sourceparts=-"
 	apt+=" -o Dir::State::Lists=$PG18_WORK/lists -o Dir::Cache=$PG18_WORK/cache"
-	local s
+	local s pkgs
+	pkgs=$(tr -s ' \t\n' ' ' <<<"$PG18_BUILD_PACKAGES")
 	cat <<-EOF
-		apt-get update -qq && apt-get install -y -qq $(echo $PG18_BUILD_PACKAGES)
+		apt-get update -qq && apt-get install -y -qq $pkgs
 		rm -rf $PG18_WORK $PG18_DIR.new $PG18_SHARE.new
 		mkdir -p $PG18_WORK/lists/partial $PG18_WORK/cache/archives/partial $PG18_WORK/src
 		: >$PG18_WORK/sources.list
