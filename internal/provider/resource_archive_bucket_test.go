@@ -656,7 +656,7 @@ func TestAccArchiveBucket_badInputs(t *testing.T) {
 
 // A misspelt or unknown argument in object_lock or replica is an error at validate that names it. They are
 // blocks: Terraform drops an unknown key of a nested attribute's object before the provider sees it
-// (hashicorp/terraform#33570), so `replica = { storage_clas = "GLACIER" }` planned a STANDARD replica. The
+// (hashicorp/terraform#33570), so `replica = { storage_klass = "GLACIER" }` planned a STANDARD replica. The
 // nested-attribute syntax of before is refused with a pointer to the block.
 func TestArchiveBucket_unknownArgumentInBlock(t *testing.T) {
 	bucket := func(body string) string {
@@ -667,7 +667,7 @@ func TestArchiveBucket_unknownArgumentInBlock(t *testing.T) {
 	}
 	runBadInputs(t, []badInput{
 		{"object_lock", bucket("  object_lock {\n    mode = \"GOVERNANCE\"\n    dayz = 7\n  }"), notExpected("dayz")},
-		{"replica", bucket("  replica {\n    region       = \"eu-west-1\"\n    bucket       = \"tf-acc-typo-replica\"\n    storage_clas = \"GLACIER\"\n  }"), notExpected("storage_clas")},
+		{"replica", bucket("  replica {\n    region       = \"eu-west-1\"\n    bucket       = \"tf-acc-typo-replica\"\n    storage_klass = \"GLACIER\"\n  }"), notExpected("storage_klass")},
 		{"replica as an attribute", bucket("  replica = {\n    region = \"eu-west-1\"\n    bucket = \"tf-acc-typo-replica\"\n  }"),
 			`(?s)Unsupported argument.*An argument named "replica" is not expected here.*block of type "replica"`},
 		{"object_lock without days", bucket("  object_lock {\n    mode = \"GOVERNANCE\"\n  }"), `(?s)Missing Required Argument.*"days" is required in the object_lock block`},
