@@ -45,7 +45,7 @@ func (e *ec2Env) fillAndArchive(ctx context.Context, uri, password string) (floa
 		return 0, err
 	}
 	var seg string
-	if err := conn.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&seg); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal() - 1)").Scan(&seg); err != nil {
 		return 0, err
 	}
 	deadline := time.Now().Add(3 * time.Minute)

@@ -26,7 +26,7 @@ func (e *simEnv) stopArchiving(uri, password string, n int) string {
 		// A switch without WAL written since the last one switches nothing: wait for the writer's.
 		acctest.WaitFor(e.t, 30*time.Second, "a WAL segment switch", func() (bool, string) {
 			lsn = e.psql(uri, password, "SELECT pg_switch_wal()")
-			last = e.psql(uri, password, "SELECT pg_walfile_name('"+lsn+"')")
+			last = e.psql(uri, password, "SELECT pg_walfile_name('"+lsn+"'::pg_lsn - 1)")
 			return last != prev, "still " + last
 		})
 	}

@@ -220,7 +220,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	// and the commits acknowledged before the switch.
 	e.psql(final.ConnectionURI, passwords[0], "CREATE TABLE restore_check AS SELECT g FROM generate_series(1, 2000) g")
 	ackedBeforeSwitch := w.count()
-	archivedSeg := e.psql(final.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
+	archivedSeg := e.psql(final.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal() - 1)")
 	timelineBefore := e.psql(final.ConnectionURI, passwords[0], "SELECT timeline_id FROM pg_control_checkpoint()")
 	e.refreshUntil(2*time.Minute, "segment "+archivedSeg+" in the archive", func() (bool, string) {
 		as := e.state().ArchiveStatus
@@ -377,7 +377,7 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	e.psql(restored.ConnectionURI, passwords[0], "CREATE TABLE pitr_check AS SELECT g FROM generate_series(1, 300) g")
 	pitrTarget := e.psql(restored.ConnectionURI, passwords[0], `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 	e.psql(restored.ConnectionURI, passwords[0], "INSERT INTO pitr_check SELECT g FROM generate_series(301, 500) g")
-	nextSeg := e.psql(restored.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
+	nextSeg := e.psql(restored.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal() - 1)")
 	e.refreshUntil(2*time.Minute, "the restored cluster's segment "+nextSeg+" in the archive", func() (bool, string) {
 		as := e.state().ArchiveStatus
 		return as != nil && as.LastArchivedWAL >= nextSeg && as.FirstMissingWAL == nil, fmt.Sprintf("%+v", as)
@@ -567,7 +567,7 @@ func (e *simEnv) checkClone(ctx context.Context, target string, fromTimeline int
 	default:
 		t.Logf("clone created in %s in %.0f s: backup %s, reached %s at %s on timeline %d, %d bytes of WAL replayed in %.1f s", drRegion, secs, r.Backup, r.ReachedLSN, *r.ReachedTime, r.Timeline, r.WALReplayedBytes, r.Seconds)
 	}
-	seg := e.psql(st.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal())")
+	seg := e.psql(st.ConnectionURI, passwords[0], "SELECT pg_walfile_name(pg_switch_wal() - 1)")
 	e.refreshUntil(2*time.Minute, "the clone's segment "+seg+" in its own archive", func() (bool, string) {
 		as := e.state().ArchiveStatus
 		return as != nil && as.LastArchivedWAL >= seg && as.FirstMissingWAL == nil, fmt.Sprintf("%+v", as)

@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
@@ -46,6 +47,11 @@ func LeaveUnfinishedRestore(m *Manager, s Spec) error {
 	if err := m.engine.MkdirAllOwned(root, 0o755); err != nil {
 		return err
 	}
+	major, err := m.PostgresMajor(context.Background())
+	if err != nil {
+		return err
+	}
+	s.Major = major
 	if err := writeManifest(s); err != nil {
 		return err
 	}
@@ -59,5 +65,5 @@ func LeaveUnfinishedRestore(m *Manager, s Spec) error {
 	if err := m.engine.MkdirAllOwned(mb.DataDir, 0o700); err != nil {
 		return err
 	}
-	return m.engine.WriteFileOwned(mb.DataDir+"/PG_VERSION", []byte("15\n"), 0o600)
+	return m.engine.WriteFileOwned(mb.DataDir+"/PG_VERSION", []byte(strconv.Itoa(major)+"\n"), 0o600)
 }

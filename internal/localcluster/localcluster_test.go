@@ -738,7 +738,7 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 	var last string
 	for i := range 4 {
 		w.waitFor(t, int64(200*(i+1)))
-		if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&last); err != nil {
+		if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal() - 1)").Scan(&last); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -749,7 +749,7 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 	if err := c.QueryRow(ctx, `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00'`).Scan(&target); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&last); err != nil {
+	if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal() - 1)").Scan(&last); err != nil {
 		t.Fatal(err)
 	}
 	for _, sb := range s.Members[1:] {

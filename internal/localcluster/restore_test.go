@@ -111,7 +111,7 @@ func TestEveryMemberLostIsRestored(t *testing.T) {
 			t.Errorf("round %d: the restored primary is on timeline %d, want a timeline after %d", round, tl, round)
 		}
 		var seg string
-		if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&seg); err != nil {
+		if err := c.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal() - 1)").Scan(&seg); err != nil {
 			t.Fatal(err)
 		}
 		if h := waitArchiveHolds(t, ctx, m, ls, seg); h.Hole != "" {
@@ -179,7 +179,7 @@ func wantFormed(t *testing.T, p *localcluster.Platform, s cluster.Spec, prior []
 func waitArchived(t *testing.T, ctx context.Context, m *localcluster.Manager, ls localcluster.Spec, port int) {
 	t.Helper()
 	var seg string
-	if err := connect(t, ctx, localcluster.Member{Name: "primary", Port: port}).QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&seg); err != nil {
+	if err := connect(t, ctx, localcluster.Member{Name: "primary", Port: port}).QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal() - 1)").Scan(&seg); err != nil {
 		t.Fatal(err)
 	}
 	waitArchiveHolds(t, ctx, m, ls, seg)

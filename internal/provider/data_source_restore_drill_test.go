@@ -44,7 +44,7 @@ func TestAccRestoreDrillDataSource(t *testing.T) {
 	var last string
 	for range 5 {
 		psqlAt(t, base, "INSERT INTO drill_pad VALUES (1)") // WAL to switch out
-		last = psqlAt(t, base, "SELECT pg_walfile_name(pg_switch_wal())")
+		last = psqlAt(t, base, "SELECT pg_walfile_name(pg_switch_wal() - 1)")
 	}
 	waitFor(t, time.Minute, "segment "+last+" archived", func() bool {
 		return psqlAt(t, base, "SELECT coalesce(last_archived_wal, '') >= '"+last+"' FROM pg_stat_archiver") == "t"

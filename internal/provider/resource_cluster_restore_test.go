@@ -71,7 +71,7 @@ resource "pgnvme_cluster" "source" {
 			{
 				PreConfig: func() {
 					psqlAt(t, srcBase, "CREATE TABLE restored_row AS SELECT 42 AS answer")
-					seg := psqlAt(t, srcBase, "SELECT pg_walfile_name(pg_switch_wal())")
+					seg := psqlAt(t, srcBase, "SELECT pg_walfile_name(pg_switch_wal() - 1)")
 					waitFor(t, time.Minute, "segment "+seg+" archived", func() bool {
 						return psqlAt(t, srcBase, "SELECT coalesce(last_archived_wal, '') >= '"+seg+"' FROM pg_stat_archiver") == "t"
 					})

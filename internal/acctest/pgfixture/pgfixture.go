@@ -346,8 +346,11 @@ func (s *Server) TargetTime(t testing.TB) string {
 // figures and the server log, when archiving fails or takes longer. It returns the segment's file name.
 func (s *Server) SwitchWALAndWaitArchived(t testing.TB, timeout time.Duration) string {
 	t.Helper()
-	// pg_walfile_name of the switch position (the end of the finished segment) names the finished segment.
-	seg := s.Psql(t, "postgres", "SELECT pg_walfile_name(pg_switch_wal())")
+	// The switch returns the end of the finished segment (the next one's start; where nothing was written since
+	// the last switch, the current position, also a segment's start). PostgreSQL 18's pg_walfile_name names
+	// the segment that starts at such a boundary, 15's the one that ends there: one byte before it is the
+	// finished segment on both.
+	seg := s.Psql(t, "postgres", "SELECT pg_walfile_name(pg_switch_wal() - 1)")
 	if err := s.WaitArchived(seg, timeout); err != nil {
 		t.Fatal(err)
 	}
