@@ -116,6 +116,14 @@ func TestPostgresEveryInstalledMajor(t *testing.T) {
 			if err != nil || after != before+1 {
 				t.Errorf("checkpoints begun %v, then after a CHECKPOINT %v (%v); want one more", before, after, err)
 			}
+			// A peer's value the server does not offer is dropped, with the values it offers.
+			peer := &PeerTuning{Parameters: map[string]string{"wal_compression": "brotli", "jit": "off"}, Dropped: map[string]string{}}
+			if err := dropUnofferedValues(ctx, port, peer); err != nil {
+				t.Fatal(err)
+			}
+			if _, kept := peer.Parameters["wal_compression"]; kept || !strings.Contains(peer.Dropped["wal_compression"], "pglz") || peer.Parameters["jit"] != "off" {
+				t.Errorf("after dropUnofferedValues: kept %v, dropped %v; want wal_compression = brotli dropped, jit kept", peer.Parameters, peer.Dropped)
+			}
 			t.Logf("PostgreSQL %s from %s", s.ServerVersion, pg.BinDir)
 		})
 	}
