@@ -541,9 +541,10 @@ func TestAccCluster_badInputs(t *testing.T) {
 		{"port_base past the last port", fmt.Sprintf("resource \"pgnvme_cluster\" \"x\" {\n  name = \"tf-acc\"\n  local {\n    data_dir = %q\n    port_base = 65534\n  }\n}\n", dir),
 			`(?s)Invalid Port Base.*needs\s+ports\s+65534\s+to\s+65536;\s+choose\s+a\s+base\s+from\s+1024\s+to\s+65533`},
 		{"reserved parameter", c("parameters = { port = \"5433\" }"), `(?s)Invalid Parameter.*"port" is set by the platform`},
-		// The installed major (15 on the test machines) without postgres_major: PostgreSQL 18's tuning.
-		{"a parameter of a newer major", c("parameters = { io_method = \"worker\", io_workers = \"3\" }"),
-			`(?s)Invalid Parameter.*"io_method" is one of\s+PostgreSQL\s+18\s+and\s+later.*runs\s+PostgreSQL\s+1[0-7]`},
+		// Without postgres_major the cluster runs the newest installed major (18 on the test machines), which
+		// no longer has PostgreSQL 16's parameters.
+		{"a parameter of an older major", c("parameters = { old_snapshot_threshold = \"-1\" }"),
+			`(?s)Invalid Parameter.*"old_snapshot_threshold" is one of\s+PostgreSQL\s+16\s+and\s+earlier.*runs\s+PostgreSQL\s+18`},
 		{"a parameter of another major given", c("postgres_major = 15\nparameters = { old_snapshot_threshold = \"-1\", io_method = \"worker\" }"),
 			`(?s)Invalid Parameter.*"io_method" is one of\s+PostgreSQL\s+18\s+and\s+later.*runs\s+PostgreSQL\s+15`},
 		// Before: the framework's "Missing Attribute Configuration ... Exactly one of these attributes must be configured: [local,aws]".
