@@ -275,6 +275,28 @@ func TestLatency_readsAndFlushesOnLoopXFS(t *testing.T) {
 	flushLat := max(3*time.Millisecond, (4 * median(baseFsyncs)).Round(100*time.Microsecond))
 
 	srv.SetLatency(latencydisk.Latency{Read: readLat, Flush: flushLat})
+	// The lower bounds hold whatever the machine does; the upper ones and the overlap need CPU when a request
+	// wakes, which other packages' tests beside this one may take: a measurement out of bounds is taken again,
+	// up to three times, and a layer that is wrong is wrong every time.
+	for attempt := 1; ; attempt++ {
+		problems := measureLatencies(t, srv, data, reads, fsyncs, readLat, flushLat, baseReads, baseFsyncs)
+		if len(problems) == 0 {
+			break
+		}
+		if attempt == 3 {
+			for _, p := range problems {
+				t.Error(p)
+			}
+			break
+		}
+		t.Logf("attempt %d out of bounds, measuring again: %s", attempt, strings.Join(problems, "; "))
+	}
+}
+
+// measureLatencies reads and flushes through srv at readLat and flushLat and returns what is out of bounds.
+func measureLatencies(t *testing.T, srv *latencydisk.Server, data string, reads, fsyncs int, readLat, flushLat time.Duration, baseReads, baseFsyncs []time.Duration) []string {
+	t.Helper()
+	var problems []string
 	before := srv.Stats()
 	slowReads, _ := readTimes(t, data, reads, 1)
 	slowFsyncs := fsyncTimes(t, data, fsyncs)
@@ -284,14 +306,18 @@ func TestLatency_readsAndFlushesOnLoopXFS(t *testing.T) {
 	t.Logf("the layer answered %d reads and %d flushes meanwhile", after.Reads-before.Reads, after.Flushes-before.Flushes)
 
 	// A read takes at least the latency, and not much more than the latency plus the read without it.
-	if got := median(slowReads); got < readLat || got > readLat+median(baseReads)+time.Millisecond {
-		t.Errorf("the median read took %v, want at least %v and at most %v", got, readLat, readLat+median(baseReads)+time.Millisecond)
+	if got := median(slowReads); got < readLat {
+		t.Errorf("the median read took %v, want at least %v", got, readLat)
+	} else if most := readLat + median(baseReads) + time.Millisecond; got > most {
+		problems = append(problems, fmt.Sprintf("the median read took %v, want at most %v", got, most))
 	}
 	// An fdatasync waits for at least one flush; XFS may add a journal write with a second one.
-	if got, most := median(slowFsyncs), 2*flushLat+median(baseFsyncs)+2*time.Millisecond; got < flushLat || got > most {
-		t.Errorf("the median fdatasync took %v, want at least %v (one flush) and at most %v (two, and the device's own time)", got, flushLat, most)
+	if got := median(slowFsyncs); got < flushLat {
+		t.Errorf("the median fdatasync took %v, want at least %v (one flush)", got, flushLat)
+	} else if most := 2*flushLat + median(baseFsyncs) + 2*time.Millisecond; got > most {
+		problems = append(problems, fmt.Sprintf("the median fdatasync took %v, want at most %v (two flushes, and the device's own time)", got, most))
 	}
-	if after.Reads-before.Reads < reads || after.Flushes-before.Flushes < fsyncs {
+	if after.Reads-before.Reads < int64(reads) || after.Flushes-before.Flushes < int64(fsyncs) {
 		t.Errorf("the layer saw %d reads and %d flushes, want at least %d and %d: I/O is bypassing it",
 			after.Reads-before.Reads, after.Flushes-before.Flushes, reads, fsyncs)
 	}
@@ -301,9 +327,10 @@ func TestLatency_readsAndFlushesOnLoopXFS(t *testing.T) {
 	times, perSecond := readTimes(t, data, 8*100, 8)
 	t.Logf("8 concurrent readers: median %v, %.0f reads/s; at most %d I/Os held at once", median(times), perSecond, srv.Stats().MaxInFlight)
 	if perSecond < 3/readLat.Seconds() || srv.Stats().MaxInFlight < 4 {
-		t.Errorf("8 concurrent readers did %.0f reads/s with at most %d in flight: the layer serialises I/O (want > %.0f/s)",
-			perSecond, srv.Stats().MaxInFlight, 3/readLat.Seconds())
+		problems = append(problems, fmt.Sprintf("8 concurrent readers did %.0f reads/s with at most %d in flight: the layer serialises I/O (want > %.0f/s)",
+			perSecond, srv.Stats().MaxInFlight, 3/readLat.Seconds()))
 	}
+	return problems
 }
 
 // A latency under a millisecond is that latency, not a millisecond: NVMe's reads take about 0.1 ms, and a
@@ -397,8 +424,21 @@ func TestLayer_ensureChangeRestartStop(t *testing.T) {
 	if st, err := os.Stat(file); err != nil || st.Size() != 64<<20 {
 		t.Fatalf("the served file: %v, %v", st, err)
 	}
-	if got := medianRead(t, file, 64<<20, 40); got < 3*time.Millisecond || got > 6*time.Millisecond {
-		t.Errorf("median read through the layer at 3 ms: %v", got)
+	// At least the latency always; at most twice it when the machine leaves the layer CPU (measured again, up
+	// to three times, when it does not).
+	for attempt := 1; ; attempt++ {
+		got := medianRead(t, file, 64<<20, 40)
+		if got < 3*time.Millisecond {
+			t.Errorf("median read through the layer at 3 ms: %v, want at least 3 ms", got)
+		}
+		if got <= 6*time.Millisecond {
+			break
+		}
+		if attempt == 3 {
+			t.Errorf("median read through the layer at 3 ms: %v, want at most 6 ms", got)
+			break
+		}
+		t.Logf("attempt %d: median read through the layer at 3 ms: %v, measuring again", attempt, got)
 	}
 
 	fast := latencydisk.Layer{Latency: latencydisk.Latency{Read: 500 * time.Microsecond}}
