@@ -112,10 +112,10 @@ func TestLimits_memoryAndReadIOPS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("dataset %d MiB, memory limit %d MiB: peak use %d MiB, now %d MiB", size>>20, memoryMiB, stats.MaxMemoryBytes>>20, stats.MemoryBytes>>20)
-	// cgroup v1's high-water mark can stand one page over the limit (seen twice in CI: 167776256 bytes under a
-	// 160 MiB limit): the kernel forces through a few charges it may not refuse. More than a page over is the
-	// limit not holding.
-	if over := stats.MaxMemoryBytes - memoryMiB<<20; over > int64(os.Getpagesize()) {
+	// cgroup v1's high-water mark can stand a few pages over the limit: the kernel forces through charges it may
+	// not refuse (seen in CI: one page over, 167776256 bytes under a 160 MiB limit, with PostgreSQL 15; two pages,
+	// 167780352, with 18). More than 8 pages (32 KiB on 4 KiB pages) over is the limit not holding.
+	if over := stats.MaxMemoryBytes - memoryMiB<<20; over > 8*int64(os.Getpagesize()) {
 		t.Errorf("the node used %d bytes, %d over its %d MiB limit", stats.MaxMemoryBytes, over, memoryMiB)
 	}
 	if stats.MaxMemoryBytes < memoryMiB<<20/2 {
