@@ -140,15 +140,11 @@ func clusterSchema() schema.Schema {
 					"loss; remove it afterwards. See [Node loss and repair](#node-loss-and-repair).",
 			},
 			"postgres_major": schema.Int64Attribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "PostgreSQL major version. On `aws` the nodes install it; unset means the provider's default, " +
-					fmt.Sprintf("%d. On `local` each cluster runs its own major's binaries, `/usr/lib/postgresql/<major>/bin` (or `initdb` on `PATH` ", capacity.DefaultPostgresMajor) +
-					"when it is of that major), so clusters of two majors run side by side on one machine; unset means the newest " +
-					"installed, recorded in state at create (installing a newer major later changes nothing). A major that is not " +
-					"installed is refused at plan, naming its package. Changing it replaces the cluster.",
-				Validators:    []validator.Int64{int64validator.Between(capacity.MinPostgresMajor, capacity.MaxPostgresMajor)},
-				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown(), int64planmodifier.RequiresReplace()},
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: fmt.Sprintf("PostgreSQL major version. On `aws` the nodes install it; unset means %d. On `local` each cluster runs `/usr/lib/postgresql/<major>/bin` (or `initdb` on `PATH` when it is of that major), so two majors run side by side; unset means the newest installed, recorded in state at create. A major that is not installed is refused at plan, naming its package. Changing it replaces the cluster.", capacity.DefaultPostgresMajor),
+				Validators:          []validator.Int64{int64validator.Between(capacity.MinPostgresMajor, capacity.MaxPostgresMajor)},
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown(), int64planmodifier.RequiresReplace()},
 			},
 			"node_count": schema.Int64Attribute{
 				Optional: true,
