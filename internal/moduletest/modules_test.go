@@ -74,12 +74,9 @@ func setup(t *testing.T) {
 // terraformPath is the CLI the acceptance tests use (TF_ACC_TERRAFORM_PATH, else terraform on PATH).
 func terraformPath(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("terraform")
+	p, err := tfwork.TerraformPath()
 	if err != nil {
-		t.Fatalf("these tests run the Terraform CLI: put terraform on PATH or set TF_ACC_TERRAFORM_PATH: %v", err)
+		t.Fatalf("these tests run the Terraform CLI: %v", err)
 	}
 	return p
 }

@@ -529,12 +529,9 @@ func wantLock(t *testing.T, dir, version string, want []string) {
 
 func terraformPath(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("terraform")
+	p, err := tfwork.TerraformPath()
 	if err != nil {
-		t.Fatalf("this test runs the Terraform CLI: put terraform on PATH or set TF_ACC_TERRAFORM_PATH: %v", err)
+		t.Fatalf("this test runs the Terraform CLI: %v", err)
 	}
 	return p
 }

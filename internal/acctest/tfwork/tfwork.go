@@ -178,3 +178,15 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TerraformPath is the Terraform CLI the tests run: TF_ACC_TERRAFORM_PATH, else terraform on PATH.
+func TerraformPath() (string, error) {
+	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
+		return p, nil
+	}
+	p, err := exec.LookPath("terraform")
+	if err != nil {
+		return "", fmt.Errorf("put terraform on PATH or set TF_ACC_TERRAFORM_PATH: %w", err)
+	}
+	return p, nil
+}
