@@ -323,12 +323,8 @@ func (e *Engine) resolveUser(name string) error {
 func (e *Engine) serverCmd(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, e.bin(name), args...)
 	cmd.Dir = dir
-	// Later entries win: the run user's own HOME (for ~/.pgpass), USER and LOGNAME.
-	cmd.Env = append(cleanEnv(), "HOME="+e.home, "USER="+e.user, "LOGNAME="+e.user)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if e.switchUser {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: e.uid, Gid: e.gid, Groups: e.groups}
-	}
+	cmd.Env = e.ServerEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.ServerCredential()}
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }

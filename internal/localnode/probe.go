@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,28 +29,7 @@ func (e *Engine) Psql(ctx context.Context, n Node, db, sql string) (string, erro
 
 // LogTail is the last lines of n's server log, or a note saying why there
 // are none. It reads at most the last 256 KiB.
-func (e *Engine) LogTail(n Node, lines int) string {
-	f, err := os.Open(n.LogFile())
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	defer f.Close()
-	const window = 256 << 10
-	if fi, err := f.Stat(); err == nil && fi.Size() > window {
-		if _, err := f.Seek(-window, io.SeekEnd); err != nil {
-			return fmt.Sprintf("(log unreadable: %v)", err)
-		}
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Sprintf("(log unreadable: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if lines >= 0 && len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}
+func (e *Engine) LogTail(n Node, lines int) string { return TailFile(n.LogFile(), lines) }
 
 // PortFree reports whether host:port can be bound now: nil when it can, else
 // an error saying the port is taken.

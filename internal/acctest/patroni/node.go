@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -16,7 +17,7 @@ func (n *Node) Psql(t testing.TB, db, sql string) string {
 	t.Helper()
 	out, err := n.TryPsql(db, sql)
 	if err != nil {
-		t.Fatalf("%v\n--- %s\n%s\n--- %s\n%s", err, n.PatroniLog(), tail(n.PatroniLog(), 15), n.PG.LogFile(), n.c.engine.LogTail(n.PG, 15))
+		t.Fatalf("%v\n--- %s\n%s\n--- %s\n%s", err, n.PatroniLog(), localnode.TailFile(n.PatroniLog(), 15), n.PG.LogFile(), n.c.engine.LogTail(n.PG, 15))
 	}
 	return out
 }
@@ -32,7 +33,7 @@ func (n *Node) TryPsql(db, sql string) (string, error) {
 func (n *Node) Running() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.patroni != nil && !n.patroni.exited()
+	return n.patroni != nil && !n.patroni.Exited()
 }
 
 // Start starts n's Patroni (as the server's user) and returns at once; Patroni starts or creates its
@@ -41,10 +42,13 @@ func (n *Node) Start(t testing.TB) {
 	t.Helper()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.patroni != nil && !n.patroni.exited() {
+	if n.patroni != nil && !n.patroni.Exited() {
 		return
 	}
-	proc, err := startProcess(n.c.patroni, []string{n.configFile()}, n.Dir, n.c.cred, n.c.env, n.PatroniLog())
+	proc, err := localnode.StartDaemon(localnode.DaemonSpec{
+		Program: n.c.patroni, Args: []string{n.configFile()}, Dir: n.Dir,
+		Credential: n.c.engine.ServerCredential(), Env: n.c.env, LogPath: n.PatroniLog(),
+	})
 	if err != nil {
 		t.Fatalf("starting Patroni on %s: %v", n.Name, err)
 	}
@@ -65,8 +69,8 @@ func (n *Node) kill() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var pids []int
-	if n.patroni != nil && !n.patroni.exited() {
-		pids = n.patroni.freeze()
+	if n.patroni != nil && !n.patroni.Exited() {
+		pids = n.patroni.Freeze()
 	}
 	pgErr := n.c.engine.Kill(n.PG)
 	var errs []error
@@ -74,7 +78,7 @@ func (n *Node) kill() error {
 		errs = append(errs, fmt.Errorf("killing the PostgreSQL of %s: %w", n.Name, pgErr))
 	}
 	if n.patroni != nil {
-		if err := n.patroni.killFrozen(pids); err != nil {
+		if err := n.patroni.KillFrozen(pids, stepTimeout); err != nil {
 			errs = append(errs, fmt.Errorf("killing Patroni on %s: %w", n.Name, err))
 		}
 	}
@@ -87,11 +91,11 @@ func (n *Node) Stop(t testing.TB) {
 	t.Helper()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.patroni == nil || n.patroni.exited() {
+	if n.patroni == nil || n.patroni.Exited() {
 		return
 	}
-	if err := n.patroni.terminate(stepTimeout); err != nil {
-		t.Fatalf("stopping Patroni on %s: %v\n--- %s\n%s", n.Name, err, n.PatroniLog(), tail(n.PatroniLog(), 20))
+	if err := n.patroni.Terminate(stepTimeout); err != nil {
+		t.Fatalf("stopping Patroni on %s: %v\n--- %s\n%s", n.Name, err, n.PatroniLog(), localnode.TailFile(n.PatroniLog(), 20))
 	}
 	err := wait.Until(context.Background(), "the PostgreSQL of "+n.Name+" to stop", stepTimeout, pollInterval, nil,
 		func(context.Context) (bool, error) {
@@ -111,8 +115,8 @@ func (n *Node) Stop(t testing.TB) {
 func (n *Node) destroy(t testing.TB) {
 	n.mu.Lock()
 	var err error
-	if n.patroni != nil && !n.patroni.exited() {
-		err = n.patroni.kill()
+	if n.patroni != nil && !n.patroni.Exited() {
+		err = n.patroni.Kill(stepTimeout)
 	}
 	n.mu.Unlock()
 	if err != nil {

@@ -23,13 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,9 +106,8 @@ type Cluster struct {
 	engine  *localnode.Engine
 	dir     string
 	patroni string
-	cred    *syscall.Credential // nil when the test does not run as root
-	env     []string            // Patroni's environment
-	etcd    *process
+	env     []string // Patroni's environment
+	etcd    *localnode.Daemon
 	etcdLog string
 }
 
@@ -129,7 +126,7 @@ type Node struct {
 
 	c       *Cluster
 	mu      sync.Mutex
-	patroni *process // nil when Patroni does not run
+	patroni *localnode.Daemon // nil when Patroni does not run
 }
 
 // Start starts etcd and opts.Nodes Patroni nodes at once, waits (up to two minutes) until one is the leader and
@@ -152,9 +149,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Fatalf("the Patroni fixture needs the PostgreSQL binaries localnode runs: %v", err)
 	}
 	c := &Cluster{Scope: "tf-acc-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36), opts: opts, engine: engine, patroni: patroniBin}
-	if err := c.resolveUser(); err != nil {
-		t.Fatal(err)
-	}
+	c.env = patroniEnv(engine.ServerEnv())
 
 	// Short: the data directories hold the Unix sockets.
 	c.dir, err = os.MkdirTemp("", "pgnvme-pat-")
@@ -204,40 +199,19 @@ func Start(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
-// resolveUser settles who Patroni runs as (localnode's server user) and its environment.
-func (c *Cluster) resolveUser() error {
-	name := c.engine.RunAsUser()
-	u, err := user.Lookup(name)
-	if err != nil {
-		return fmt.Errorf("looking up user %s, who runs Patroni and PostgreSQL: %w", name, err)
-	}
-	if os.Geteuid() == 0 {
-		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-		if err := errors.Join(err1, err2); err != nil {
-			return fmt.Errorf("user %s: %w", name, err)
-		}
-		cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		gids, _ := u.GroupIds()
-		for _, g := range gids {
-			if v, err := strconv.ParseUint(g, 10, 32); err == nil {
-				cred.Groups = append(cred.Groups, uint32(v))
-			}
-		}
-		c.cred = cred
-	}
-	// Without libpq's PG* variables and Python's own (the wrapper sets PYTHONPATH), in a fixed locale; the run
-	// user's HOME, USER and LOGNAME.
-	for _, kv := range os.Environ() {
+// patroniEnv is Patroni's environment: the server programs' (localnode's: no libpq PG* variables, the run
+// user's HOME, USER and LOGNAME) without Python's own (the wrapper sets PYTHONPATH) and Patroni's, in a UTF-8
+// locale.
+func patroniEnv(server []string) []string {
+	var env []string
+	for _, kv := range server {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "PG") || strings.HasPrefix(k, "PYTHON") || strings.HasPrefix(k, "PATRONI") ||
-			slices.Contains([]string{"LC_ALL", "LANG", "LANGUAGE", "HOME", "USER", "LOGNAME"}, k) {
+		if strings.HasPrefix(k, "PYTHON") || strings.HasPrefix(k, "PATRONI") || slices.Contains([]string{"LC_ALL", "LANG"}, k) {
 			continue
 		}
-		c.env = append(c.env, kv)
+		env = append(env, kv)
 	}
-	c.env = append(c.env, "LC_ALL=C.UTF-8", "HOME="+u.HomeDir, "USER="+name, "LOGNAME="+name)
-	return nil
+	return append(env, "LC_ALL=C.UTF-8")
 }
 
 // startEtcd starts one etcd member on 127.0.0.1 (client and peer port) as the test's user and waits until it
@@ -251,26 +225,26 @@ func (c *Cluster) startEtcd(t testing.TB, bin string, clientPort, peerPort int) 
 	c.EtcdEndpoint = "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	peer := "http://127.0.0.1:" + strconv.Itoa(peerPort)
 	c.etcdLog = filepath.Join(c.dir, "etcd.log")
-	proc, err := startProcess(bin, []string{
+	proc, err := localnode.StartDaemon(localnode.DaemonSpec{Program: bin, Dir: dir, LogPath: c.etcdLog, Args: []string{
 		"--name", "etcd0", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", c.EtcdEndpoint, "--advertise-client-urls", c.EtcdEndpoint,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "etcd0=" + peer, "--initial-cluster-state", "new", "--initial-cluster-token", c.Scope,
 		"--logger", "zap", "--log-outputs", "stderr",
-	}, dir, nil, nil, c.etcdLog)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.etcd = proc
 	t.Cleanup(func() {
-		if err := proc.kill(); err != nil {
+		if err := proc.Kill(stepTimeout); err != nil {
 			t.Errorf("stopping etcd: %v", err)
 		}
 	})
 	err = wait.Until(context.Background(), "etcd at "+c.EtcdEndpoint+" to be healthy", stepTimeout, 100*time.Millisecond, nil,
 		func(ctx context.Context) (bool, error) {
-			if proc.exited() {
-				return false, errors.Join(errors.New("etcd exited"), proc.exitErr())
+			if proc.Exited() {
+				return false, errors.Join(errors.New("etcd exited"), proc.ExitErr())
 			}
 			var h struct {
 				Health string `json:"health"`
@@ -284,7 +258,7 @@ func (c *Cluster) startEtcd(t testing.TB, bin string, clientPort, peerPort int) 
 			return true, nil
 		})
 	if err != nil {
-		t.Fatalf("%v\nlast lines of %s:\n%s", err, c.etcdLog, tail(c.etcdLog, 20))
+		t.Fatalf("%v\nlast lines of %s:\n%s", err, c.etcdLog, localnode.TailFile(c.etcdLog, 20))
 	}
 }
 

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -126,9 +126,9 @@ func (c *Cluster) WaitStreaming(t testing.TB, timeout time.Duration) Status {
 // Logs is the last lines of etcd's log and of each node's Patroni and PostgreSQL logs, for failure messages.
 func (c *Cluster) Logs(lines int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s\n%s\n", c.etcdLog, tail(c.etcdLog, lines))
+	fmt.Fprintf(&b, "--- %s\n%s\n", c.etcdLog, localnode.TailFile(c.etcdLog, lines))
 	for _, n := range c.Nodes {
-		fmt.Fprintf(&b, "--- %s\n%s\n", n.PatroniLog(), tail(n.PatroniLog(), lines))
+		fmt.Fprintf(&b, "--- %s\n%s\n", n.PatroniLog(), localnode.TailFile(n.PatroniLog(), lines))
 		fmt.Fprintf(&b, "--- %s\n%s\n", n.PG.LogFile(), c.engine.LogTail(n.PG, lines))
 	}
 	return b.String()
@@ -158,17 +158,4 @@ func getJSON(ctx context.Context, url string, v any) error {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
 	return nil
-}
-
-// tail is the last lines of the file at path, or a note saying why there are none.
-func tail(path string, lines int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }

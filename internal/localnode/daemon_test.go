@@ -1,0 +1,125 @@
+package localnode_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+)
+
+// startShell starts script under sh as a Daemon logging to a file in a fresh directory, killed at cleanup.
+func startShell(t *testing.T, script string) (*localnode.Daemon, string) {
+	t.Helper()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "out.log")
+	d, err := localnode.StartDaemon(localnode.DaemonSpec{Program: "/bin/sh", Args: []string{"-c", script}, Dir: dir, LogPath: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Kill(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return d, log
+}
+
+// stateOf is the state letter of /proc/PID/stat ("" when pid is gone).
+func stateOf(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
+}
+
+// Kill freezes the program and its descendants (a grandchild too), SIGKILLs them and returns once all are
+// gone and the program is reaped; its output is in the log file.
+func TestDaemon_killTakesDescendants(t *testing.T) {
+	// The outer sleep is forked first, then the inner shell, which says "ready" once its sleep is forked.
+	d, log := startShell(t, `sleep 300 & sh -c 'sleep 300 & echo ready; wait' & wait`)
+	deadline := time.Now().Add(10 * time.Second)
+	for localnode.TailFile(log, 1) != "ready" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell did not start its descendants: %s", localnode.TailFile(log, 5))
+		}
+		time.Sleep(20 * time.Millisecond) //nolint:forbidigo // waiting for the shell to fork
+	}
+	pids := d.Freeze()
+	if len(pids) != 4 || pids[0] != d.PID() {
+		t.Fatalf("Freeze = %v; want the shell %d first, then the outer sleep, the inner shell and its sleep", pids, d.PID())
+	}
+	for _, p := range pids {
+		if st := stateOf(p); st != "T" {
+			t.Errorf("after Freeze PID %d is in state %q, want T (stopped)", p, st)
+		}
+	}
+	if d.Exited() {
+		t.Fatal("a frozen program counts as exited")
+	}
+	if err := d.KillFrozen(pids, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Exited() || d.ExitErr() == nil || !strings.Contains(d.ExitErr().Error(), "killed") {
+		t.Errorf("after KillFrozen: exited %v, exit error %v; want exited by SIGKILL", d.Exited(), d.ExitErr())
+	}
+	for _, p := range pids {
+		if st := stateOf(p); st != "" && st != "Z" {
+			t.Errorf("PID %d still in state %q after KillFrozen", p, st)
+		}
+	}
+	if got := localnode.TailFile(log, 5); got != "ready" {
+		t.Errorf("TailFile(log) = %q, want the program's output %q", got, "ready")
+	}
+	if err := d.Kill(time.Second); err != nil {
+		t.Errorf("Kill of an exited program: %v, want nil", err)
+	}
+}
+
+// Terminate ends a program that exits on SIGTERM at once, and kills one that ignores it once the timeout is
+// over.
+func TestDaemon_terminate(t *testing.T) {
+	polite, _ := startShell(t, `trap 'exit 0' TERM; while :; do sleep 0.05; done`)
+	stubborn, _ := startShell(t, `trap '' TERM; while :; do sleep 0.05; done`)
+	time.Sleep(200 * time.Millisecond) //nolint:forbidigo // let the shells set their traps
+
+	began := time.Now()
+	if err := polite.Terminate(10 * time.Second); err != nil || polite.ExitErr() != nil {
+		t.Errorf("Terminate of a program that exits on SIGTERM: %v, exit %v; want nil, status 0", err, polite.ExitErr())
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("Terminate took %s for a program that exits on SIGTERM", took)
+	}
+
+	err := stubborn.Terminate(time.Second)
+	if err == nil || !strings.Contains(err.Error(), "after SIGTERM") {
+		t.Errorf("Terminate of a program ignoring SIGTERM: %v, want the timeout", err)
+	}
+	if !stubborn.Exited() {
+		t.Error("a program ignoring SIGTERM still runs after Terminate")
+	}
+}
+
+// TailFile gives the last lines, every line for a negative count, and a note for a missing file.
+func TestTailFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("a\nb\nc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		lines int
+		want  string
+	}{{2, "b\nc"}, {3, "a\nb\nc"}, {10, "a\nb\nc"}, {-1, "a\nb\nc"}, {0, ""}} {
+		if got := localnode.TailFile(path, c.lines); got != c.want {
+			t.Errorf("TailFile(%d) = %q, want %q", c.lines, got, c.want)
+		}
+	}
+	if got := localnode.TailFile(path+".missing", 3); !strings.HasPrefix(got, "(no log: ") {
+		t.Errorf("TailFile(missing) = %q, want a note", got)
+	}
+}
