@@ -163,7 +163,7 @@ func (pb *PgBackRest) TryRun(t testing.TB, args ...string) (string, error) {
 			err = fmt.Errorf("timed out after %s: %w", pgBackRestTimeout, err)
 		}
 		return out, fmt.Errorf("pgbackrest %s: %w\nstdout:\n%s\nlog %s:\n%s",
-			strings.Join(full, " "), err, strings.TrimSpace(out), pb.logFile(args), tailFile(pb.logFile(args), 40))
+			strings.Join(full, " "), err, strings.TrimSpace(out), pb.logFile(args), localnode.TailFile(pb.logFile(args), 40))
 	}
 	return out, nil
 }
@@ -182,7 +182,7 @@ func (pb *PgBackRest) logFile(args []string) string {
 
 // LogTail is the last n lines of the log file of command (backup, restore, archive-push, ...).
 func (pb *PgBackRest) LogTail(command string, n int) string {
-	return tailFile(pb.logFile([]string{command}), n)
+	return localnode.TailFile(pb.logFile([]string{command}), n)
 }
 
 // Backup runs a backup of the given type (full, diff or incr) and returns its label, read back with
@@ -299,17 +299,4 @@ func serverUserTempDir(t testing.TB, engine *localnode.Engine, prefix string) st
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// tailFile is the last n lines of the file at path, or a note saying why there are none.
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(%v)", err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
