@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"fmt"
 	"net"
 	"path"
 	"strconv"
@@ -160,7 +159,7 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		MDName:          ec2MDName,
 		MDDevice:        "/dev/md/" + ec2MDName,
 		MountPoint:      n.MountPoint,
-		MountUnit:       systemdMountUnit(n.MountPoint),
+		MountUnit:       SystemdMountUnit(n.MountPoint),
 		UnitDir:         ec2UnitDir,
 		DataDir:         n.DataDir,
 
@@ -277,25 +276,4 @@ func newEC2View(c Cluster, n EC2Node) ec2View {
 		v.EnableUnits = append(v.EnableUnits, "pgnvme-takeover.timer")
 	}
 	return v
-}
-
-// systemdMountUnit is the name of the mount unit for p (a valid path, see
-// safePathPattern), as systemd-escape --path --suffix=mount writes it.
-func systemdMountUnit(p string) string {
-	p = strings.Trim(p, "/")
-	if p == "" {
-		return "-.mount"
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '/':
-			b.WriteByte('-')
-		case c == '-', c == '.' && (i == 0 || p[i-1] == '/'):
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String() + ".mount"
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/backup"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 )
 
 // startBootUnits starts the units the boot targets want (enabled units), without waiting.
@@ -69,7 +70,7 @@ func (m *manager) startLocked(name, why string) *job {
 	// parents.
 	for _, p := range u.file.list("Unit", "RequiresMountsFor") {
 		for q := path.Clean(p); ; q = path.Dir(q) {
-			if mu := mountUnitName(q); m.unitFileExists(mu) {
+			if mu := bootstrap.SystemdMountUnit(q); m.unitFileExists(mu) {
 				requires, after = append(requires, mu), append(after, mu)
 			}
 			if q == "/" {
@@ -98,26 +99,6 @@ func (m *manager) startLocked(name, why string) *job {
 	}
 	go m.run(u, j, required, after, before)
 	return j
-}
-
-// mountUnitName is the mount unit of path p, as systemd-escape --path --suffix=mount names it.
-func mountUnitName(p string) string {
-	p = strings.Trim(path.Clean(p), "/")
-	if p == "" {
-		return "-.mount"
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '/':
-			b.WriteByte('-')
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == ':', c == '.' && i > 0:
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		}
-	}
-	return b.String() + ".mount"
 }
 
 // run carries out a start job of u.
@@ -203,7 +184,7 @@ func (m *manager) mount(u *unit) error {
 	f := u.file
 	what, where := f.get("Mount", "What", ""), f.get("Mount", "Where", "")
 	typ, opts := f.get("Mount", "Type", ""), f.get("Mount", "Options", "")
-	if what == "" || where == "" || mountUnitName(where) != u.name {
+	if what == "" || where == "" || bootstrap.SystemdMountUnit(where) != u.name {
 		return &runError{ResultResources, fmt.Sprintf("%s needs What= and Where= with Where= matching its name (Where=%s)", u.name, where)}
 	}
 	done := func() error {

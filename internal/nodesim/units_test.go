@@ -121,19 +121,3 @@ func TestParseTimespan(t *testing.T) {
 		}
 	}
 }
-
-func TestMountUnitName(t *testing.T) {
-	// As systemd-escape --path --suffix=mount writes them.
-	for in, want := range map[string]string{
-		"/":                "-.mount",
-		"/var/lib/pgnvme":  "var-lib-pgnvme.mount",
-		"/var/lib/pgnvme/": "var-lib-pgnvme.mount",
-		"/data/pg-nvme":    `data-pg\x2dnvme.mount`,
-		"/srv/.hidden/x.y": `srv-.hidden-x.y.mount`,
-		"/mnt/with space":  `mnt-with\x20space.mount`,
-	} {
-		if got := mountUnitName(in); got != want {
-			t.Errorf("mountUnitName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
