@@ -118,28 +118,6 @@ type Instance struct {
 	InstanceProfileARN string
 }
 
-// RunSpec is one instance to launch.
-type RunSpec struct {
-	// ClientToken makes the launch idempotent (at most 64 ASCII characters).
-	ClientToken  string
-	InstanceType string
-	AMI          string
-	// ENIID is the node's network interface, attached as device 0.
-	ENIID string
-	// InstanceProfile is the IAM instance profile's name.
-	InstanceProfile string
-	KeyName         string
-	// PlacementGroup is the placement group's name, "" for none.
-	PlacementGroup string
-	// UserData is the user-data as the instance gets it (gzip), before base64.
-	UserData []byte
-	// RootDeviceName and RootVolumeGiB describe the root volume: gp3, encrypted, deleted on termination.
-	RootDeviceName string
-	RootVolumeGiB  int
-	// Tags go on the instance and its volumes.
-	Tags map[string]string
-}
-
 // LoadBalancer is the cluster's Network Load Balancer.
 type LoadBalancer struct {
 	ARN     string

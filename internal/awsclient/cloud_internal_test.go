@@ -14,8 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -144,10 +146,33 @@ func TestAWSPlacementGroup(t *testing.T) {
 	if _, err := c.PlacementGroupStrategy(t.Context(), "missing"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "placement group missing") {
 		t.Errorf("PlacementGroupStrategy(missing) = %v; want ErrNotFound naming the group", err)
 	}
-	if in := runInstancesInput(RunSpec{PlacementGroup: "racks"}); in.Placement == nil || aws.ToString(in.Placement.GroupName) != "racks" {
+	if in := runInstancesInput(RunSpec{Launch: awsspec.Launch{PlacementGroup: "racks"}}); in.Placement == nil || aws.ToString(in.Placement.GroupName) != "racks" {
 		t.Errorf("RunInstances placement %+v; want the group racks", in.Placement)
 	}
 	if in := runInstancesInput(RunSpec{}); in.Placement != nil {
 		t.Errorf("RunInstances without a placement group asks for %+v", in.Placement)
+	}
+}
+
+// Each launch setting reaches RunInstances: the metadata hop limit (IMDSv2 stays required), a launch built
+// without the block's defaults getting the default hop limit.
+func TestRunInstancesInputLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		launch awsspec.Launch
+		hops   int32
+	}{
+		{awsspec.Launch{MetadataHopLimit: 1}, 1},
+		{awsspec.Launch{MetadataHopLimit: 5}, 5},
+		{awsspec.Launch{}, awsspec.DefaultMetadataHopLimit},
+	} {
+		mo := runInstancesInput(RunSpec{Launch: tc.launch}).MetadataOptions
+		if mo == nil || aws.ToInt32(mo.HttpPutResponseHopLimit) != tc.hops || mo.HttpTokens != ec2types.HttpTokensStateRequired {
+			t.Errorf("launch %+v: metadata options %+v; want hop limit %d, IMDSv2 required", tc.launch, mo, tc.hops)
+		}
+	}
+	in := runInstancesInput(RunSpec{Launch: awsspec.Launch{InstanceType: "m6id.large", AMI: "ami-1", KeyName: "ops", RootVolumeGiB: 24}, RootDeviceName: "/dev/xvda"})
+	if in.InstanceType != "m6id.large" || aws.ToString(in.ImageId) != "ami-1" || aws.ToString(in.KeyName) != "ops" ||
+		len(in.BlockDeviceMappings) != 1 || aws.ToInt32(in.BlockDeviceMappings[0].Ebs.VolumeSize) != 24 {
+		t.Errorf("RunInstances %+v; want the launch's type, image, key pair and a 24 GiB root volume", in)
 	}
 }

@@ -658,8 +658,8 @@ func TestAWSCloud_instances(t *testing.T) {
 		t.Fatalf("Instances before launch = %+v, %v", list, err)
 	}
 	id, err := c.RunInstance(ctx, awsclient.RunSpec{
-		ClientToken: "tf-acc-run-a-1", InstanceType: "m6id.large", AMI: ami, ENIID: eni.ID, InstanceProfile: profile,
-		UserData: userData, RootDeviceName: img.RootDeviceName, RootVolumeGiB: 20, Tags: tags,
+		ClientToken: "tf-acc-run-a-1", Launch: awsspec.Launch{InstanceType: "m6id.large", AMI: ami, RootVolumeGiB: 20, MetadataHopLimit: 3}, ENIID: eni.ID,
+		InstanceProfile: profile, UserData: userData, RootDeviceName: img.RootDeviceName, Tags: tags,
 	})
 	if err != nil {
 		t.Fatalf("RunInstance: %v", err)
@@ -695,8 +695,8 @@ func TestAWSCloud_instances(t *testing.T) {
 	if in.IamInstanceProfile == nil || !strings.HasSuffix(aws.ToString(in.IamInstanceProfile.Arn), "/"+profile) {
 		t.Errorf("instance profile %+v, want %s", in.IamInstanceProfile, profile)
 	}
-	if mo := in.MetadataOptions; mo == nil || mo.HttpTokens != ec2types.HttpTokensStateRequired || aws.ToInt32(mo.HttpPutResponseHopLimit) != 2 {
-		t.Errorf("metadata options %+v, want IMDSv2 only with hop limit 2", in.MetadataOptions)
+	if mo := in.MetadataOptions; mo == nil || mo.HttpTokens != ec2types.HttpTokensStateRequired || aws.ToInt32(mo.HttpPutResponseHopLimit) != 3 {
+		t.Errorf("metadata options %+v, want IMDSv2 only with the launch's hop limit 3", in.MetadataOptions)
 	}
 	ud, err := c.ec2.DescribeInstanceAttribute(ctx, &ec2.DescribeInstanceAttributeInput{InstanceId: aws.String(id), Attribute: ec2types.InstanceAttributeNameUserData})
 	if err != nil || ud.UserData == nil {
@@ -777,7 +777,7 @@ func TestAWSCloud_runInstanceFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := awsclient.RunSpec{InstanceType: "m6id.large", AMI: c.image(t), ENIID: eni.ID}
+	spec := awsclient.RunSpec{Launch: awsspec.Launch{InstanceType: "m6id.large", AMI: c.image(t)}, ENIID: eni.ID}
 	propagation := &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Value (pgnvme-tf-acc) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"}
 	capacity := &smithy.GenericAPIError{Code: "InsufficientInstanceCapacity", Message: "We currently do not have sufficient m6id.large capacity in the Availability Zone you requested (eu-west-1b)."}
 

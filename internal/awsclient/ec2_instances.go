@@ -1,6 +1,7 @@
 package awsclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -117,19 +119,38 @@ func runInstanceError(err error, instanceType, zone string) error {
 	return fmt.Errorf("launching a %s instance%s: %w", instanceType, where, err)
 }
 
+// RunSpec is one instance to launch.
+type RunSpec struct {
+	// ClientToken makes the launch idempotent (at most 64 ASCII characters).
+	ClientToken string
+	// Launch is what the machine is launched with: its type, image, root volume size, key pair, placement
+	// group and metadata options (runInstancesInput maps each to RunInstances).
+	Launch awsspec.Launch
+	// ENIID is the node's network interface, attached as device 0.
+	ENIID string
+	// InstanceProfile is the IAM instance profile's name.
+	InstanceProfile string
+	// UserData is the user-data as the instance gets it (gzip), before base64.
+	UserData []byte
+	// RootDeviceName is the image's root device: a gp3 volume, encrypted, deleted on termination.
+	RootDeviceName string
+	// Tags go on the instance and its volumes.
+	Tags map[string]string
+}
+
 func runInstancesInput(spec RunSpec) *ec2.RunInstancesInput {
 	in := &ec2.RunInstancesInput{
 		MinCount:     aws.Int32(1),
 		MaxCount:     aws.Int32(1),
-		ImageId:      aws.String(spec.AMI),
-		InstanceType: ec2types.InstanceType(spec.InstanceType),
+		ImageId:      aws.String(spec.Launch.AMI),
+		InstanceType: ec2types.InstanceType(spec.Launch.InstanceType),
 		NetworkInterfaces: []ec2types.InstanceNetworkInterfaceSpecification{{
 			DeviceIndex: aws.Int32(0), NetworkInterfaceId: aws.String(spec.ENIID),
 		}},
 		MetadataOptions: &ec2types.InstanceMetadataOptionsRequest{
 			HttpTokens:              ec2types.HttpTokensStateRequired,
 			HttpEndpoint:            ec2types.InstanceMetadataEndpointStateEnabled,
-			HttpPutResponseHopLimit: aws.Int32(2),
+			HttpPutResponseHopLimit: aws.Int32(int32(cmp.Or(spec.Launch.MetadataHopLimit, awsspec.DefaultMetadataHopLimit))),
 		},
 		TagSpecifications: tagSpecs(spec.Tags, ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume),
 	}
@@ -139,11 +160,11 @@ func runInstancesInput(spec RunSpec) *ec2.RunInstancesInput {
 	if spec.InstanceProfile != "" {
 		in.IamInstanceProfile = &ec2types.IamInstanceProfileSpecification{Name: aws.String(spec.InstanceProfile)}
 	}
-	if spec.KeyName != "" {
-		in.KeyName = aws.String(spec.KeyName)
+	if spec.Launch.KeyName != "" {
+		in.KeyName = aws.String(spec.Launch.KeyName)
 	}
-	if spec.PlacementGroup != "" {
-		in.Placement = &ec2types.Placement{GroupName: aws.String(spec.PlacementGroup)}
+	if spec.Launch.PlacementGroup != "" {
+		in.Placement = &ec2types.Placement{GroupName: aws.String(spec.Launch.PlacementGroup)}
 	}
 	if len(spec.UserData) > 0 {
 		in.UserData = aws.String(base64.StdEncoding.EncodeToString(spec.UserData))
@@ -154,8 +175,8 @@ func runInstancesInput(spec RunSpec) *ec2.RunInstancesInput {
 			Encrypted:           aws.Bool(true),
 			DeleteOnTermination: aws.Bool(true),
 		}
-		if spec.RootVolumeGiB > 0 {
-			ebs.VolumeSize = aws.Int32(int32(spec.RootVolumeGiB))
+		if spec.Launch.RootVolumeGiB > 0 {
+			ebs.VolumeSize = aws.Int32(int32(spec.Launch.RootVolumeGiB))
 		}
 		in.BlockDeviceMappings = []ec2types.BlockDeviceMapping{{DeviceName: aws.String(spec.RootDeviceName), Ebs: ebs}}
 	}
@@ -177,10 +198,10 @@ func (c *Cloud) RunInstance(ctx context.Context, spec RunSpec) (string, error) {
 				zone = eni.Zone
 			}
 		}
-		return "", runInstanceError(err, spec.InstanceType, zone)
+		return "", runInstanceError(err, spec.Launch.InstanceType, zone)
 	}
 	if len(out.Instances) == 0 {
-		return "", fmt.Errorf("launching a %s instance: EC2 returned no instance", spec.InstanceType)
+		return "", fmt.Errorf("launching a %s instance: EC2 returned no instance", spec.Launch.InstanceType)
 	}
 	return aws.ToString(out.Instances[0].InstanceId), nil
 }

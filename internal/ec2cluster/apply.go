@@ -165,9 +165,8 @@ func (se *session) launch(ctx context.Context, t target, node string, eni ENI, m
 	maps.Copy(tags, l.Tags())
 	sum := sha256.Sum256([]byte(se.s.Name + "/" + node + "/" + l.Fingerprint() + "/" + replaced))
 	spec := RunSpec{
-		ClientToken: "pgnvme-" + hex.EncodeToString(sum[:16]), InstanceType: se.a.InstanceType, AMI: t.image.ID, ENIID: eni.ID,
-		InstanceProfile: m.profile, KeyName: l.KeyName, PlacementGroup: l.PlacementGroup, UserData: m.userData[node], RootDeviceName: t.image.RootDeviceName,
-		RootVolumeGiB: se.a.RootVolumeGiB, Tags: tags,
+		ClientToken: "pgnvme-" + hex.EncodeToString(sum[:16]), Launch: l, ENIID: eni.ID,
+		InstanceProfile: m.profile, UserData: m.userData[node], RootDeviceName: t.image.RootDeviceName, Tags: tags,
 	}
 	tflog.Info(ctx, "launching the node's instance", map[string]any{"node": node, "type": se.a.InstanceType, "zone": eni.Zone, "replaces": replaced})
 	id, err := se.cloud.RunInstance(ctx, spec)

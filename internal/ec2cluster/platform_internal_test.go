@@ -195,7 +195,7 @@ func (f *fakeCloud) Instances(context.Context, string) ([]Instance, error) {
 	return append([]Instance(nil), f.instances...), nil
 }
 func (f *fakeCloud) RunInstance(_ context.Context, spec RunSpec) (string, error) {
-	f.call("RunInstance %s placement group %q", spec.Tags[awsspec.TagNode], spec.PlacementGroup)
+	f.call("RunInstance %s placement group %q", spec.Tags[awsspec.TagNode], spec.Launch.PlacementGroup)
 	if f.runErr != nil {
 		return "", f.runErr
 	}

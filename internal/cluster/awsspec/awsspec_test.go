@@ -223,6 +223,9 @@ func TestValidateAWS(t *testing.T) {
 		{"placement group name too long", func(in *awsInput) { in.AWS.PlacementGroup = strings.Repeat("p", 256) }, "aws.placement_group", "not an EC2 placement group name"},
 		{"root volume too small", func(in *awsInput) { in.AWS.RootVolumeGiB = 4 }, "aws.root_volume_gib", "give 8 to 16384 GiB"},
 		{"root volume too large", func(in *awsInput) { in.AWS.RootVolumeGiB = 20000 }, "aws.root_volume_gib", "aws.root_volume_gib is 20000"},
+		{"valid: metadata hop limit 1", func(in *awsInput) { in.AWS.MetadataHopLimit = 1 }, "", ""},
+		{"metadata hop limit negative", func(in *awsInput) { in.AWS.MetadataHopLimit = -1 }, "aws.metadata_hop_limit", "aws.metadata_hop_limit is -1; give 1 to 64"},
+		{"metadata hop limit too large", func(in *awsInput) { in.AWS.MetadataHopLimit = 65 }, "aws.metadata_hop_limit", "aws.metadata_hop_limit is 65"},
 
 		// Patroni.
 		{"ttl below 20", func(in *awsInput) { in.AWS.Patroni.TTL = 15 }, "aws.patroni", "ttl is 15 seconds; use 20 or more"},
@@ -493,7 +496,7 @@ func TestRenderClone(t *testing.T) {
 }
 
 func TestLaunch(t *testing.T) {
-	aws := &awsspec.Block{InstanceType: "m6id.large", RootVolumeGiB: 20}
+	aws := &awsspec.Block{InstanceType: "m6id.large", RootVolumeGiB: 20, MetadataHopLimit: awsspec.DefaultMetadataHopLimit}
 	base := awsspec.NewLaunch(aws, "ami-0123456789abcdef0", []byte("user-data"))
 	if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(base.Fingerprint()) {
 		t.Fatalf("Fingerprint = %q, want 16 hex digits", base.Fingerprint())
@@ -515,6 +518,7 @@ func TestLaunch(t *testing.T) {
 		{func(l *awsspec.Launch) { l.KeyName = "ops" }, "aws.key_name (none) -> ops"},
 		{func(l *awsspec.Launch) { l.PlacementGroup = "racks" }, "aws.placement_group (none) -> racks"},
 		{func(l *awsspec.Launch) { l.UserData = awsspec.NewLaunch(aws, "", []byte("user-data2")).UserData }, "its user-data changed"},
+		{func(l *awsspec.Launch) { l.MetadataHopLimit = 3 }, "aws.metadata_hop_limit 2 -> 3"},
 	} {
 		want := base
 		tc.change(&want)
@@ -525,6 +529,33 @@ func TestLaunch(t *testing.T) {
 		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
 			t.Errorf("changes %q; want one, %q", got, tc.want)
 		}
+	}
+	// The fingerprint of the rows before aws.metadata_hop_limit is what it was (as computed before the
+	// launch became a table), so no instance launched then is replaced.
+	for _, tc := range []struct {
+		l    awsspec.Launch
+		want string
+	}{
+		{awsspec.Launch{InstanceType: "m6id.large", AMI: "ami-0123456789abcdef0", RootVolumeGiB: 20, UserData: "00112233aabbccdd", MetadataHopLimit: 2}, "d58a0adee2fa4435"},
+		{awsspec.Launch{InstanceType: "i4i.xlarge", AMI: "ami-1", RootVolumeGiB: 40, KeyName: "ops", PlacementGroup: "racks", UserData: "ffeeddccbbaa9988", MetadataHopLimit: 2}, "2cdc3d157e06d23e"},
+	} {
+		if got := tc.l.Fingerprint(); got != tc.want {
+			t.Errorf("Fingerprint of %+v = %s, want %s (the fingerprint before the metadata hop limit)", tc.l, got, tc.want)
+		}
+	}
+	// An instance launched before the hop limit was a setting has no tag for it: it ran with the default.
+	before := base.Tags()
+	delete(before, awsspec.TagMetadataHopLimit)
+	if got := base.Changes(base.InstanceType, base.AMI, before); got != nil {
+		t.Errorf("an instance from before the hop limit, default wanted: changes %q; want none", got)
+	}
+	three := base
+	three.MetadataHopLimit = 3
+	if got := three.Changes(base.InstanceType, base.AMI, before); len(got) != 1 || got[0] != "aws.metadata_hop_limit 2 -> 3" {
+		t.Errorf("an instance from before the hop limit, 3 wanted: changes %q; want the hop limit 2 -> 3", got)
+	}
+	if tags := three.Tags(); tags[awsspec.TagMetadataHopLimit] != "3" || tags[awsspec.TagKeyName] != "" || tags[awsspec.TagRootVolume] != "20" {
+		t.Errorf("tags %v: want the hop limit 3, no key, the root volume 20", tags)
 	}
 	// An instance from before the named tags: its fingerprint alone says it differs.
 	if got := base.Changes("m6id.large", "ami-0123456789abcdef0", map[string]string{awsspec.TagConfig: "0123456789abcdef"}); len(got) != 1 || !strings.Contains(got[0], "pgnvme:config") {

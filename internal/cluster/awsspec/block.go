@@ -27,6 +27,12 @@ const (
 	// MinRootVolumeGiB and MaxRootVolumeGiB bound it (Debian's AMI needs 8; gp3 allows 16 TiB).
 	MinRootVolumeGiB = 8
 	MaxRootVolumeGiB = 16384
+	// DefaultMetadataHopLimit is the instance metadata service's PUT response hop limit: 2 lets a container
+	// on the node reach the metadata (IMDSv2 is always required); EC2 allows MinMetadataHopLimit to
+	// MaxMetadataHopLimit.
+	DefaultMetadataHopLimit = 2
+	MinMetadataHopLimit     = 1
+	MaxMetadataHopLimit     = 64
 	// APIAddressPrivate and APIAddressPublic say which address of a node the provider reaches Patroni's REST
 	// API at.
 	APIAddressPrivate = "private_ip"
@@ -72,6 +78,8 @@ type Block struct {
 	PlacementGroup string
 	// RootVolumeGiB is the gp3 root volume's size; 0 means DefaultRootVolumeGiB.
 	RootVolumeGiB int
+	// MetadataHopLimit is the instance metadata PUT response hop limit; 0 means DefaultMetadataHopLimit.
+	MetadataHopLimit int `json:",omitempty"`
 	// Patroni are Patroni's timings; zero values are Patroni's defaults.
 	Patroni Patroni
 	// APIAddress is APIAddressPrivate (default) or APIAddressPublic.
@@ -127,7 +135,7 @@ func (*Block) Platform() cluster.Platform { return cluster.PlatformAWS }
 // DefaultZone is "": on EC2 a node's zone is the user's choice, and none is an error.
 func (*Input) DefaultZone() string { return "" }
 
-// WithDefaults fills in the aws block's defaults: the root volume's size, the private API address and
+// WithDefaults fills in the aws block's defaults: the root volume's size, the metadata hop limit, the private API address and
 // deletion protection on.
 func (in *Input) WithDefaults() cluster.Block {
 	a := in.Block
@@ -137,6 +145,9 @@ func (in *Input) WithDefaults() cluster.Block {
 	a.Tags = maps.Clone(in.Tags)
 	if a.RootVolumeGiB == 0 {
 		a.RootVolumeGiB = DefaultRootVolumeGiB
+	}
+	if a.MetadataHopLimit == 0 {
+		a.MetadataHopLimit = DefaultMetadataHopLimit
 	}
 	if a.APIAddress == "" {
 		a.APIAddress = APIAddressPrivate

@@ -77,7 +77,7 @@ func (a *Block) Validate(s cluster.Spec) []*cluster.FieldError {
 	v.image()
 	v.network()
 	v.iam()
-	v.instance()
+	v.launch()
 	v.patroni()
 	v.tags()
 	v.cluster()

@@ -110,23 +110,6 @@ func (v *awsCheck) iam() {
 	}
 }
 
-// instance checks the key pair and the root volume.
-func (v *awsCheck) instance() {
-	a := v.a
-	if a.PlacementGroup != "" && (len(a.PlacementGroup) > maxKeyNameBytes || !printableASCIIOnly(a.PlacementGroup)) {
-		v.add(awsAt("placement_group"), "Invalid Placement Group Name", "aws.placement_group %q is not an EC2 placement group name; give the name of an existing spread or partition placement group, 1 to %d printable ASCII characters, or leave it unset.",
-			a.PlacementGroup, maxKeyNameBytes)
-	}
-	if a.KeyName != "" && (len(a.KeyName) > maxKeyNameBytes || !printableASCIIOnly(a.KeyName)) {
-		v.add(awsAt("key_name"), "Invalid Key Pair Name", "aws.key_name %q is not an EC2 key pair name; give the name of an existing key pair, 1 to %d printable ASCII characters, or leave it unset for no SSH key.",
-			a.KeyName, maxKeyNameBytes)
-	}
-	if a.RootVolumeGiB < MinRootVolumeGiB || a.RootVolumeGiB > MaxRootVolumeGiB {
-		v.add(awsAt("root_volume_gib"), "Invalid Root Volume Size", "aws.root_volume_gib is %d; give %d to %d GiB (the default %d holds the system, etcd's data and the logs; PostgreSQL's data is on the instance store).",
-			a.RootVolumeGiB, MinRootVolumeGiB, MaxRootVolumeGiB, DefaultRootVolumeGiB)
-	}
-}
-
 func printableASCIIOnly(s string) bool {
 	for i := range len(s) {
 		if s[i] < 0x20 || s[i] > 0x7e {
