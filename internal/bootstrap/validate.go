@@ -374,7 +374,7 @@ func (c Cluster) validateNode(n Node) error {
 		switch {
 		case n.PrimaryHost == "":
 			bad("Standby %s has no primary host; set the address of its primary.", n.Name)
-		case hasControl(n.PrimaryHost):
+		case quorum.HasControl(n.PrimaryHost):
 			bad("Standby %s has primary host %q with a control character; use a host name or IP address.", n.Name, n.PrimaryHost)
 		}
 		if n.PrimaryPort < 1 || n.PrimaryPort > 65535 {
@@ -412,14 +412,4 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// hasControl reports whether s has an ASCII control byte.
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return true
-		}
-	}
-	return false
 }

@@ -178,7 +178,7 @@ func (s Spec) Validate() error {
 		switch {
 		case n == "":
 			return fmt.Errorf("standby name %d is empty: use the standby's application_name", i+1)
-		case hasControl(n):
+		case HasControl(n):
 			return fmt.Errorf("standby name %d (%q) contains a control character (such as a newline or tab): PostgreSQL cannot match it against an application_name; use printable characters", i+1, n)
 		case len(n) > MaxNameBytes:
 			return fmt.Errorf("standby name %d (%q) is %d bytes long: PostgreSQL cuts application_name to %d bytes, so it could never match; use a shorter name", i+1, n, len(n), MaxNameBytes)
@@ -228,15 +228,15 @@ func (s Spec) Warnings() []string {
 		out = append(out, "FIRST waits for the highest-priority standbys, not the fastest: a slow standby early in the list slows every commit; ANY waits for whichever standbys answer first.")
 	}
 	for _, n := range s.Names {
-		if !printableASCII(n) && !hasControl(n) {
+		if !printableASCII(n) && !HasControl(n) {
 			out = append(out, fmt.Sprintf("Standby name %q has characters outside printable ASCII: PostgreSQL replaces them in a standby's application_name (with \"?\" in version 15, with escapes from 16), so no standby can match it; use ASCII names.", n))
 		}
 	}
 	return out
 }
 
-// hasControl reports whether s has an ASCII control byte (0x00-0x1f, 0x7f).
-func hasControl(s string) bool {
+// HasControl reports whether s has an ASCII control byte (0x00-0x1f, 0x7f).
+func HasControl(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] == 0x7f {
 			return true
