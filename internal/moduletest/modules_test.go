@@ -216,8 +216,11 @@ func TestModules(t *testing.T) {
 // callsModules reports whether the configuration in dir calls a module of this repository by path.
 func callsModules(t *testing.T, dir string) bool {
 	t.Helper()
-	return anyFile(t, dir, func(b []byte) bool { return strings.Contains(string(b), `"../../modules/`) })
+	return anyFile(t, dir, moduleCall.Match)
 }
+
+// moduleCall is a module source that is a relative path into this repository's modules/.
+var moduleCall = regexp.MustCompile(`"(\.\./)+modules/`)
 
 // exampleDirs are the directories holding an example configuration: under examples/ (documentation
 // snippets and complete examples) and modules/*/examples/, relative to the repository root.
