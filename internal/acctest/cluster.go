@@ -86,6 +86,22 @@ func (c *Cluster) TryPsql(node localnode.Node, sql string) (string, error) {
 	return c.Engine.Psql(ctx, node, "postgres", sql)
 }
 
+// SetStandbyNames sets synchronous_standby_names on the primary by hand, as an operator would (ALTER SYSTEM
+// and a reload; "" resets it), and waits until the server uses it. value is written as an SQL literal.
+func (c *Cluster) SetStandbyNames(t testing.TB, value string) {
+	t.Helper()
+	stmt := "ALTER SYSTEM RESET synchronous_standby_names"
+	if value != "" {
+		stmt = "ALTER SYSTEM SET synchronous_standby_names = '" + strings.ReplaceAll(value, "'", "''") + "'"
+	}
+	c.Psql(t, c.Primary, stmt)
+	c.Psql(t, c.Primary, "SELECT pg_reload_conf()")
+	WaitFor(t, 10*time.Second, "synchronous_standby_names = "+value, func() (bool, string) {
+		got := c.Psql(t, c.Primary, "SHOW synchronous_standby_names")
+		return got == value, "the server says " + got
+	})
+}
+
 // StopNode stops node (fast shutdown).
 func (c *Cluster) StopNode(t testing.TB, node localnode.Node) {
 	t.Helper()

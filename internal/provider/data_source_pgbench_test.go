@@ -17,8 +17,7 @@ import (
 // own, the percentiles come from its per-transaction log, and the wait events add up.
 func TestAccPgbenchDataSource_talkScript(t *testing.T) {
 	cluster := acctest.StartCluster(t, 2, nil)
-	cluster.Psql(t, cluster.Primary, "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (s1, s2)'")
-	cluster.Psql(t, cluster.Primary, "SELECT pg_reload_conf()")
+	cluster.SetStandbyNames(t, "ANY 1 (s1, s2)")
 	const addr = "data.pgnvme_pgbench.talk"
 	// One apply (acctest.Workdir): a terraform-plugin-testing step would read the data source, and so run
 	// pgbench, three times.

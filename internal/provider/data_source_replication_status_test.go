@@ -26,8 +26,7 @@ func standbyStatus(name string) knownvalue.Check {
 
 func TestAccReplicationStatusDataSource_cluster(t *testing.T) {
 	cluster := acctest.StartCluster(t, 2, nil)
-	cluster.Psql(t, cluster.Primary, "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (s1, s2)'")
-	cluster.Psql(t, cluster.Primary, "SELECT pg_reload_conf()")
+	cluster.SetStandbyNames(t, "ANY 1 (s1, s2)")
 	waitFor(t, 10*time.Second, "quorum", func() bool { return syncStates(t, cluster) == "s1|quorum\ns2|quorum" })
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),

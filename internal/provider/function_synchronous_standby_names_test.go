@@ -51,28 +51,10 @@ output "bare"   { value = provider::pgnvme::parse_synchronous_standby_names("s1,
 output "async"  { value = provider::pgnvme::parse_synchronous_standby_names("") }
 `,
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownOutputValue("quorum", knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"method": knownvalue.StringExact("any"),
-					"number": knownvalue.Int64Exact(1),
-					"names":  knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("s1"), knownvalue.StringExact("S 2")}),
-				})),
-				statecheck.ExpectKnownOutputValue("legacy", knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"method": knownvalue.StringExact("first"),
-					"number": knownvalue.Int64Exact(2),
-					"names": knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.StringExact("a"), knownvalue.StringExact("b"), knownvalue.StringExact("c"),
-					}),
-				})),
-				statecheck.ExpectKnownOutputValue("bare", knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"method": knownvalue.StringExact("first"),
-					"number": knownvalue.Int64Exact(1),
-					"names":  knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("s1"), knownvalue.StringExact("s2")}),
-				})),
-				statecheck.ExpectKnownOutputValue("async", knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"method": knownvalue.StringExact(""),
-					"number": knownvalue.Int64Exact(0),
-					"names":  knownvalue.ListExact([]knownvalue.Check{}),
-				})),
+				parsedNames("quorum", "any", 1, "s1", "S 2"),
+				parsedNames("legacy", "first", 2, "a", "b", "c"),
+				parsedNames("bare", "first", 1, "s1", "s2"),
+				parsedNames("async", "", 0),
 			},
 		}},
 	})
@@ -90,4 +72,17 @@ func TestAccSynchronousStandbyNamesFunction_badInputs(t *testing.T) {
 		{"pgbench scale of zero GiB", `output "x" { value = provider::pgnvme::pgbench_scale(0) }`, `(?s)gib must be greater than 0`},
 		{"pgbench size of scale zero", `output "x" { value = provider::pgnvme::pgbench_size_gib(0) }`, `(?s)scale must be at least 1`},
 	})
+}
+
+// parsedNames checks that output is parse_synchronous_standby_names's object of method, number and names.
+func parsedNames(output, method string, number int64, names ...string) statecheck.StateCheck {
+	checks := make([]knownvalue.Check, len(names))
+	for i, n := range names {
+		checks[i] = knownvalue.StringExact(n)
+	}
+	return statecheck.ExpectKnownOutputValue(output, knownvalue.ObjectExact(map[string]knownvalue.Check{
+		"method": knownvalue.StringExact(method),
+		"number": knownvalue.Int64Exact(number),
+		"names":  knownvalue.ListExact(checks),
+	}))
 }

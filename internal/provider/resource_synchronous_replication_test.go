@@ -36,16 +36,10 @@ func syncStates(t *testing.T, c *acctest.Cluster) string {
 	return c.Psql(t, c.Primary, "SELECT application_name || '|' || sync_state FROM pg_stat_replication ORDER BY 1")
 }
 
-// waitFor polls cond for up to d.
+// waitFor polls cond for up to d (acctest.WaitFor).
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	acctest.WaitFor(t, d, what, func() (bool, string) { return cond(), "not yet" })
 }
 
 // commitsUnderQuorum exercises ANY 1 (s1, s2) on the live cluster: with one standby down commits continue;
@@ -123,11 +117,7 @@ func TestAccSynchronousReplication_quorum(t *testing.T) {
 			{
 				// Someone changes the setting by hand: the plan shows it, the apply restores it.
 				PreConfig: func() {
-					cluster.Psql(t, cluster.Primary, "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s1)'")
-					cluster.Psql(t, cluster.Primary, "SELECT pg_reload_conf()")
-					waitFor(t, 5*time.Second, "the hand-made setting", func() bool {
-						return cluster.Psql(t, cluster.Primary, "SHOW synchronous_standby_names") == "FIRST 1 (s1)"
-					})
+					cluster.SetStandbyNames(t, "FIRST 1 (s1)")
 				},
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -191,11 +181,7 @@ func TestAccSynchronousReplication_disappears(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: syncConfig(cluster.Primary.Port, `  standby_names = ["s1", "s2"]`),
 			Check: func(*terraform.State) error {
-				cluster.Psql(t, cluster.Primary, "ALTER SYSTEM RESET synchronous_standby_names")
-				cluster.Psql(t, cluster.Primary, "SELECT pg_reload_conf()")
-				waitFor(t, 5*time.Second, "the reset", func() bool {
-					return cluster.Psql(t, cluster.Primary, "SHOW synchronous_standby_names") == ""
-				})
+				cluster.SetStandbyNames(t, "")
 				return nil
 			},
 			ExpectNonEmptyPlan: true,
