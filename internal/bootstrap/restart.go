@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -44,4 +45,34 @@ func RestartRequired(changed map[string]string, contexts map[string]string) (res
 		}
 	}
 	return restart, reload
+}
+
+// standbyLimits are the settings a hot standby must not have below its primary's: a standby started with
+// a lower value refuses to start, and one that replays a higher value from its primary pauses (PostgreSQL's
+// "insufficient parameter settings").
+var standbyLimits = []string{"max_connections", "max_locks_per_transaction", "max_prepared_transactions", "max_wal_senders", "max_worker_processes"}
+
+// StandbyLimitsLowered names, sorted, the settings among those a hot standby must not have below its
+// primary's whose new value (next, by name) is lower than the one PostgreSQL runs with (running, by name).
+// A cluster that restarts for them restarts its primary first. Names compare in lower case; a value that
+// is not a whole number counts as not lowered.
+func StandbyLimitsLowered(running, next map[string]string) []string {
+	value := func(m map[string]string, name string) (int64, bool) {
+		for k, v := range m {
+			if strings.EqualFold(k, name) {
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				return n, err == nil
+			}
+		}
+		return 0, false
+	}
+	var out []string
+	for _, name := range standbyLimits {
+		was, ok1 := value(running, name)
+		will, ok2 := value(next, name)
+		if ok1 && ok2 && will < was {
+			out = append(out, name)
+		}
+	}
+	return out
 }

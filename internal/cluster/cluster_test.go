@@ -232,11 +232,11 @@ func TestPlanned(t *testing.T) {
 		t.Errorf("create: %+v %v", got, promoting)
 	}
 	known := map[string]string{"n1": "", "n2": cluster.RolePrimary, "n3": cluster.RoleStandby}
-	got, promoting = cluster.Planned(members, known, []topology.Action{{Kind: topology.Reseed, Node: "n1", Source: "n2"}}, false)
+	got, promoting = cluster.Planned(members, known, []topology.Step{{Kind: topology.StepReseed, Node: "n1", Source: "n2"}}, false)
 	if promoting || got[0].Role != cluster.RoleStandby || got[1].Role != cluster.RolePrimary {
 		t.Errorf("reseed of the old primary: %+v", got)
 	}
-	_, promoting = cluster.Planned(members, known, []topology.Action{{Kind: topology.Promote, Node: "n3"}}, false)
+	_, promoting = cluster.Planned(members, known, []topology.Step{{Kind: topology.StepPromote, Node: "n3"}}, false)
 	if !promoting {
 		t.Error("a promotion makes the roles unknown")
 	}

@@ -155,28 +155,25 @@ type Plan struct {
 	TLS *TLSStatus
 }
 
-// Planned is what members will look like after actions run: every member running, roles carried over
-// from known (by name) except where the actions change them; a member with no known role is a standby,
-// or the primary when the cluster is being created and it comes first (or restored from the archive).
-// promoting is true when a Promote is among the actions.
-func Planned(members []Member, known map[string]string, actions []topology.Action, creating bool) (planned []Member, promoting bool) {
+// Planned is what members will look like after steps run (topology.Steps of a cluster the engine promotes
+// in): every member running, roles carried over from known (by name) except where the steps change them; a
+// member with no known role is a standby, or the primary when the cluster is being created and it comes
+// first. promoting is true when a promotion is among the steps.
+func Planned(members []Member, known map[string]string, steps []topology.Step, creating bool) (planned []Member, promoting bool) {
 	roles := map[string]string{}
 	for name, role := range known {
 		roles[name] = role
 	}
-	for _, a := range actions {
-		switch a.Kind {
-		case topology.Promote:
+	for _, s := range steps {
+		switch s.Kind {
+		case topology.StepPromote:
 			promoting = true
-		case topology.Create:
-			roles[a.Node] = RoleStandby
-			if a.Source == "" { // a new primary (initdb)
-				roles[a.Node] = RolePrimary
+		case topology.StepForm, topology.StepRestore: // the primary, new or made from the archive
+			for _, n := range s.Nodes {
+				roles[n] = RolePrimary
 			}
-		case topology.Reseed:
-			roles[a.Node] = RoleStandby
-		case topology.Restore: // the primary, made from the archive
-			roles[a.Node] = RolePrimary
+		case topology.StepAdd, topology.StepReplace, topology.StepReseed:
+			roles[s.Node] = RoleStandby
 		}
 	}
 	for i, m := range members {

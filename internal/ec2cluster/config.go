@@ -180,10 +180,11 @@ func reasons(m map[string]json.RawMessage) string {
 }
 
 // pendingRestart asks each live node's own Patroni (exact, where GET /cluster can be a loop late) which
-// settings its PostgreSQL waits to apply with a restart, by node, and warns of each node that could not
-// be asked.
-func (se *session) pendingRestart(ctx context.Context, o observation) (pending map[string][]string, warnings []string) {
-	pending = map[string][]string{}
+// settings its PostgreSQL waits to apply with a restart, by node (lowers: those of them it lowers that a
+// hot standby must not have below its primary's, bootstrap.StandbyLimitsLowered), and warns of each node
+// that could not be asked.
+func (se *session) pendingRestart(ctx context.Context, o observation) (pending, lowers map[string][]string, warnings []string) {
+	pending, lowers = map[string][]string{}, map[string][]string{}
 	for _, n := range se.s.Nodes {
 		e, ok := o.enis[n.Name]
 		if _, live := o.instances[n.Name]; !ok || !live {
@@ -199,7 +200,8 @@ func (se *session) pendingRestart(ctx context.Context, o observation) (pending m
 				settings = strings.Split(r, ", ")
 			}
 			pending[n.Name] = settings
+			lowers[n.Name] = bootstrap.StandbyLimitsLowered(patroniapi.RestartValues(st.PendingRestartReason))
 		}
 	}
-	return pending, warnings
+	return pending, lowers, warnings
 }

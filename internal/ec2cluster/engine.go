@@ -126,10 +126,10 @@ func (se *session) engine(ctx context.Context, o observation, in engineInput) to
 	if !c.ViewKnown {
 		return c
 	}
-	pending, _ := se.pendingRestart(ctx, o)
+	pending, lowers, _ := se.pendingRestart(ctx, o)
 	for i := range c.Members {
 		if c.Members[i].Role != "" {
-			c.Members[i].PendingRestart = pending[c.Members[i].Name]
+			c.Members[i].PendingRestart, c.Members[i].RestartLowers = pending[c.Members[i].Name], lowers[c.Members[i].Name]
 		}
 	}
 	if _, led := o.patroni.Leader(); led {

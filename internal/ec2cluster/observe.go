@@ -419,7 +419,7 @@ func (se *session) status(ctx context.Context, o observation, prior []cluster.Me
 	}
 	if o.patroniOK {
 		patch, _, _, err := se.configChanges(ctx, o, t, false)
-		pending, warnings := se.pendingRestart(ctx, o)
+		pending, _, warnings := se.pendingRestart(ctx, o)
 		st.Warnings = append(st.Warnings, warnings...)
 		for _, n := range se.s.Nodes {
 			if _, p := pending[n.Name]; p {

@@ -249,37 +249,34 @@ func (s Spec) member(name string) (Member, bool) {
 	return s.Members[i], true
 }
 
-// names are the members' names in priority order.
-// Desired is the cluster s asks for, as topology's planner takes it: the members in priority order,
-// whether it archives (then a cluster whose every member is lost is not created again), and how many
-// standbys flush every acknowledged commit (the synchronous number, when data durability "required" never
-// lowers it; a failover then never promotes a survivor that may lack acknowledged commits).
-func Desired(s Spec) topology.Desired {
-	d := topology.Desired{Nodes: s.names(), Archived: s.Archive != nil}
-	if s.Synchronous.DataDurability == bootstrap.DurabilityRequired {
-		d.Quorum = s.Synchronous.Number
-	}
-	d.AcceptLossAt = s.AcceptLossAt
-	return d
-}
-
-// PlanRepairs is topology's plan for s as observed (st): Desired(s), with what the archive holds when the
-// plan rests on it (every member lost: topology.NeedsArchive), read with pgBackRest. Plan and apply both
-// call it, so the plan's text and the apply's actions are one decision.
-func (m *Manager) PlanRepairs(ctx context.Context, s Spec, st []Status) ([]topology.Action, error) {
-	desired, observed := Desired(s), Observed(st)
-	if topology.NeedsArchive(desired, observed) {
+// repairCluster is s as observed (st) in topology's terms (topologyOf), with what the archive holds when
+// the decision rests on it (every member lost: Cluster.NeedsArchive), read with pgBackRest.
+func (m *Manager) repairCluster(ctx context.Context, s Spec, st []Status) (topology.Cluster, error) {
+	c := topologyOf(s, st)
+	if c.NeedsArchive() {
 		h, err := m.ArchiveHealth(ctx, s, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%w: the archive of %s, which holds its data, could not be read to restore from it: %w", topology.ErrDataLost, s.Name, err)
+			return c, fmt.Errorf("%w: the archive of %s, which holds its data, could not be read to restore from it: %w", topology.ErrDataLost, s.Name, err)
 		}
 		if h != nil {
-			desired.Archive = cluster.ArchiveEnd(*h)
+			c.Archive = cluster.ArchiveEnd(*h)
 		}
 	}
-	return topology.Plan(desired, observed)
+	return c, nil
 }
 
+// PlanSteps is the repair of s as observed (st) that the plan lists: topology.Steps, the simulation of the
+// steps Reconcile executes one at a time with topology.Next, so the plan's text and the apply's steps are
+// one decision.
+func (m *Manager) PlanSteps(ctx context.Context, s Spec, st []Status) ([]topology.Step, error) {
+	c, err := m.repairCluster(ctx, s, st)
+	if err != nil {
+		return nil, err
+	}
+	return topology.Steps(c)
+}
+
+// names are the members' names in priority order.
 func (s Spec) names() []string {
 	out := make([]string, len(s.Members))
 	for i, m := range s.Members {

@@ -106,24 +106,29 @@ func observe(t *testing.T, m *localcluster.Manager, s localcluster.Spec) map[str
 	return out
 }
 
-// planAndReconcile observes, plans and reconciles, and returns the plan.
-func planAndReconcile(t *testing.T, m *localcluster.Manager, s localcluster.Spec) []topology.Action {
+// planAndReconcile observes, plans and reconciles, checks that the apply executed the steps the plan
+// listed, and returns them.
+func planAndReconcile(t *testing.T, m *localcluster.Manager, s localcluster.Spec) []topology.Step {
 	t.Helper()
 	st, err := m.Observe(ctxT(t), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	actions, err := m.PlanRepairs(ctxT(t), s, st)
+	planned, err := m.PlanSteps(ctxT(t), s, st)
 	if err != nil {
 		t.Fatalf("Plan: %v (observed %+v)", err, st)
 	}
-	t.Logf("plan:\n%s", topology.Summary(actions))
+	t.Logf("plan:\n%s", topology.StepsSummary(planned))
 	start := time.Now()
-	if err := m.Reconcile(ctxT(t), s, actions); err != nil {
+	done, err := m.Reconcile(ctxT(t), s)
+	if err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	t.Logf("reconciled in %s", time.Since(start).Round(time.Millisecond))
-	return actions
+	if !slices.EqualFunc(planned, done, func(a, b topology.Step) bool { return a.String() == b.String() }) {
+		t.Errorf("the plan listed\n%s\nthe apply executed\n%s", topology.StepsSummary(planned), topology.StepsSummary(done))
+	}
+	return planned
 }
 
 // wantHealthy checks one running primary and two running standbys, both
@@ -337,8 +342,8 @@ func TestStandbyLossReseed(t *testing.T) {
 		t.Fatalf("n3 is %s, want missing", st.State)
 	}
 	actions := planAndReconcile(t, m, s)
-	if len(actions) != 1 || actions[0].Kind != topology.Reseed || actions[0].Node != "n3" || actions[0].Source != "n1" {
-		t.Fatalf("plan %v, want reseed n3 from n1", actions)
+	if len(actions) != 1 || actions[0].Kind != topology.StepReplace || actions[0].Node != "n3" || actions[0].Source != "n1" {
+		t.Fatalf("plan %v, want replace n3 from n1", actions)
 	}
 	acked := w.finish(t)
 	wantHealthy(t, m, s, "quorum")
@@ -352,11 +357,11 @@ func TestStandbyLossReseed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	actions, err = topology.Plan(topology.Desired{Nodes: []string{"n1", "n2"}}, localcluster.Observed(st))
-	if err != nil || len(actions) != 1 || actions[0].Kind != topology.Remove || actions[0].Node != "n3" {
+	actions, err = m.PlanSteps(ctx, small, st)
+	if err != nil || len(actions) != 1 || actions[0].Kind != topology.StepRemove || actions[0].Node != "n3" {
 		t.Fatalf("scale-down plan %v, %v; want remove n3", actions, err)
 	}
-	if err := m.Reconcile(ctx, small, actions); err != nil {
+	if _, err := m.Reconcile(ctx, small); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(s.Members[2].DataDir); !errors.Is(err, os.ErrNotExist) {
@@ -368,8 +373,10 @@ func TestStandbyLossReseed(t *testing.T) {
 	if len(observe(t, m, small)) != 2 {
 		t.Errorf("after scale-down Observe still shows a former member")
 	}
-	// And back up to three: the new n3 is copied from the primary.
-	planAndReconcile(t, m, s)
+	// And back up to three: the new n3 (the manifest no longer lists it) is added, copied from the primary.
+	if actions := planAndReconcile(t, m, s); len(actions) != 1 || actions[0].String() != "add n3 from n1" {
+		t.Errorf("scale-up plan %v, want add n3 from n1", actions)
+	}
 	wantHealthy(t, m, s, "quorum")
 }
 
@@ -388,8 +395,8 @@ func TestPrimaryLossZeroLoss(t *testing.T) {
 	for _, a := range actions {
 		kinds = append(kinds, a.String())
 	}
-	if len(actions) != 3 || actions[0].Kind != topology.Promote || actions[1].Kind != topology.Repoint || actions[2].Kind != topology.Reseed || actions[2].Node != "n1" {
-		t.Fatalf("plan %v, want promote, repoint, reseed n1", kinds)
+	if len(actions) != 2 || actions[0].Kind != topology.StepPromote || actions[1].Kind != topology.StepReplace || actions[1].Node != "n1" {
+		t.Fatalf("plan %v, want promote (which points the other standby at the new primary), replace n1", kinds)
 	}
 	primary := wantHealthy(t, m, s, "quorum")
 	if primary.Name != actions[0].Node {
@@ -432,7 +439,7 @@ func TestPrimaryAndStandbyLostTogether(t *testing.T) {
 	if st[2].Name != "n3" || pos == "" {
 		t.Fatalf("n3 observed as %+v; want its WAL position", st[2])
 	}
-	actions, err := m.PlanRepairs(ctx, s, st)
+	actions, err := m.PlanSteps(ctx, s, st)
 	accept := regexp.MustCompile(`set accept_data_loss_at_lsn = "([0-9A-F]+/[0-9A-F]+)"`).FindStringSubmatch(fmt.Sprint(err))
 	if !errors.Is(err, topology.ErrQuorumLost) || accept == nil || !strings.Contains(err.Error(), pos) {
 		t.Fatalf("primary and standby lost together: plan %v, %v; want a refusal naming n3's position %s and the attribute that accepts it", actions, err, pos)
@@ -440,7 +447,7 @@ func TestPrimaryAndStandbyLostTogether(t *testing.T) {
 	t.Logf("refused: %v", err)
 	// A value for another position (one left from an earlier loss) accepts nothing.
 	s.AcceptLossAt = "0/1000000"
-	if _, err := m.PlanRepairs(ctx, s, st); !errors.Is(err, topology.ErrQuorumLost) || !strings.Contains(err.Error(), "n3 is not there") {
+	if _, err := m.PlanSteps(ctx, s, st); !errors.Is(err, topology.ErrQuorumLost) || !strings.Contains(err.Error(), "n3 is not there") {
 		t.Fatalf("the loss accepted at another position: %v; want the refusal", err)
 	}
 	if after, err := m.Observe(ctx, s); err != nil || after[2].State != localcluster.StateRunning || after[2].Role != topology.RoleStandby {
@@ -451,7 +458,7 @@ func TestPrimaryAndStandbyLostTogether(t *testing.T) {
 	// n2 from it.
 	s.AcceptLossAt = accept[1]
 	actions = planAndReconcile(t, m, s)
-	if len(actions) == 0 || actions[0].Kind != topology.Promote || actions[0].Node != "n3" || !strings.Contains(actions[0].Reason, "accept_data_loss_at_lsn") {
+	if len(actions) == 0 || actions[0].Kind != topology.StepPromote || actions[0].Node != "n3" || !strings.Contains(actions[0].Reason, "accept_data_loss_at_lsn") {
 		t.Fatalf("the accepted loss: plan %v; want n3 promoted, saying why", actions)
 	}
 	s.AcceptLossAt = ""
@@ -505,7 +512,7 @@ func TestPrimaryLossWithStoppedStandby(t *testing.T) {
 	for _, a := range actions {
 		kinds = append(kinds, a.String())
 	}
-	if want := []string{"promote n2", "start n3 as a standby of n2", "reseed n1 from n2"}; !slices.Equal(kinds, want) {
+	if want := []string{"promote n2", "start n3 as a standby of n2", "replace n1 from n2"}; !slices.Equal(kinds, want) {
 		t.Fatalf("plan %v, want %v", kinds, want)
 	}
 	primary := wantHealthy(t, m, s, "quorum")
@@ -641,8 +648,8 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	w.waitFor(t, 100)
 	lose(t, m, s.Members[2])
 	actions := planAndReconcile(t, m, s)
-	if len(actions) != 1 || actions[0].Kind != topology.Reseed {
-		t.Fatalf("plan %v, want one reseed", actions)
+	if len(actions) != 1 || actions[0].Kind != topology.StepReplace {
+		t.Fatalf("plan %v, want one replace", actions)
 	}
 	wantHealthy(t, m, s, "quorum")
 	if n := restores("n3"); n != 2 {
@@ -659,8 +666,8 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	lose(t, m, s.Members[0])
 	acked = append(acked, w.finish(t)...)
 	actions = planAndReconcile(t, m, s)
-	if len(actions) != 3 || actions[2].Kind != topology.Reseed || actions[2].Node != "n1" {
-		t.Fatalf("plan %v, want promote, repoint, reseed n1", actions)
+	if len(actions) != 2 || actions[1].Kind != topology.StepReplace || actions[1].Node != "n1" {
+		t.Fatalf("plan %v, want promote, replace n1", actions)
 	}
 	primary := wantHealthy(t, m, s, "quorum")
 	checkAcked(t, ctx, primary, acked)
@@ -678,8 +685,8 @@ func TestArchiveSeedsStandbys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if actions, err := m.PlanRepairs(ctx, s, st); err != nil || len(actions) != 3 || actions[0].Kind != topology.Restore || actions[0].Node != "n1" {
-		t.Fatalf("every member lost with an archive: plan %v, %v; want n1 restored from the archive, then n2 and n3 created", actions, err)
+	if actions, err := m.PlanSteps(ctx, s, st); err != nil || len(actions) != 3 || actions[0].Kind != topology.StepRestore || actions[0].Nodes[0] != "n1" {
+		t.Fatalf("every member lost with an archive: plan %v, %v; want n1 restored from the archive, then n2 and n3 replaced from it", actions, err)
 	}
 	if after := listTree(t, repo); !slices.Equal(after, archived) {
 		t.Errorf("the archive changed: %d entries before, %d after", len(archived), len(after))
@@ -777,7 +784,7 @@ func TestFailoverLeavesNoHoleInTheArchive(t *testing.T) {
 
 	lose(t, m, old)
 	actions := planAndReconcile(t, m, s)
-	if len(actions) == 0 || actions[0].Kind != topology.Promote {
+	if len(actions) == 0 || actions[0].Kind != topology.StepPromote {
 		t.Fatalf("plan %v, want a promotion first", actions)
 	}
 	primary := wantHealthy(t, m, s, "quorum")

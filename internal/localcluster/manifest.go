@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // manifestName is the manifest's file name in the data directory root.
@@ -97,4 +98,22 @@ func formerMembers(s Spec) []Member {
 		}
 	}
 	return out
+}
+
+// forgetMember drops the member name from the manifest under s's root, once it is removed, so that the
+// next observation no longer finds it among the former members; nothing when there is no readable manifest.
+func forgetMember(s Spec, name string) error {
+	root, err := DataDirRoot(s)
+	if err != nil {
+		return err
+	}
+	old, err := ReadManifest(root)
+	if err != nil {
+		return nil
+	}
+	old.Members = slices.DeleteFunc(old.Members, func(m Member) bool { return m.Name == name })
+	if len(old.Members) == 0 {
+		return nil
+	}
+	return writeManifest(old)
 }

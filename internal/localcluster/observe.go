@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
@@ -37,7 +38,7 @@ import (
 // pg_stat_replication, when exactly one primary runs.
 //
 // Former members come last: members the manifest still lists that s no
-// longer does (a scale-down not yet applied). topology.Plan then removes
+// longer does (a scale-down not yet applied). topology.Next then removes
 // them, and Reconcile finds their data directories in the manifest.
 func (m *Manager) Observe(ctx context.Context, s Spec) ([]Status, error) {
 	if len(s.Members) == 0 {
@@ -167,21 +168,56 @@ func isEmptyOrAbsent(dir string) (bool, error) {
 	return len(entries) == 0, nil
 }
 
-// Observed converts statuses to topology's input.
-func Observed(st []Status) []topology.Observed {
-	out := make([]topology.Observed, len(st))
-	for i, s := range st {
-		out[i] = topology.Observed{
-			Name:      s.Name,
-			State:     topology.NodeState(s.State),
-			Role:      s.Role,
-			FlushLSN:  s.FlushLSN,
-			ReplayLSN: s.ReplayLSN,
-			Timeline:  s.Timeline,
-			Streaming: s.Streaming,
+// topologyOf is s as observed (st, from Observe) in topology's terms, the one mapping of the local
+// platform's processes to members: a member with a data directory has a live machine (running, or stopped
+// with its role read from the data directory), one without has lost it, or never had one when the manifest
+// of the cluster's last apply does not list it (a member being added). The engine promotes here
+// (EnginePromotes): no process fails over by itself.
+func topologyOf(s Spec, st []Status) topology.Cluster {
+	c := topology.Cluster{EnginePromotes: true, ViewKnown: true, SyncNumber: s.Synchronous.Number, Archived: s.Archive != nil,
+		AcceptLossAt: s.AcceptLossAt}
+	if s.Synchronous.DataDurability == bootstrap.DurabilityRequired {
+		c.Quorum = s.Synchronous.Number
+	}
+	var listed []Member
+	if root, err := DataDirRoot(s); err == nil {
+		if old, err := ReadManifest(root); err == nil {
+			listed = old.Members
 		}
 	}
-	return out
+	for _, x := range st {
+		_, wanted := s.member(x.Name)
+		m := topology.Member{Name: x.Name, Wanted: wanted, Role: x.Role, LagBytes: -1, Streaming: x.Streaming,
+			InQuorum: x.SyncState == "quorum" || x.SyncState == "sync"}
+		switch x.State {
+		case StateMissing:
+			m.Machine, m.Role, m.Why = topology.MachineLost, "", "its data directory is gone"
+			if !slices.ContainsFunc(listed, func(l Member) bool { return l.Name == x.Name }) {
+				m.Machine, m.Why = topology.MachineAbsent, ""
+			}
+		case StateUnknown:
+			m.Machine, m.Role, m.Unseen = topology.MachineLive, "", orDefault(x.Error, "its state cannot be read")
+		default:
+			m.Machine, m.Running = topology.MachineLive, x.State == StateRunning
+			if m.Running && m.Role == "" {
+				m.Unseen = orDefault(x.Error, "its role cannot be read")
+			}
+			w := &topology.WAL{Timeline: x.Timeline}
+			w.Received, _ = topology.ParseLSN(x.FlushLSN) // unreadable is 0: unknown
+			w.Replayed, _ = topology.ParseLSN(x.ReplayLSN)
+			m.WAL = w
+		}
+		c.Formed = c.Formed || m.Machine != topology.MachineAbsent
+		c.Members = append(c.Members, m)
+	}
+	return c
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // runningPrimary is the one running primary of st, if exactly one runs.

@@ -164,7 +164,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 		return cluster.Plan{}, err
 	}
 	out := cluster.Plan{PostgresMajor: major, Platform: &localspec.Status{DurabilityWatcherRunning: WatcherWanted(ls), BackupSchedulerRunning: BackupsWanted(ls)}}
-	var actions []topology.Action
+	var actions []topology.Step
 	var observed []Status
 	known := map[string]string{}
 	if len(prior) == 0 {
@@ -177,10 +177,10 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			if err != nil {
 				return out, fmt.Errorf("reading the unfinished cluster %s: %w", s.Name, err)
 			}
-			if actions, err = m.PlanRepairs(ctx, ls, st); err != nil {
+			if actions, err = m.PlanSteps(ctx, ls, st); err != nil {
 				return out, unrepairable(err)
 			}
-			out.Actions = "resume the unfinished create of " + s.Name + " (found its manifest):\n" + topology.Summary(actions)
+			out.Actions = "resume the unfinished create of " + s.Name + " (found its manifest):\n" + topology.StepsSummary(actions)
 			for _, x := range st {
 				known[x.Name] = x.Role
 			}
@@ -226,11 +226,11 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, pr cluster.Prior) (
 			return out, fmt.Errorf("reading the cluster %s: %w", s.Name, err)
 		}
 		observed = st
-		if actions, err = m.PlanRepairs(ctx, ls, st); err != nil {
+		if actions, err = m.PlanSteps(ctx, ls, st); err != nil {
 			return out, unrepairable(err)
 		}
 		if len(actions) > 0 {
-			out.Actions = topology.Summary(actions)
+			out.Actions = topology.StepsSummary(actions)
 		}
 		for _, x := range st {
 			known[x.Name] = x.Role
@@ -301,21 +301,22 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 	return p.status(ctx, m, ls, true), nil
 }
 
-// reconcile runs topology's repair plan for ls as it is now.
+// reconcile repairs ls as it is now, when topology's steps for it are not none.
 func (p *Platform) reconcile(ctx context.Context, m *Manager, ls Spec) error {
 	st, err := m.Observe(ctx, ls)
 	if err != nil {
 		return err
 	}
-	actions, err := m.PlanRepairs(ctx, ls, st)
+	actions, err := m.PlanSteps(ctx, ls, st)
 	if err != nil {
 		return unrepairable(err)
 	}
 	if len(actions) == 0 {
 		return nil
 	}
-	tflog.Info(ctx, "reconciling the cluster", map[string]any{"actions": topology.Summary(actions)})
-	return m.Reconcile(ctx, ls, actions)
+	tflog.Info(ctx, "reconciling the cluster", map[string]any{"actions": topology.StepsSummary(actions)})
+	_, err = m.Reconcile(ctx, ls)
+	return err
 }
 
 // status enforces durability for the current health when enforce is set (after an apply), then reads

@@ -17,78 +17,116 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
 )
 
-// Reconcile executes topology's actions in order, one at a time, each
-// finished before the next (a copied, repointed or started standby
-// streaming):
+// Reconcile repairs s the way topology decides for a cluster the engine promotes in: it observes the
+// members, executes the one step topology.Next returns, and observes again, until Next is done, so each
+// step is finished (a copied, repointed or started standby streaming) before the next is decided:
 //
-//   - Promote: pg_ctl promote, then wait until the node takes writes.
-//   - Repoint: primary_conninfo rewritten to Source, then a restart.
-//   - Reseed: the member's data directory destroyed, then copied again as a
-//     standby of Source (from the archive when it holds a backup, else with
-//     pg_basebackup) and started.
-//   - Start: for a standby (Source set) repointed to Source first; started.
-//   - Create: a new primary (Source empty) or a standby copied like Reseed.
-//   - Restore: the primary made from the archive, every member being lost
-//     (restorePrimary).
-//   - Remove: the member stopped and its data destroyed; a member s no
-//     longer lists is found in the manifest (see Observe).
+//   - form: the first member initialised as the primary (a new cluster, or one whose every member was
+//     lost without an archive); restore: the primary made from the archive (restorePrimary).
+//   - promote: the complete WAL segments it received handed to its archiver (an archived cluster), pg_ctl
+//     promote, the wait until it takes writes, then every other running standby it names pointed at it.
+//   - repoint: primary_conninfo rewritten to Source, then a restart.
+//   - start: a standby pointed at Source first; the primary started in place (its running standbys
+//     stream from it again).
+//   - add, replace, reseed: the member's data directory destroyed (replace, reseed), then copied again as
+//     a standby of Source (from the archive when it holds a backup, else with pg_basebackup) and started.
+//   - remove: the member stopped and its data destroyed; a member s no longer lists is found in the
+//     manifest (see Observe).
 //
-// Then every member's synchronous_standby_names is set for the (possibly
-// new) primary, the effective value on the primary per data durability,
-// Reconcile waits until every other member streams, and the manifest is
-// rewritten with s. Each action is logged with tflog.Info before it runs.
-// The durability watcher is stopped while it runs and started again (data
-// durability "preferred") when it returns, also after an error.
-func (m *Manager) Reconcile(ctx context.Context, s Spec, actions []topology.Action) (err error) {
+// Then every member's synchronous_standby_names is set for the (possibly new) primary, the effective
+// value on the primary per data durability, Reconcile waits until every other member streams, and the
+// manifest is rewritten with s. Each step is logged with tflog.Info before it runs ("step N of M", M the
+// number the plan listed). It returns the steps executed. The durability watcher is stopped while it runs
+// and started again (data durability "preferred") when it returns, also after an error.
+func (m *Manager) Reconcile(ctx context.Context, s Spec) (done []topology.Step, err error) {
 	resume, err := m.pauseWatcher(ctx, s, &err)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resume()
 	major, err := m.PostgresMajor(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for i, a := range actions {
-		tflog.Info(ctx, fmt.Sprintf("cluster %s: step %d of %d: %s", s.Name, i+1, len(actions), a), map[string]any{
-			"action": string(a.Kind), "node": a.Node, "source": a.Source, "reason": a.Reason,
-		})
-		if err := m.do(ctx, s, major, a); err != nil {
-			return fmt.Errorf("%s (step %d of %d): %w", a, i+1, len(actions), err)
+	planned := -1
+	for {
+		st, err := m.Observe(ctx, s)
+		if err != nil {
+			return done, err
 		}
+		c, err := m.repairCluster(ctx, s, st)
+		if err != nil {
+			return done, err
+		}
+		if planned < 0 {
+			steps, err := topology.Steps(c)
+			if err != nil {
+				return nil, err
+			}
+			planned = len(steps)
+		}
+		step, finished, err := topology.Next(c)
+		if err != nil {
+			return done, err
+		}
+		if finished {
+			break
+		}
+		if len(done) > planned+len(c.Members) {
+			return done, fmt.Errorf("the repair of %s did not finish after %d steps (%s): this is a bug in the provider", s.Name, len(done), topology.StepsSummary(done))
+		}
+		tflog.Info(ctx, fmt.Sprintf("cluster %s: step %d of %d: %s", s.Name, len(done)+1, max(planned, len(done)+1), step), map[string]any{
+			"action": string(step.Kind), "node": step.Node, "nodes": step.Nodes, "source": step.Source, "reason": step.Reason,
+		})
+		if err := m.do(ctx, s, major, step, c); err != nil {
+			return done, fmt.Errorf("%s (step %d): %w", step, len(done)+1, err)
+		}
+		done = append(done, step)
 	}
 	primary, err := m.runningPrimary(ctx, s)
 	if err != nil {
-		return err
+		return done, err
 	}
 	if err := m.settle(ctx, s, major, primary); err != nil {
-		return err
+		return done, err
 	}
-	return writeManifest(s)
+	return done, writeManifest(s)
 }
 
-// do runs one action.
-func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) error {
-	mb, ok := s.member(a.Node)
-	if !ok && a.Kind == topology.Remove {
-		i := slices.IndexFunc(formerMembers(s), func(f Member) bool { return f.Name == a.Node })
+// do runs one step; c is the cluster it was decided on.
+func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step, c topology.Cluster) error {
+	node := step.Node
+	if node == "" && len(step.Nodes) == 1 {
+		node = step.Nodes[0] // form and restore make one member here: the primary
+	}
+	mb, ok := s.member(node)
+	if !ok && step.Kind == topology.StepRemove {
+		i := slices.IndexFunc(formerMembers(s), func(f Member) bool { return f.Name == node })
 		if i < 0 {
-			return fmt.Errorf("node %s cannot be removed: neither the spec nor the cluster manifest lists it, so its data directory is unknown", a.Node)
+			return fmt.Errorf("node %s cannot be removed: neither the spec nor the cluster manifest lists it, so its data directory is unknown", node)
 		}
 		mb, ok = formerMembers(s)[i], true
 	}
 	if !ok {
-		return fmt.Errorf("node %s is not a member of the cluster", a.Node)
+		return fmt.Errorf("node %s is not a member of the cluster", node)
 	}
 	var source Member
-	if a.Source != "" {
-		if source, ok = s.member(a.Source); !ok {
-			return fmt.Errorf("source %s is not a member of the cluster", a.Source)
+	if step.Source != "" {
+		if source, ok = s.member(step.Source); !ok {
+			return fmt.Errorf("source %s is not a member of the cluster", step.Source)
+		}
+	}
+	// followers are the other running standbys the configuration names: a promotion points them at the
+	// new primary, and a primary started in place has them stream from it again.
+	var followers []Member
+	for _, x := range c.Members {
+		if f, ok := s.member(x.Name); ok && x.Name != node && x.Machine == topology.MachineLive && x.Running && x.Role == topology.RoleStandby {
+			followers = append(followers, f)
 		}
 	}
 	n := Node(mb, localnode.RoleStandby)
-	switch a.Kind {
-	case topology.Promote:
+	switch step.Kind {
+	case topology.StepPromote:
 		if s.Archive != nil {
 			if err := m.handOverWAL(ctx, mb, n); err != nil {
 				return err
@@ -97,16 +135,19 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 		if err := m.engine.Promote(ctx, n); err != nil {
 			return err
 		}
-		return m.waitPrimary(ctx, mb)
-	case topology.Repoint:
-		if err := m.engine.Repoint(ctx, n, Node(source, localnode.RolePrimary)); err != nil {
+		if err := m.waitPrimary(ctx, mb); err != nil {
 			return err
 		}
-		if err := m.restart(ctx, s, mb); err != nil {
-			return err
+		for _, f := range followers {
+			tflog.Info(ctx, fmt.Sprintf("cluster %s: pointing standby %s at the new primary %s", s.Name, f.Name, mb.Name))
+			if err := m.repoint(ctx, s, f, mb); err != nil {
+				return err
+			}
 		}
-		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
-	case topology.Reseed:
+		return nil
+	case topology.StepRepoint:
+		return m.repoint(ctx, s, mb, source)
+	case topology.StepReseed, topology.StepReplace, topology.StepAdd:
 		if err := m.engine.Destroy(ctx, n); err != nil {
 			return err
 		}
@@ -114,8 +155,8 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 			return err
 		}
 		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
-	case topology.Start:
-		if a.Source == "" {
+	case topology.StepStart:
+		if step.Source == "" {
 			role, err := m.engine.ConfiguredRole(n)
 			if err != nil {
 				return err
@@ -129,7 +170,14 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 			case restored:
 				return m.waitRestored(ctx, mb)
 			case role == localnode.RolePrimary:
-				return m.waitPrimary(ctx, mb)
+				if err := m.waitPrimary(ctx, mb); err != nil {
+					return err
+				}
+				var names []string
+				for _, f := range followers {
+					names = append(names, f.Name)
+				}
+				return m.waitStreaming(ctx, mb, names, nil)
 			}
 			return nil
 		}
@@ -140,27 +188,37 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, a topology.Action) 
 			return err
 		}
 		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
-	case topology.Create:
-		if a.Source == "" {
-			return m.createPrimary(ctx, s, major, mb)
-		}
-		if err := m.createStandby(ctx, s, major, mb, source); err != nil {
-			return err
-		}
-		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
-	case topology.Restore:
+	case topology.StepForm:
+		return m.createPrimary(ctx, s, major, mb)
+	case topology.StepRestore:
 		return m.restorePrimary(ctx, s, major, mb)
-	case topology.Remove:
+	case topology.StepRemove:
 		if err := m.engine.Destroy(ctx, n); err != nil {
 			return err
 		}
 		if err := os.RemoveAll(pgBackRestDir(mb)); err != nil {
 			return err
 		}
-		return m.removeLimits(ctx, s, mb)
+		if err := m.removeLimits(ctx, s, mb); err != nil {
+			return err
+		}
+		return forgetMember(s, mb.Name)
+	case topology.StepRestart:
+		return m.restart(ctx, s, mb)
 	default:
-		return fmt.Errorf("provider bug: unknown action %q", a.Kind)
+		return fmt.Errorf("provider bug: the local platform has no step %q (%s)", step.Kind, step)
 	}
+}
+
+// repoint points the standby mb at primary, restarts it, and waits until it streams from primary.
+func (m *Manager) repoint(ctx context.Context, s Spec, mb, primary Member) error {
+	if err := m.engine.Repoint(ctx, Node(mb, localnode.RoleStandby), Node(primary, localnode.RolePrimary)); err != nil {
+		return err
+	}
+	if err := m.restart(ctx, s, mb); err != nil {
+		return err
+	}
+	return m.waitStreaming(ctx, primary, []string{mb.Name}, nil)
 }
 
 // createPrimary initialises and starts mb as a new primary (asynchronous

@@ -84,8 +84,8 @@ func TestEveryMemberLostIsRestored(t *testing.T) {
 			t.Fatalf("round %d: plan: %v", round, err)
 		}
 		t.Logf("round %d: the plan:\n%s", round, plan.Actions)
-		for _, want := range []string{"1. restore node-1 from the archive as the primary", "to the end of the archive, last segment " + h.LastArchived,
-			"commits after that are lost", "2. create node-2 from node-1", "3. create node-3 from node-1"} {
+		for _, want := range []string{"1. restore the cluster from its archive onto node-1", "to the end of the archive, last segment " + h.LastArchived,
+			"commits after that are lost", "2. replace node-2 from node-1", "3. replace node-3 from node-1"} {
 			if !strings.Contains(plan.Actions, want) {
 				t.Errorf("round %d: the plan does not say %q", round, want)
 			}

@@ -90,13 +90,13 @@ func TestPlatform_planIsApply(t *testing.T) {
 		spec   cluster.Spec
 		want   []string // the first words of each action
 	}{
-		{"a standby lost", func() { loseNode((primary(st.Members) + 2) % 3) }, spec(3), []string{"reseed"}},
-		{"the primary lost", func() { loseNode(primary(st.Members)) }, spec(3), []string{"promote", "repoint", "reseed"}},
-		{"a node added", func() {}, spec(4), []string{"reseed"}},
+		{"a standby lost", func() { loseNode((primary(st.Members) + 2) % 3) }, spec(3), []string{"replace"}},
+		{"the primary lost", func() { loseNode(primary(st.Members)) }, spec(3), []string{"promote", "replace"}},
+		{"a node added", func() {}, spec(4), []string{"add"}},
 		{"a node removed", func() {}, spec(3), []string{"remove"}},
 		// No archive: nothing is left to keep, and the cluster is created again (with one, see
 		// TestEveryMemberLostIsRestored: restored from it).
-		{"every node lost", func() { loseNode(0); loseNode(1); loseNode(2) }, spec(3), []string{"create", "create", "create"}},
+		{"every node lost", func() { loseNode(0); loseNode(1); loseNode(2) }, spec(3), []string{"form", "replace", "replace"}},
 	} {
 		tc.before()
 		plan, err := p.Plan(ctxT(t), tc.spec, cluster.Prior{Members: st.Members})

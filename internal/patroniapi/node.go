@@ -36,3 +36,36 @@ func (n NodeState) StartedAfter(t time.Time) bool {
 	started, err := time.Parse("2006-01-02 15:04:05.999999-07:00", n.PostmasterStartTime)
 	return err == nil && started.After(t)
 }
+
+// RestartValues reads a pending_restart_reason (parameter -> {"old_value", "new_value"}) as the values
+// PostgreSQL runs with (running) and those it waits to apply (next), by parameter; a reason in another
+// form is left out.
+func RestartValues(reasons map[string]json.RawMessage) (running, next map[string]string) {
+	running, next = map[string]string{}, map[string]string{}
+	for name, raw := range reasons {
+		var v struct {
+			Old json.RawMessage `json:"old_value"`
+			New json.RawMessage `json:"new_value"`
+		}
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		if o, n := scalar(v.Old), scalar(v.New); o != "" && n != "" {
+			running[name], next[name] = o, n
+		}
+	}
+	return running, next
+}
+
+// scalar is a JSON string or number as text, "" otherwise.
+func scalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}

@@ -2,11 +2,16 @@
 // PostgreSQL cluster (one primary, N streaming standbys) from what it
 // observed to what the configuration asks for: which standby to promote when
 // the primary is lost, which nodes to repoint, start, reseed, create or
-// remove, and in what order. It runs nothing: the local platform executes
-// Plan's actions with internal/localnode; the EC2 platform, whose members are
-// machines run by Patroni, executes Next's steps (reconcile.go) one at a time
-// and lists Steps, Next's simulation, as its plan, so the plan's text and the
-// apply's steps come from the same rules.
+// remove, and in what order. It runs nothing. Both platforms map what they
+// observe to a Cluster once, execute the one step Next returns, observe again
+// and ask Next again, until done; their plans list Steps, Next's simulation,
+// so the plan's text and the apply's steps come from the same rules. The EC2
+// platform's members are machines run by Patroni, which elects a new leader
+// itself; the local platform's members are processes with no failover of
+// their own (Cluster.EnginePromotes), so there Next chooses the survivor to
+// promote, the stopped primary to start and the standbys to repoint, start
+// or reseed (planFor's rules, plan.go), and internal/localcluster executes
+// them with internal/localnode.
 //
 // The rules protect data first and availability second:
 //
@@ -31,7 +36,7 @@
 // standby in the quorum that is caught up, and is replaced as a standby. A
 // roll starts only on a whole cluster whose quorum still confirms commits
 // with one standby down; otherwise it refuses and says what comes first (a
-// repair with Plan, a lower synchronous number, another member).
+// a repair (Next), a lower synchronous number, another member).
 //
 // Next (for members that are machines run by Patroni) adds what such a
 // cluster needs on top: a cluster that never formed is formed from all its

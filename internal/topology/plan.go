@@ -18,12 +18,12 @@ const (
 	// Missing: there is no data directory (the node's disk or machine is lost).
 	Missing NodeState = "missing"
 	// Unknown: the reconciler could not tell (for example the data
-	// directory could not be read). Plan refuses to decide around such a
+	// directory could not be read). Next refuses to decide around such a
 	// node, because it might be a primary.
 	Unknown NodeState = "unknown"
 )
 
-// Roles as Observed.Role holds them.
+// Roles as observation.Role holds them.
 const (
 	// RolePrimary is a node that is not in recovery (pg_is_in_recovery() is
 	// false), or a stopped node whose data directory has no standby.signal.
@@ -32,8 +32,8 @@ const (
 	RoleStandby = "standby"
 )
 
-// Observed is one node as the reconciler saw it.
-type Observed struct {
+// observation is one node as the reconciler saw it.
+type observation struct {
 	// Name is the node's name in the cluster (also its application_name).
 	Name string
 	// State is Running, Stopped, Missing or Unknown.
@@ -46,7 +46,7 @@ type Observed struct {
 	// "" when unknown: on a standby pg_last_wal_receive_lsn() (it keeps its
 	// value after the primary is gone), on a primary
 	// pg_current_wal_flush_lsn(). For a Stopped node the reconciler may fill
-	// it from the WAL on disk; when it cannot, Plan treats the node's
+	// it from the WAL on disk; when it cannot, the rules treat the node's
 	// position as unknown.
 	FlushLSN string
 	// ReplayLSN is the last WAL location a standby has replayed
@@ -62,8 +62,8 @@ type Observed struct {
 	Streaming bool
 }
 
-// Desired is the cluster the configuration asks for.
-type Desired struct {
+// wants is the cluster the configuration asks for.
+type wants struct {
 	// Nodes are the node names in priority order. Nodes[0] becomes the
 	// primary only when the cluster is created; later the primary is
 	// wherever it is, and the order only breaks ties between equally
@@ -103,50 +103,36 @@ type ArchiveEnd struct {
 	Hole string
 }
 
-// NeedsArchive reports whether the plan for desired and observed rests on what the archive holds
-// (Desired.Archive): the cluster archives and every observed node is lost.
-func NeedsArchive(desired Desired, observed []Observed) bool {
-	if !desired.Archived || len(observed) == 0 {
-		return false
-	}
-	for _, o := range observed {
-		if o.State != Missing {
-			return false
-		}
-	}
-	return true
-}
-
 // ActionKind is what an Action does to its node.
-type ActionKind string
+type actionKind string
 
 const (
 	// Promote ends recovery on a standby so it takes writes (pg_ctl promote).
-	Promote ActionKind = "promote"
+	actPromote actionKind = "promote"
 	// Repoint makes a standby stream from Source (primary_conninfo, then
 	// reload).
-	Repoint ActionKind = "repoint"
+	actRepoint actionKind = "repoint"
 	// Reseed destroys whatever is left of the node and copies it again from
 	// Source (pg_basebackup, or the archive) as a standby, then starts it.
-	Reseed ActionKind = "reseed"
+	actReseed actionKind = "reseed"
 	// Start starts a stopped node on the data it has. When Source is set the
 	// node is a standby: point it at Source first (its primary_conninfo may
 	// name a primary that is gone), then start it.
-	Start ActionKind = "start"
+	actStart actionKind = "start"
 	// Create makes a node that never existed: the primary (initdb) when
 	// Source is empty, else a standby copied from Source.
-	Create ActionKind = "create"
+	actCreate actionKind = "create"
 	// Remove stops the node and deletes its data.
-	Remove ActionKind = "remove"
+	actRemove actionKind = "remove"
 	// Restore makes the node the primary from the archive, every node being lost: the newest base backup,
 	// then every archived WAL segment after it (archive recovery to the end of the archive), then the
 	// end of recovery, which starts the next timeline.
-	Restore ActionKind = "restore"
+	actRestore actionKind = "restore"
 )
 
 // Action is one step of a plan.
-type Action struct {
-	Kind ActionKind
+type action struct {
+	Kind actionKind
 	// Node is the node the action changes.
 	Node string
 	// Source is the primary that Node is copied from, repointed to, or
@@ -157,30 +143,23 @@ type Action struct {
 }
 
 // String is the action without its reason, such as "reseed n1 from s2".
-func (a Action) String() string {
+func (a action) String() string {
 	switch {
-	case a.Kind == Repoint:
+	case a.Kind == actRepoint:
 		return fmt.Sprintf("repoint %s to %s", a.Node, a.Source)
-	case a.Kind == Reseed && a.Source != "":
+	case a.Kind == actReseed && a.Source != "":
 		return fmt.Sprintf("reseed %s from %s", a.Node, a.Source)
-	case a.Kind == Start && a.Source != "":
+	case a.Kind == actStart && a.Source != "":
 		return fmt.Sprintf("start %s as a standby of %s", a.Node, a.Source)
-	case a.Kind == Create && a.Source == "":
+	case a.Kind == actCreate && a.Source == "":
 		return fmt.Sprintf("create %s as the primary", a.Node)
-	case a.Kind == Create:
+	case a.Kind == actCreate:
 		return fmt.Sprintf("create %s from %s", a.Node, a.Source)
-	case a.Kind == Restore:
+	case a.Kind == actRestore:
 		return fmt.Sprintf("restore %s from the archive as the primary", a.Node)
 	default:
 		return fmt.Sprintf("%s %s", a.Kind, a.Node)
 	}
-}
-
-// Summary renders actions as numbered lines for a plan warning or a log
-// entry, each "N. <action>: <reason>", such as
-// "1. promote s2: s2 has the highest flushed LSN ...". No actions is "".
-func Summary(actions []Action) string {
-	return numbered(actions, func(a Action) string { return a.Reason })
 }
 
 // numbered renders steps as lines "N. <step>: <reason>"; no steps is "".
@@ -195,7 +174,7 @@ func numbered[T fmt.Stringer](steps []T, reason func(T) string) string {
 	return b.String()
 }
 
-// Errors Plan wraps, so callers can choose a diagnostic.
+// Errors Next wraps, so callers can choose a diagnostic.
 var (
 	// ErrSplitBrain: more than one node holds a primary's history that may
 	// have taken writes the others lack.
@@ -204,21 +183,21 @@ var (
 	// node can be shown to hold every acknowledged commit.
 	ErrNoSurvivor = errors.New("no surviving standby")
 	// ErrQuorumLost: the primary and as many standbys as flush every acknowledged commit are lost
-	// together, so no survivor can be shown to hold every acknowledged commit (Desired.Quorum).
+	// together, so no survivor can be shown to hold every acknowledged commit (wants.Quorum).
 	ErrQuorumLost = errors.New("no survivor is proven to hold every acknowledged commit")
-	// ErrUndecided: something Plan needs to decide safely could not be
+	// ErrUndecided: something Next needs to decide safely could not be
 	// observed (a node's state or role, a WAL position, a timeline).
 	ErrUndecided = errors.New("cannot decide safely")
 )
 
 // ErrDataLost (declared with the engine of members run by Patroni, which
-// returns it too) is also Plan's error for an archived cluster whose every
+// returns it too) is also the error of the rules of a cluster the engine promotes in for an archived cluster whose every
 // node is lost.
 
-// Plan computes the actions that take the cluster from observed to desired,
+// planFor computes the actions that take the cluster from observed to desired,
 // in the order they must run, or an error when no safe plan exists.
 //
-// Observed lists the nodes the cluster has (from the resource's state), in
+// observed lists the nodes the cluster has (from the resource's state), in
 // the current priority order; a name in desired that is not observed is a
 // new node. With nothing observed the cluster is created: Nodes[0] as the
 // primary, then each other node copied from it.
@@ -234,15 +213,15 @@ var (
 // so destroying their leftovers loses none); a new name is created from P;
 // observed nodes no longer desired are removed last, lowest priority first,
 // so the cluster never has fewer copies than it needs while it changes. P
-// itself is never removed: when it is not in desired Plan refuses. A node on a
+// itself is never removed: when it is not in desired Next refuses. A node on a
 // newer timeline than P, or a stopped former primary not provably older than
-// P, means P may be a stale primary started by hand: Plan refuses.
+// P, means P may be a stale primary started by hand: Next refuses.
 //
 // No running primary, and exactly one stopped node with a primary's data
 // that no other node's timeline has overtaken: it is started in place. It
 // holds every commit it ever acknowledged, so a restart loses nothing and
 // needs neither a promotion nor a copy; then the other nodes are handled as
-// above. Two such nodes: Plan refuses.
+// above. Two such nodes: Next refuses.
 //
 // Otherwise the primary is lost. The running standby furthest ahead is
 // promoted: the highest timeline, then the highest flushed LSN (the replayed
@@ -253,27 +232,27 @@ var (
 // them all, and any other choice can lose some. The other running standbys
 // are repointed to it, stopped standbys provably behind it are started
 // following it, and the lost primary's name (like any other lost node)
-// comes back as a standby copied from it. Plan refuses when no standby is
+// comes back as a standby copied from it. Next refuses when no standby is
 // running (acknowledged commits may exist only on the lost primary's disk),
 // when a running standby's WAL position is unknown, and when a stopped
 // standby could be further ahead than the chosen one (its position unknown
 // or higher): promoting then could lose commits only that standby has.
 //
 // Two or more running primaries (a split brain, for example after a manual
-// promote): Plan refuses and names them; choosing would discard one side's
+// promote): Next refuses and names them; choosing would discard one side's
 // writes.
 //
 // Every observed node lost (no data directory anywhere): no node holds the
-// cluster's data. With an archive (Desired.Archived) its history is there
+// cluster's data. With an archive (wants.Archived) its history is there
 // only, and a cluster created again (initdb) would be a new, empty database
-// beside it: never. When the archive holds a base backup (Desired.Archive,
+// beside it: never. When the archive holds a base backup (wants.Archive,
 // read because NeedsArchive said so), Nodes[0] is restored from it to the end
 // of the archive as the primary (Restore: it continues the same archive on
 // the next timeline), and each other node is created from it; without a
-// backup, or when the archive was not read, Plan refuses (ErrDataLost) and
+// backup, or when the archive was not read, Next refuses (ErrDataLost) and
 // says why. Without an archive nothing is left to lose: the cluster is
 // created again as a new one, like a cluster never created.
-func Plan(desired Desired, observed []Observed) ([]Action, error) {
+func planFor(desired wants, observed []observation) ([]action, error) {
 	p, err := newPlanner(desired, observed)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 )
 
 // failover promotes the furthest running standby.
-func (p *planner) failover() ([]Action, error) {
+func (p *planner) failover() ([]action, error) {
 	var cands, stopped []*node
 	for _, n := range p.nodes {
 		if n.Role != RoleStandby {
@@ -45,10 +45,7 @@ func (p *planner) failover() ([]Action, error) {
 			ErrUndecided, lost, namesOf(blind))
 	}
 	best := slices.MinFunc(cands, func(a, b *node) int {
-		if c := compareAhead(b, a); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.rank, b.rank)
+		return leadOrder(candidate{Timeline: a.Timeline, Pos: a.pos, Rank: a.rank}, candidate{Timeline: b.Timeline, Pos: b.pos, Rank: b.rank})
 	})
 	for _, n := range stopped {
 		if !n.posKnown || compareAhead(n, best) > 0 {
@@ -66,12 +63,12 @@ func (p *planner) failover() ([]Action, error) {
 		reason = fmt.Sprintf("%s holds WAL up to %s%s, the furthest of the survivors, and accept_data_loss_at_lsn = %q accepts exactly that: "+
 			"acknowledged commits only the lost nodes held (after %s) are given up", best.Name, best.posText(), timelineText(best), p.acceptLossAt, FormatLSN(best.pos))
 	}
-	promote := Action{Kind: Promote, Node: best.Name, Reason: reason}
-	return p.settle(best, modePromoted, []Action{promote})
+	promote := action{Kind: actPromote, Node: best.Name, Reason: reason}
+	return p.settle(best, modePromoted, []action{promote})
 }
 
 // quorumSurvives refuses a failover to best when the lost standbys could hold acknowledged commits no
-// survivor has: with Desired.Quorum standbys flushing every acknowledged commit, the furthest survivor is
+// survivor has: with wants.Quorum standbys flushing every acknowledged commit, the furthest survivor is
 // proven to hold them all only while fewer than Quorum standbys were lost with the primary. The lost nodes
 // are the missing ones, one of which was the primary (failover is planned only when no primary runs or can
 // be started).

@@ -5,9 +5,9 @@ import (
 	"fmt"
 )
 
-// node is an observation with what Plan derives from it.
+// node is an observation with what planFor derives from it.
 type node struct {
-	Observed
+	observation
 	rank     int    // priority: the index in Desired.Nodes, else after them in observed order
 	pos      uint64 // max(flush, replay): the WAL surely on this node's disk
 	posKnown bool
@@ -34,7 +34,7 @@ type planner struct {
 	archived bool
 	archive  *ArchiveEnd
 	quorum   int
-	// acceptLossAt is Desired.AcceptLossAt; acceptedLoss is set once a failover promoted at it.
+	// acceptLossAt is wants.AcceptLossAt; acceptedLoss is set once a failover promoted at it.
 	acceptLossAt string
 	acceptedLoss bool
 	want         map[string]bool
@@ -42,7 +42,7 @@ type planner struct {
 	byName       map[string]*node
 }
 
-func newPlanner(desired Desired, observed []Observed) (*planner, error) {
+func newPlanner(desired wants, observed []observation) (*planner, error) {
 	if len(desired.Nodes) == 0 {
 		return nil, errors.New("the cluster needs at least one node")
 	}
@@ -74,7 +74,7 @@ func newPlanner(desired Desired, observed []Observed) (*planner, error) {
 		if p.byName[o.Name] != nil {
 			return nil, fmt.Errorf("node %s was observed twice", o.Name)
 		}
-		n := &node{Observed: o, rank: len(desired.Nodes) + i}
+		n := &node{observation: o, rank: len(desired.Nodes) + i}
 		if r, ok := rank[o.Name]; ok {
 			n.rank = r
 		}
@@ -125,7 +125,7 @@ func (n *node) check() error {
 	return nil
 }
 
-func (p *planner) plan() ([]Action, error) {
+func (p *planner) plan() ([]action, error) {
 	// A node that cannot be seen might be a primary taking writes.
 	var unseen []string
 	for _, n := range p.nodes {
@@ -194,10 +194,10 @@ func (p *planner) plan() ([]Action, error) {
 	case 0:
 	case 1:
 		pr := stopped[0]
-		start := Action{Kind: Start, Node: pr.Name, Reason: fmt.Sprintf(
+		start := action{Kind: actStart, Node: pr.Name, Reason: fmt.Sprintf(
 			"%s holds the primary's data and is stopped; starting it in place loses nothing (its WAL holds every commit it acknowledged) "+
 				"and needs no failover", pr.Name)}
-		return p.settle(pr, modeStarting, []Action{start})
+		return p.settle(pr, modeStarting, []action{start})
 	default:
 		return nil, fmt.Errorf("%w: no primary is running and %s all hold a primary's data on the latest timeline; "+
 			"pgnvme will not choose which to start, because either choice discards the other's writes: "+
@@ -208,12 +208,12 @@ func (p *planner) plan() ([]Action, error) {
 }
 
 // create plans a new cluster: Nodes[0] as the primary, the others copied from it.
-func (p *planner) create() []Action {
+func (p *planner) create() []action {
 	first := p.desired[0]
-	actions := []Action{{Kind: Create, Node: first,
+	actions := []action{{Kind: actCreate, Node: first,
 		Reason: fmt.Sprintf("the cluster is new and %s is first in the node list, so it is created as the primary", first)}}
 	for _, name := range p.desired[1:] {
-		actions = append(actions, Action{Kind: Create, Node: name, Source: first,
+		actions = append(actions, action{Kind: actCreate, Node: name, Source: first,
 			Reason: fmt.Sprintf("%s is created as a standby copied from the new primary %s", name, first)})
 	}
 	return actions
@@ -233,7 +233,7 @@ func (p *planner) allLost() []string {
 
 // createAgain plans a cluster whose every node is lost and which has no archive: created again as a new
 // one (create), the primary's reason saying that nothing was left to keep.
-func (p *planner) createAgain(lost []string) []Action {
+func (p *planner) createAgain(lost []string) []action {
 	actions := p.create()
 	actions[0].Reason = fmt.Sprintf("every node (%s) is lost and no archive holds the cluster's data, so nothing is left to keep: "+
 		"the cluster is created again, %s first in the node list as the primary", joinNames(lost), actions[0].Node)
@@ -244,13 +244,13 @@ func (p *planner) createAgain(lost []string) []Action {
 // backup to the end of the archive as the primary, the others copied from it. Without a backup (or
 // without a reading of the archive) nothing can be restored, and a cluster created again would be a new,
 // empty database beside the archived history: ErrDataLost.
-func (p *planner) restore(lost []string) ([]Action, error) {
+func (p *planner) restore(lost []string) ([]action, error) {
 	if err := restorable(p.archive, joinNames(lost), "no node holds the cluster's data"); err != nil {
 		return nil, err
 	}
 	actions := p.create()
 	first := actions[0].Node
-	actions[0] = Action{Kind: Restore, Node: first, Reason: fmt.Sprintf(
+	actions[0] = action{Kind: actRestore, Node: first, Reason: fmt.Sprintf(
 		"every node (%s) is lost, and the cluster's data is in its archive: %s is restored %s. It becomes the primary on the next timeline and "+
 			"continues the same archive", joinNames(lost), first, restoreExtent(p.archive))}
 	for i := range actions[1:] {

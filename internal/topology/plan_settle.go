@@ -17,7 +17,7 @@ const (
 
 // settle plans every node other than pr, the primary that runs (or will,
 // after the actions in head), and appends those actions to head.
-func (p *planner) settle(pr *node, m mode, head []Action) ([]Action, error) {
+func (p *planner) settle(pr *node, m mode, head []action) ([]action, error) {
 	if !p.want[pr.Name] {
 		return nil, fmt.Errorf("primary %s is not in the node list (%s): pgnvme never removes the primary; "+
 			"keep %s in the list, or remove other nodes instead", pr.Name, strings.Join(p.desired, ", "), pr.Name)
@@ -44,14 +44,15 @@ func (p *planner) settle(pr *node, m mode, head []Action) ([]Action, error) {
 		}
 	}
 
-	var repoint, start, reseed, create, remove []Action
+	var repoint, start, reseed, create, remove []action
+	var followers []string
 	for _, name := range p.desired {
 		if name == pr.Name {
 			continue
 		}
 		n, ok := p.byName[name]
 		if !ok {
-			create = append(create, Action{Kind: Create, Node: name, Source: pr.Name,
+			create = append(create, action{Kind: actCreate, Node: name, Source: pr.Name,
 				Reason: fmt.Sprintf("%s is new in the node list; it is created as a standby copied from primary %s", name, pr.Name)})
 			continue
 		}
@@ -61,30 +62,30 @@ func (p *planner) settle(pr *node, m mode, head []Action) ([]Action, error) {
 			if n.Role == RolePrimary {
 				what = name + " was the primary and its data directory is gone"
 			}
-			reseed = append(reseed, Action{Kind: Reseed, Node: name, Source: pr.Name,
+			reseed = append(reseed, action{Kind: actReseed, Node: name, Source: pr.Name,
 				Reason: fmt.Sprintf("%s; it comes back as a standby copied from primary %s", what, pr.Name)})
 		case n.State == Stopped && n.Role == RoleStandby:
-			start = append(start, Action{Kind: Start, Node: name, Source: pr.Name,
+			start = append(start, action{Kind: actStart, Node: name, Source: pr.Name,
 				Reason: fmt.Sprintf("standby %s is stopped with its data directory intact; it is pointed at primary %s and started, "+
 					"and catches up from its own WAL instead of a new copy", name, pr.Name)})
 		case n.State == Stopped && n.Role == RolePrimary:
-			reseed = append(reseed, Action{Kind: Reseed, Node: name, Source: pr.Name,
+			reseed = append(reseed, action{Kind: actReseed, Node: name, Source: pr.Name,
 				Reason: fmt.Sprintf("%s holds a former primary's data%s, older than primary %s's history%s; "+
 					"a former primary cannot follow another without pg_rewind, so it is copied again from %s",
 					name, timelineText(n), pr.Name, timelineFor(tl), pr.Name)})
 		case n.State == Stopped:
-			reseed = append(reseed, Action{Kind: Reseed, Node: name, Source: pr.Name,
+			reseed = append(reseed, action{Kind: actReseed, Node: name, Source: pr.Name,
 				Reason: fmt.Sprintf("the data directory of %s cannot be read as a primary's or a standby's; it is copied again from primary %s", name, pr.Name)})
 		case m == modePromoted:
-			repoint = append(repoint, Action{Kind: Repoint, Node: name, Source: pr.Name,
-				Reason: fmt.Sprintf("standby %s followed the lost primary; it must stream from the new primary %s", name, pr.Name)})
+			// The promotion points it at the new primary: it followed the lost one.
+			followers = append(followers, name)
 		case m == modeStarting, n.Streaming:
 		case n.olderThan(tl):
-			reseed = append(reseed, Action{Kind: Reseed, Node: name, Source: pr.Name,
+			reseed = append(reseed, action{Kind: actReseed, Node: name, Source: pr.Name,
 				Reason: fmt.Sprintf("standby %s is still on timeline %d and not streaming: it did not follow the promotion to "+
 					"timeline %d and cannot stream from primary %s, so it is copied again from it", name, n.Timeline, tl, pr.Name)})
 		default:
-			repoint = append(repoint, Action{Kind: Repoint, Node: name, Source: pr.Name,
+			repoint = append(repoint, action{Kind: actRepoint, Node: name, Source: pr.Name,
 				Reason: fmt.Sprintf("standby %s runs but is not streaming from primary %s; it is pointed at %s and reloaded", name, pr.Name, pr.Name)})
 		}
 	}
@@ -97,7 +98,10 @@ func (p *planner) settle(pr *node, m mode, head []Action) ([]Action, error) {
 		if n.State == Missing {
 			why = fmt.Sprintf("%s is no longer in the node list and its data directory is already gone", n.Name)
 		}
-		remove = append(remove, Action{Kind: Remove, Node: n.Name, Reason: why})
+		remove = append(remove, action{Kind: actRemove, Node: n.Name, Reason: why})
+	}
+	if len(followers) > 0 {
+		head[0].Reason += fmt.Sprintf("; then standby %s, which followed the lost primary, is pointed at %s and streams from it", joinNames(followers), pr.Name)
 	}
 	return slices.Concat(head, repoint, start, reseed, create, remove), nil
 }

@@ -52,13 +52,20 @@ type Member struct {
 	// empty when the machine is current. Only a live machine can be outdated.
 	Outdated []string
 	// PendingRestart names the settings its PostgreSQL waits to apply with a restart; empty when none.
+	// RestartLowers names those of them whose new value is lower than the running one and which a hot
+	// standby must not have below its primary's (bootstrap.StandbyLimitsLowered); on the leader they make
+	// it restart before the standbys.
 	PendingRestart []string
+	RestartLowers  []string
 	// WAL is how far the member's PostgreSQL holds WAL, as its own Patroni reads it from PostgreSQL (which
 	// needs no DCS); nil when not read (WALError says why, when it was tried). The adapter reads it for the
 	// live members when no leader can be elected (Cluster.ElectionImpossible): the refusal says what the
 	// survivors hold.
 	WAL      *WAL
 	WALError string
+	// Unseen says why the member's state or role could not be read ("" when they were): on a cluster the
+	// engine promotes in, such a member might be a primary taking writes, so Next decides nothing around it.
+	Unseen string
 }
 
 // WAL is how far a member's PostgreSQL holds WAL, as 64-bit positions (FormatLSN prints them): a standby's
@@ -101,20 +108,40 @@ type Cluster struct {
 	// losing what only lost members held, when no leader can be elected. It promotes the one member left
 	// only while that member is exactly there (StepTakeOver); "" accepts nothing.
 	AcceptLossAt string
+
+	// EnginePromotes is true when the members run no failover of their own (the local platform's
+	// processes): with no leader, Next chooses the survivor to promote (StepPromote) or the stopped primary
+	// to start, where on the EC2 platform it waits for Patroni's election. The members' WAL (timeline and
+	// positions) is then read for every member with data, running or stopped, and a member's Role is also
+	// read from a stopped member's data directory.
+	EnginePromotes bool
+	// Archived is true when the cluster archives its WAL (EnginePromotes only): its history then outlives
+	// its members, so a cluster whose every member is lost is restored from the archive, never created
+	// again empty.
+	Archived bool
+	// Quorum is how many standbys flush a commit before it is acknowledged, when that is guaranteed
+	// (EnginePromotes only; synchronous replication whose number is never lowered: data durability
+	// "required"), 0 when it is not. A failover then promotes a survivor only when fewer than Quorum
+	// standbys were lost with the primary, unless AcceptLossAt accepts the loss.
+	Quorum int
 }
 
 // NeedsArchive reports whether Next's decision for c rests on what the archive holds (Cluster.Archive):
 // the cluster had formed and no member has a live machine (it is restored from the archive), or no leader
 // can be elected (the refusal says how far the archive goes beside the survivors).
 func (c Cluster) NeedsArchive() bool {
-	return c.Formed && !slices.ContainsFunc(c.Members, func(m Member) bool { return m.Machine == MachineLive }) || c.ElectionImpossible()
+	allLost := c.Formed && !slices.ContainsFunc(c.Members, func(m Member) bool { return m.Machine == MachineLive })
+	if c.EnginePromotes {
+		return allLost && c.Archived
+	}
+	return allLost || c.ElectionImpossible()
 }
 
 // ElectionImpossible reports whether the cluster had formed, has live members, and no member leads while
 // too few of the DCS's members live for it to have a majority: Patroni cannot elect a leader (Next refuses
 // with ErrNoElection), and what the live members hold (Member.WAL) is what the refusal reports.
 func (c Cluster) ElectionImpossible() bool {
-	if _, led := c.leader(); led || !c.Formed {
+	if _, led := c.leader(); led || !c.Formed || c.EnginePromotes {
 		return false
 	}
 	voters := c.filter(func(m Member) bool { return m.Etcd })
@@ -157,6 +184,9 @@ var (
 func Next(c Cluster) (s Step, done bool, err error) {
 	if err := c.check(); err != nil {
 		return Step{}, false, err
+	}
+	if c.EnginePromotes {
+		return c.nextEngine()
 	}
 	live := c.filter(func(m Member) bool { return m.Machine == MachineLive })
 	leader, hasLeader := c.leader()
@@ -259,25 +289,47 @@ func Next(c Cluster) (s Step, done bool, err error) {
 		}
 		return Step{Kind: StepRoll, Node: a.Node, Reason: a.Reason + c.outdatedWhy(a.Node)}, false, nil
 	}
+	return c.nextRestart(leader)
+}
+
+// nextRestart is the restart of a member whose PostgreSQL waits for one, or done when none waits; every
+// other member must be serving. Standbys go first, in the configuration's order, and the leader last: a
+// standby may run a setting higher than its primary's. Where the leader waits to lower a setting a hot
+// standby must not have below its primary's (Member.RestartLowers: max_connections and the like), it is
+// the other way round: the leader goes first, and each standby after it, once it has replayed the
+// leader's new value, since a standby restarted first with the lower value refuses to start (or, run by
+// Patroni, starts with its primary's higher one and waits for a second restart).
+func (c Cluster) nextRestart(leader Member) (Step, bool, error) {
 	var restart *Member
 	for i := range c.Members {
 		m := &c.Members[i]
-		if len(m.PendingRestart) > 0 && m.Machine == MachineLive && (restart == nil || restart.Name == leader.Name) {
+		if len(m.PendingRestart) == 0 || m.Machine != MachineLive {
+			continue
+		}
+		if m.Name == leader.Name && len(m.RestartLowers) > 0 {
+			restart = m
+			break
+		}
+		if restart == nil || restart.Name == leader.Name {
 			restart = m
 		}
 	}
-	if restart != nil {
-		if problems := c.notServing(restart.Name); len(problems) > 0 {
-			return Step{}, false, fmt.Errorf("%w: %s waits for a restart, but %s; a restart takes its member down for a moment and needs every other member "+
-				"running and confirming commits, so nothing is restarted: apply again once the cluster is whole", ErrDegraded, restart.Name, strings.Join(problems, "; "))
-		}
-		reason := "its PostgreSQL waits for a restart to apply " + strings.Join(restart.PendingRestart, ", ")
-		if restart.Name == leader.Name {
-			reason += "; it leads, so it goes after every standby"
-		}
-		return Step{Kind: StepRestart, Node: restart.Name, Reason: reason}, false, nil
+	if restart == nil {
+		return Step{}, true, nil
 	}
-	return Step{}, true, nil
+	if problems := c.notServing(restart.Name); len(problems) > 0 {
+		return Step{}, false, fmt.Errorf("%w: %s waits for a restart, but %s; a restart takes its member down for a moment and needs every other member "+
+			"running and confirming commits, so nothing is restarted: apply again once the cluster is whole", ErrDegraded, restart.Name, strings.Join(problems, "; "))
+	}
+	reason := "its PostgreSQL waits for a restart to apply " + strings.Join(restart.PendingRestart, ", ")
+	switch {
+	case restart.Name == leader.Name && len(restart.RestartLowers) > 0:
+		reason += fmt.Sprintf("; it leads and lowers %s, which a hot standby must not have below its primary's, so it goes before the standbys",
+			strings.Join(restart.RestartLowers, ", "))
+	case restart.Name == leader.Name:
+		reason += "; it leads, so it goes after every standby"
+	}
+	return Step{Kind: StepRestart, Node: restart.Name, Reason: reason}, false, nil
 }
 
 // MembershipPending reports whether members are still to be added, replaced or removed: while they are,
@@ -322,7 +374,9 @@ func (c Cluster) check() error {
 	if c.SyncNumber < 0 || c.MaxLagBytes < 0 {
 		errs = append(errs, fmt.Errorf("synchronous number %d and lag limit %d: use 0 or more", c.SyncNumber, c.MaxLagBytes))
 	}
-	if n := len(c.filter(func(m Member) bool { return m.Role == RolePrimary })); n > 1 {
+	// Where the engine promotes, two primaries are observed as they are (a split brain, or a stopped former
+	// primary) and the engine's rules refuse or repair them.
+	if n := len(c.filter(func(m Member) bool { return m.Role == RolePrimary })); n > 1 && !c.EnginePromotes {
 		errs = append(errs, fmt.Errorf("%d members lead: Patroni's view names one leader", n))
 	}
 	return errors.Join(errs...)
@@ -391,37 +445,47 @@ func (c Cluster) form() Step {
 	return Step{Kind: StepForm, Nodes: nodes, Reason: reason}
 }
 
-// handover is the first member (that keep accepts) fit to take over from the leader, preferring one whose
-// machine is current, or "" and why none is.
+// handover is the member (that keep accepts) to take over from the leader, first in leadOrder among those
+// streaming in the quorum within the lag limit (one whose machine is outdated only when no current one is),
+// or "" and why none is.
 func (c Cluster) handover(keep func(Member) bool) (string, string) {
 	var unfit []string
-	fallback := ""
-	for _, m := range c.Members {
+	var best *candidate
+	bestName := ""
+	for i, m := range c.Members {
 		if !keep(m) || m.Role == RolePrimary {
 			continue
 		}
-		switch {
-		case m.Role != RoleStandby || !m.Running || !Counted(m.Streaming, m.InQuorum, c.SyncNumber):
-			unfit = append(unfit, m.Name+" does not stream in the quorum")
-		case m.LagBytes < 0:
-			unfit = append(unfit, m.Name+"'s lag cannot be read")
-		case m.LagBytes > c.MaxLagBytes:
-			unfit = append(unfit, fmt.Sprintf("%s is %d bytes behind", m.Name, m.LagBytes))
-		case len(m.Outdated) > 0:
-			if fallback == "" {
-				fallback = m.Name
-			}
-		default:
-			return m.Name, ""
+		cand := candidate{Unfit: c.unfitToLead(m), Outdated: len(m.Outdated) > 0, Rank: i}
+		if cand.Unfit != "" {
+			unfit = append(unfit, m.Name+" "+cand.Unfit)
+			continue
+		}
+		if best == nil || leadOrder(cand, *best) < 0 {
+			best, bestName = &cand, m.Name
 		}
 	}
-	if fallback != "" {
-		return fallback, ""
-	}
-	if len(unfit) == 0 {
+	switch {
+	case best != nil:
+		return bestName, ""
+	case len(unfit) == 0:
 		return "", "no other member"
 	}
 	return "", strings.Join(unfit, "; ")
+}
+
+// unfitToLead says why standby m cannot take over from the leader in a switchover ("" when it can): it
+// must run, stream and be counted in the quorum, and be at most MaxLagBytes behind.
+func (c Cluster) unfitToLead(m Member) string {
+	switch {
+	case m.Role != RoleStandby || !m.Running || !Counted(m.Streaming, m.InQuorum, c.SyncNumber):
+		return "does not stream in the quorum"
+	case m.LagBytes < 0:
+		return "has a lag that cannot be read"
+	case m.LagBytes > c.MaxLagBytes:
+		return fmt.Sprintf("is %d bytes behind", m.LagBytes)
+	}
+	return ""
 }
 
 // rollMembers are the wanted members as the rolling replacement sees them.

@@ -52,6 +52,9 @@ func (c *Cluster) simulate(s Step) {
 	fresh := func(m *Member) {
 		*m = Member{Name: m.Name, Wanted: m.Wanted, Etcd: m.Etcd, Machine: MachineLive, Role: RoleStandby, Running: true, Streaming: true, InQuorum: true}
 	}
+	if c.EnginePromotes && c.simulateEngine(s) {
+		return
+	}
 	switch s.Kind {
 	case StepForm, StepRestore:
 		for _, n := range s.Nodes {
@@ -97,23 +100,29 @@ func (c *Cluster) simulate(s Step) {
 	case StepReplace, StepAdd, StepRoll:
 		set(s.Node, fresh)
 	case StepRestart:
-		set(s.Node, func(m *Member) { m.PendingRestart = nil })
+		set(s.Node, func(m *Member) { m.PendingRestart, m.RestartLowers = nil, nil })
 	}
 	if !c.MembershipPending() && len(c.ConfigLater) > 0 {
 		c.ConfigChanges, c.ConfigLater = c.ConfigLater, nil
 	}
 }
 
-// elect makes the live member least behind (the first in order among equals) the leader, as Patroni's
-// failover would, and the other live members its standbys.
+// elect makes the live member first in leadOrder by how far behind it is (the first in order among equals,
+// one whose lag is unknown last) the leader, as Patroni's failover would, and the other live members its
+// standbys.
 func (c *Cluster) elect() {
 	best := -1
+	var first candidate
 	for i, m := range c.Members {
 		if m.Machine != MachineLive {
 			continue
 		}
-		if best < 0 || (m.LagBytes >= 0 && (c.Members[best].LagBytes < 0 || m.LagBytes < c.Members[best].LagBytes)) {
-			best = i
+		cand := candidate{Behind: m.LagBytes, Rank: i}
+		if m.LagBytes < 0 {
+			cand.Unfit = "its lag cannot be read"
+		}
+		if best < 0 || leadOrder(cand, first) < 0 {
+			best, first = i, cand
 		}
 	}
 	for i := range c.Members {

@@ -44,6 +44,23 @@ const (
 	StepRoll StepKind = "roll"
 	// StepRestart restarts Node's PostgreSQL to apply settings only a restart applies.
 	StepRestart StepKind = "restart"
+
+	// The steps of a cluster whose members run no failover of their own (Cluster.EnginePromotes: the
+	// local platform), where the engine does what Patroni does on the EC2 platform. StepForm and
+	// StepRestore launch only the first member there (Nodes has one name): it becomes the primary, and the
+	// others are added from it one at a time (StepAdd, StepReplace with Source).
+
+	// StepPromote ends recovery on the standby Node, the furthest ahead of the survivors of a lost primary,
+	// so it takes writes, and points every other running standby at it.
+	StepPromote StepKind = "promote"
+	// StepStart starts the stopped Node on the data it has: a standby pointed at Source first, or (Source
+	// empty) the primary, in place.
+	StepStart StepKind = "start"
+	// StepRepoint points the running standby Node at Source and restarts it, so it streams from Source.
+	StepRepoint StepKind = "repoint"
+	// StepReseed destroys what Node holds (a former primary, a standby that cannot follow Source's timeline,
+	// an unreadable data directory) and copies it again from Source as a standby.
+	StepReseed StepKind = "reseed"
 )
 
 // Step is one step of an apply.
@@ -54,6 +71,9 @@ type Step struct {
 	Nodes []string
 	// Target is the member that leads after a switchover.
 	Target string
+	// Source is the member that Node is copied from, pointed at or started to follow, on a cluster the
+	// engine promotes in (Cluster.EnginePromotes); "" otherwise.
+	Source string
 	// At is the WAL position a StepTakeOver accepts the loss at ("X/Y", as accept_data_loss_at_lsn).
 	At string
 	// Reason is one sentence for the plan and the log saying why.
@@ -82,6 +102,16 @@ func (s Step) String() string {
 		return "replace " + s.Node + " (roll)"
 	case StepTakeOver:
 		return fmt.Sprintf("promote %s, accepting the loss after %s", s.Node, s.At)
+	case StepRepoint:
+		return fmt.Sprintf("repoint %s to %s", s.Node, s.Source)
+	case StepStart:
+		if s.Source == "" {
+			return "start " + s.Node + " as the primary"
+		}
+		return fmt.Sprintf("start %s as a standby of %s", s.Node, s.Source)
+	}
+	if s.Source != "" {
+		return fmt.Sprintf("%s %s from %s", s.Kind, s.Node, s.Source)
 	}
 	return string(s.Kind) + " " + s.Node
 }

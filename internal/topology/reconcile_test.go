@@ -192,7 +192,7 @@ func TestSteps_invariants(t *testing.T) {
 			}
 		}
 	}
-	checked, refused := 0, 0
+	checked, refused, engineChecked := 0, 0, 0
 	var build func(prefix []variant, n int)
 	build = func(prefix []variant, n int) {
 		if len(prefix) == n {
@@ -202,28 +202,47 @@ func TestSteps_invariants(t *testing.T) {
 				}
 				for _, formed := range []bool{false, true} {
 					for _, syncNumber := range []int{0, 1} {
-						c := topology.Cluster{SyncNumber: syncNumber, MaxLagBytes: maxLag, Formed: formed, ViewKnown: true}
-						for i, v := range prefix {
-							m := topology.Member{Name: fmt.Sprintf("n%d", i+1), Wanted: !removed || i != n-1, Machine: v.machine, Etcd: i < 3,
-								Role: v.role, Running: v.running, Streaming: v.streaming, InQuorum: v.streaming, LagBytes: v.lag}
-							if v.outdated {
-								m.Outdated = []string{"instance_type a -> b"}
+						for _, engine := range []bool{false, true} {
+							c := topology.Cluster{SyncNumber: syncNumber, MaxLagBytes: maxLag, Formed: formed, ViewKnown: true, EnginePromotes: engine}
+							if engine && (slices.ContainsFunc(prefix, func(v variant) bool { return v.outdated }) || !formed && slices.ContainsFunc(prefix, func(v variant) bool { return v.machine == topology.MachineLost })) {
+								continue // no machine to roll where the engine promotes; a member is lost only once the cluster formed
 							}
-							if v.restarting {
-								m.PendingRestart = []string{"shared_buffers"}
+							for i, v := range prefix {
+								m := topology.Member{Name: fmt.Sprintf("n%d", i+1), Wanted: !removed || i != n-1, Machine: v.machine, Etcd: i < 3 && !engine,
+									Role: v.role, Running: v.running, Streaming: v.streaming, InQuorum: v.streaming, LagBytes: v.lag}
+								if v.outdated {
+									m.Outdated = []string{"instance_type a -> b"}
+								}
+								if v.restarting {
+									m.PendingRestart = []string{"shared_buffers"}
+								}
+								if engine && v.machine == topology.MachineLive {
+									// The engine reads every member's WAL: the lag stands for how far behind the furthest it is
+									// (unknown: not read), and a member whose role was not read was not seen.
+									m.WAL = &topology.WAL{Timeline: 1}
+									if v.lag >= 0 {
+										m.WAL.Received = uint64(0x4000000 - v.lag)
+									}
+									if v.role == "" {
+										m.Unseen = "its role cannot be read"
+									}
+								}
+								c.Members = append(c.Members, m)
 							}
-							c.Members = append(c.Members, m)
-						}
-						if slices.ContainsFunc(c.Members, func(m topology.Member) bool { return !m.Wanted && m.Machine == topology.MachineAbsent }) {
-							continue // a member being removed had a machine or an address
-						}
-						checked++
-						if err := invariants(c); err != nil {
-							if errors.Is(err, errRefused) {
-								refused++
-								continue
+							if slices.ContainsFunc(c.Members, func(m topology.Member) bool { return !m.Wanted && m.Machine == topology.MachineAbsent }) {
+								continue // a member being removed had a machine or an address
 							}
-							t.Fatalf("%v\ncluster: %+v", err, c)
+							checked++
+							if engine {
+								engineChecked++
+							}
+							if err := invariants(c); err != nil {
+								if errors.Is(err, errRefused) {
+									refused++
+									continue
+								}
+								t.Fatalf("%v\ncluster: %+v", err, c)
+							}
 						}
 					}
 				}
@@ -240,9 +259,9 @@ func TestSteps_invariants(t *testing.T) {
 	for n := 1; n <= 3; n++ {
 		build(nil, n)
 	}
-	t.Logf("%d topologies checked, %d refused (as they should be)", checked, refused)
-	if checked < 10000 {
-		t.Errorf("only %d topologies checked", checked)
+	t.Logf("%d topologies checked (%d where the engine promotes), %d refused (as they should be)", checked, engineChecked, refused)
+	if checked < 10000 || engineChecked < 5000 {
+		t.Errorf("only %d topologies checked, %d where the engine promotes", checked, engineChecked)
 	}
 }
 
@@ -252,7 +271,12 @@ var errRefused = errors.New("refused")
 func invariants(c topology.Cluster) error {
 	steps, err := topology.Steps(c)
 	lost := !slices.ContainsFunc(c.Members, func(m topology.Member) bool { return m.Machine == topology.MachineLive })
-	if c.Formed && lost {
+	if c.Formed && lost && c.EnginePromotes && !c.Archived {
+		// Nothing is left to keep without an archive: formed again from the first member.
+		if err != nil || len(steps) == 0 || steps[0].Kind != topology.StepForm {
+			return fmt.Errorf("every member lost without an archive: want the cluster formed again, got steps %q, error %v", stepStrings(steps), err)
+		}
+	} else if c.Formed && lost {
 		if !errors.Is(err, topology.ErrDataLost) {
 			return fmt.Errorf("no member holds the data: want ErrDataLost, got steps %q, error %w", stepStrings(steps), err)
 		}
@@ -274,8 +298,22 @@ func invariants(c topology.Cluster) error {
 		}
 		switch s.Kind {
 		case topology.StepForm:
-			if cur.Formed {
+			live := slices.ContainsFunc(cur.Members, func(m topology.Member) bool { return m.Machine == topology.MachineLive })
+			if cur.Formed && (!cur.EnginePromotes || cur.Archived || live) {
 				return fmt.Errorf("%s: a cluster that had formed is never formed anew (initdb over its data)", s)
+			}
+		case topology.StepPromote:
+			if _, ok := leaderOf(cur); ok || !cur.EnginePromotes {
+				return fmt.Errorf("%s while a member leads, or where Patroni elects", s)
+			}
+			p := byName[s.Node]
+			if p.Machine != topology.MachineLive || !p.Running || p.Role != topology.RoleStandby || p.WAL == nil || p.WAL.Received == 0 {
+				return fmt.Errorf("%s: %+v is not a running standby whose WAL position is known", s, p)
+			}
+			for _, m := range cur.Members {
+				if m.Machine == topology.MachineLive && m.Role == topology.RoleStandby && m.WAL != nil && m.WAL.Received > p.WAL.Received {
+					return fmt.Errorf("%s, but %s is further ahead (%+v)", s, m.Name, m.WAL)
+				}
 			}
 		case topology.StepSwitchover:
 			tg := byName[s.Target]
@@ -293,7 +331,7 @@ func invariants(c topology.Cluster) error {
 					return fmt.Errorf("%s takes %s down while %s does not serve: two members down", s, s.Node, m.Name)
 				}
 			}
-		case topology.StepReplace, topology.StepAdd:
+		case topology.StepReplace, topology.StepAdd, topology.StepReseed, topology.StepRepoint, topology.StepRemove:
 			if _, ok := leaderOf(cur); !ok {
 				return fmt.Errorf("%s without a leader to seed from", s)
 			}
@@ -420,5 +458,43 @@ func TestNext_takeover(t *testing.T) {
 	c.AcceptLossAt = "0/9A0F2D8"
 	if _, _, err := topology.Next(c); !errors.Is(err, topology.ErrNoElection) || !strings.Contains(err.Error(), "it promotes the one member left, and 3 are") {
 		t.Errorf("three survivors: %v; want ErrNoElection saying the override promotes one member only", err)
+	}
+}
+
+// TestSteps_restartOrder: settings that wait for a restart restart the standbys first and the leader last,
+// unless the leader lowers a setting a hot standby must not have below its primary's: then the leader goes
+// first. The same rule on both platforms.
+func TestSteps_restartOrder(t *testing.T) {
+	for _, engine := range []bool{false, true} {
+		for _, tc := range []struct {
+			lowers []string
+			want   []string
+		}{
+			{nil, []string{"restart n2", "restart n3", "restart n1"}},
+			{[]string{"max_connections"}, []string{"restart n1", "restart n2", "restart n3"}},
+		} {
+			c := whole("n1", "n2", "n3")
+			c.EnginePromotes = engine
+			for i := range c.Members {
+				c.Members[i].PendingRestart = []string{"max_connections"}
+				if engine {
+					c.Members[i].Etcd = false
+					c.Members[i].WAL = &topology.WAL{Received: 0x3000000, Timeline: 1}
+				}
+				if i == 0 {
+					c.Members[i].RestartLowers = tc.lowers
+				}
+			}
+			steps, err := topology.Steps(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := stepStrings(steps); !slices.Equal(got, tc.want) {
+				t.Errorf("engine promotes %v, leader lowers %v: steps %q, want %q", engine, tc.lowers, got, tc.want)
+			}
+			if len(tc.lowers) > 0 && !strings.Contains(steps[0].Reason, "lowers max_connections") {
+				t.Errorf("the leader's restart does not say why it goes first: %s", steps[0].Reason)
+			}
+		}
 	}
 }

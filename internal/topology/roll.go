@@ -74,7 +74,7 @@ func RollSummary(actions []RollAction) string {
 // Errors NextRoll and PlanRoll wrap, so callers can choose a diagnostic.
 var (
 	// ErrDegraded: a member is down, not streaming, not in the quorum, or
-	// the primary is not exactly one running node. Repair comes first (Plan).
+	// the primary is not exactly one running node. Repair comes first (Next).
 	ErrDegraded = errors.New("cluster degraded")
 	// ErrQuorumTooSmall: with one standby down, fewer standbys would remain
 	// than the synchronous quorum needs, so commits would wait.
@@ -101,7 +101,7 @@ type roll struct {
 
 // NextRoll returns the one next action of a rolling replacement for the
 // cluster as it is now, or done when no member is outdated (whatever the
-// cluster's health: repairing it is Plan's work). The executor runs the
+// cluster's health: repairing it is Next's work first). The executor runs the
 // action, waits until a replaced member is back in the quorum (or a
 // switchover's new primary runs and the old one streams from it), observes
 // again and calls NextRoll again, until done.
@@ -234,10 +234,9 @@ func newRoll(members []RollMember, priority []string, syncNumber int, maxLagByte
 	return r, nil
 }
 
-// counted reports whether standby m confirms commits for the quorum (any
-// streaming standby when replication is asynchronous).
+// counted reports whether standby m confirms commits for the quorum (Counted).
 func (r *roll) counted(m *rollMember) bool {
-	return m.Role == RoleStandby && m.State == Running && m.Streaming && (m.InQuorum || r.syncNumber == 0)
+	return m.Role == RoleStandby && m.State == Running && Counted(m.Streaming, m.InQuorum, r.syncNumber)
 }
 
 func (r *roll) next() (RollAction, bool, error) {
@@ -356,13 +355,14 @@ func (r *roll) replace(outdated, standbys []*rollMember) RollAction {
 func (r *roll) switchover(pr *rollMember, standbys []*rollMember) (RollAction, bool, error) {
 	var unfit []string
 	var target *rollMember
+	var best candidate
 	for _, m := range standbys {
-		why := r.unfit(m)
+		c := candidate{Unfit: r.unfit(m), Rank: m.rank}
 		switch {
-		case why != "":
-			unfit = append(unfit, m.Name+" "+why)
-		case target == nil:
-			target = m
+		case c.Unfit != "":
+			unfit = append(unfit, m.Name+" "+c.Unfit)
+		case target == nil || leadOrder(c, best) < 0:
+			target, best = m, c
 		}
 	}
 	limit := fmt.Sprintf("at most %d bytes behind", r.maxLag)
