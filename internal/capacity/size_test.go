@@ -327,20 +327,27 @@ func TestRequestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.req.Validate()
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Fatalf("Validate: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Validate = nil, want an error containing %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\ndoes not contain %q", err.Error(), w)
-				}
-			}
+			wantValidation(t, err, tc.want)
 		})
+	}
+}
+
+// wantValidation checks a Validate error: nil when want is empty, else an error containing every string of
+// want.
+func wantValidation(t *testing.T, err error, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil {
+			t.Fatalf("Validate: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("Validate = nil, want an error containing %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\ndoes not contain %q", err.Error(), w)
+		}
 	}
 }
