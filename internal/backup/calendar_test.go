@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -666,4 +667,48 @@ func TestCalendarRandomAgainstSystemd(t *testing.T) {
 		}
 	}
 	t.Logf("cross-checked %d random expressions ParseCalendar accepts at %d base times; it refuses %d more, %d of which systemd accepts (single-value ranges and values systemd trims away)", len(accepted), len(bases), len(refused), stricter)
+}
+
+// TestCalendarDueAgreesWithNodes: the nodes decide when a backup is due with systemd's own evaluator
+// (DecideScript's "next" asks systemd-analyze, as the timers' systemd would), the provider with
+// ParseCalendar (plan-time validation, the overdue threshold, the node simulator's timers). For every
+// expression of the table, with the newest backup started at the table's base time, DecideScript finds no
+// backup due one second before ParseCalendar's next elapse, names that elapse, and finds one due at it.
+func TestCalendarDueAgreesWithNodes(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "decide.py")
+	if err := os.WriteFile(script, backup.DecideScript, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	from := mustParseBase(t, calendarBase)
+	listing := fmt.Sprintf(`[{"name":"demo","backup":[{"label":"F","type":"full","timestamp":{"start":%d,"stop":%d}}]}]`, from.Unix(), from.Unix()+60)
+	decide := func(now time.Time, schedule string) string {
+		cmd := exec.Command("/usr/bin/python3", script, "next", "pgbackrest", schedule, "7")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("PGNVME_NOW=%d", now.Unix()))
+		cmd.Stdin = strings.NewReader(listing)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("decide.py next %q: %v\n%s", schedule, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	checked := 0
+	for _, tc := range goodCalendars {
+		c, err := backup.ParseCalendar(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, ok := c.Next(from)
+		if !ok {
+			continue
+		}
+		before, at := decide(next.Add(-time.Second), tc.expr), decide(next, tc.expr)
+		if want := "none the newest backup F started " + from.Format(time.RFC3339) + "; the schedule next elapses " + next.Format(time.RFC3339); before != want {
+			t.Errorf("%q a second before ParseCalendar's next elapse %s: the nodes decide %q, want %q", tc.expr, next, before, want)
+		}
+		if !strings.HasPrefix(at, "incr ") {
+			t.Errorf("%q at ParseCalendar's next elapse %s: the nodes decide %q, want an incremental backup", tc.expr, next, at)
+		}
+		checked++
+	}
+	t.Logf("%d expressions: the nodes' systemd-analyze and ParseCalendar agree on when a backup is due", checked)
 }
