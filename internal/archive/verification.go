@@ -15,7 +15,9 @@ const VerifyMargin = 15 * time.Minute
 
 // Verification is the record the primary writes into the archive after it verified it with the
 // archiver's own tool (`pgbackrest verify`, `wal-g wal-verify integrity timeline`), once per timeline
-// switch: backup.DecideScript's verdict. It lives beside the archive's WAL (Location.VerificationPath).
+// switch: backup.DecideScript's verdict, the one judge of what those tools report (the restore drill
+// takes its verdict too; see package backup). The provider reads OK and Detail and never judges the
+// tools' output again. It lives beside the archive's WAL (Location.VerificationPath).
 type Verification struct {
 	Tool       string    `json:"tool"`
 	Timeline   uint32    `json:"timeline"`

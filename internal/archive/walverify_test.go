@@ -2,7 +2,6 @@ package archive_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
@@ -27,50 +26,13 @@ func TestWALVerifyArgs(t *testing.T) {
 	}
 }
 
-// ParseWALVerify reads wal-verify's JSON as WAL-G writes it (docs/PostgreSQL.md's example's shape): passed
-// only when both checks are OK; each missing range is named, whatever WAL-G calls it.
-func TestParseWALVerify(t *testing.T) {
-	ok := `{"integrity":{"status":"OK","details":[
-	  {"timeline_id":1,"start_segment":"000000010000000000000002","end_segment":"000000010000000000000009","segments_count":8,"status":"FOUND"},
-	  {"timeline_id":2,"start_segment":"00000002000000000000000A","end_segment":"00000002000000000000000C","segments_count":3,"status":"FOUND"}]},
-	 "timeline":{"status":"OK","details":{"current_timeline_id":2,"highest_storage_timeline_id":2}}}`
-	r, err := archive.ParseWALVerify([]byte(ok))
-	if err != nil || !r.OK || r.Detail != "wal-g wal-verify: 11 segments on 2 timeline ranges found, timeline OK" {
-		t.Errorf("OK report: %+v, %v", r, err)
-	}
-	for _, tc := range []struct {
-		name, json string
-		want       []string
-	}{
-		{"a lost segment", `{"integrity":{"status":"FAILURE","details":[
-		  {"timeline_id":1,"start_segment":"000000010000000000000002","end_segment":"000000010000000000000005","segments_count":4,"status":"FOUND"},
-		  {"timeline_id":1,"start_segment":"000000010000000000000006","end_segment":"000000010000000000000006","segments_count":1,"status":"MISSING_LOST"},
-		  {"timeline_id":1,"start_segment":"000000010000000000000007","end_segment":"000000010000000000000009","segments_count":3,"status":"FOUND"}]},
-		  "timeline":{"status":"OK","details":{"current_timeline_id":1,"highest_storage_timeline_id":1}}}`,
-			[]string{"WAL segment 000000010000000000000006 is missing (MISSING_LOST)"}},
-		{"segments WAL-G calls uploading", `{"integrity":{"status":"WARNING","details":[
-		  {"timeline_id":1,"start_segment":"000000010000000000000002","end_segment":"000000010000000000000004","segments_count":3,"status":"MISSING_UPLOADING"}]},
-		  "timeline":{"status":"OK","details":{"current_timeline_id":1,"highest_storage_timeline_id":1}}}`,
-			[]string{"000000010000000000000002 to 000000010000000000000004 (3 segments) is missing (MISSING_UPLOADING)"}},
-		{"a newer timeline in storage", `{"integrity":{"status":"OK","details":[]},
-		  "timeline":{"status":"FAILURE","details":{"current_timeline_id":1,"highest_storage_timeline_id":3}}}`,
-			[]string{"timeline check's status is FAILURE (the archive's highest timeline 3, the newest segment's 1)"}},
-		{"no timeline check", `{"integrity":{"status":"OK","details":[]}}`, []string{"no timeline check"}},
-		{"a failure without details", `{"integrity":{"status":"FAILURE","details":[]},"timeline":{"status":"OK","details":{}}}`,
-			[]string{"the integrity check's status is FAILURE"}},
+// TimelineOf reads a segment's timeline, and 0 for what is not a segment's name.
+func TestTimelineOf(t *testing.T) {
+	for name, want := range map[string]uint32{
+		"000000010000000000000005": 1, "0000000A000000000000000B": 10, "00000002.history": 0, "": 0, "00000001000000000000005": 0,
 	} {
-		r, err := archive.ParseWALVerify([]byte(tc.json))
-		if err != nil || r.OK {
-			t.Errorf("%s: %+v, %v; want a failed report", tc.name, r, err)
-			continue
+		if got := archive.TimelineOf(name); got != want {
+			t.Errorf("TimelineOf(%q) = %d, want %d", name, got, want)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(r.Detail, w) {
-				t.Errorf("%s: detail %q lacks %q", tc.name, r.Detail, w)
-			}
-		}
-	}
-	if _, err := archive.ParseWALVerify([]byte("[wal-verify] integrity check status: OK")); err == nil {
-		t.Error("the plain-text output was read as JSON")
 	}
 }

@@ -15,8 +15,9 @@ alike, so that both archivers follow one rule and only the command lines differ.
   decide.py verify-due TIMELINE ARCHIVED STATUS_DIR
                                           the archive's last verification record (or nothing) on stdin:
                                           prints "verify", "wait" or "none", a space, and why.
-  decide.py verdict TOOL TIMELINE OUTPUT  the listing on stdin, the verification's output in the file
-                                          OUTPUT: prints the verification record (JSON, one line).
+  decide.py verdict TOOL TIMELINE OUTPUT  the verification's output in the file OUTPUT: prints the
+                                          verification record (JSON, one line). The nodes and the
+                                          provider's restore drill alike take this verdict.
 
 TOOL is "pgbackrest" (the listing is `pgbackrest --output=json info`) or "walg" (`wal-g backup-list
 --detail --json`). The rules:
@@ -36,9 +37,12 @@ TOOL is "pgbackrest" (the listing is `pgbackrest --output=json info`) or "walg" 
     and a complete segment of the new timeline (ARCHIVED, pg_stat_archiver.last_archived_wal): a segment
     the switch lost lies between the old timeline's last archived one and it, and neither tool sees a
     hole at the end of what the archive holds;
-  - the verdict: pgBackRest (`pgbackrest --log-level-console=detail verify`) fails on any error it
-    reports, and on a hole in its WAL ranges (timelines aside) after the oldest backup's first segment;
-    WAL-G (`wal-g wal-verify integrity timeline --json`) on a FAILURE status of either check.
+  - the verdict is the tool's own findings, read here and nowhere else: pgBackRest (`pgbackrest verify`,
+    its log or --output=text) fails on any error it reports and on a stanza status other than ok; WAL-G
+    (`wal-g wal-verify integrity timeline --json`) on a FAILURE status of either check or a check
+    missing, and passes a WARNING (the newest segments still on their way: see WALG_PASSES). A hole in
+    the WAL after the oldest backup's first segment is the provider's rule (archive.Assess, from the
+    archive's listing), not the verdict's.
 
 PGNVME_NOW (seconds since the epoch) replaces the clock, for tests.
 """
@@ -174,78 +178,88 @@ def decide_verify(timeline, archived, status_dir, last):
         last.get("timeline"), "passed" if last.get("ok") else "failed"))
 
 
-def segment_index(name):
-    return int(name[8:16], 16) * 256 + int(name[16:24], 16)
-
-
-def segment(index, like):
-    return "%s%08X%08X" % (like[:8], index // 256, index % 256)
-
-
-def verdict_pgbackrest(output, listing):
-    errors, ranges, stanza = [], [], False
+def verdict_pgbackrest(output):
+    """pgBackRest's own findings: an ERROR it logged, a stanza whose status is not ok (with what it
+    counted), or no result at all. It reads both forms verify writes: the log (--log-level-console=detail: a result block only
+    when something is wrong, each WAL range on a DETAIL line) and --output=text (the result block always)."""
+    errors, ranges, wal, backups, bad = [], 0, 0, 0, False
+    done = "verify command end: completed successfully" in output
     for line in output.splitlines():
         text = line.split(": ", 1)[1] if ("INFO: " in line or "DETAIL: " in line or "ERROR: " in line) else line
+        field = text.strip()
         if "ERROR: " in line:
             errors.append(line.split(" P00 ", 1)[-1].strip())
-        elif "wal start: " in text and "wal stop: " in text:
-            fields = dict(f.strip().split(": ", 1) for f in text.split(",") if ": " in f)
-            ranges.append((segment_index(fields["wal start"]), segment_index(fields["wal stop"]), fields["wal stop"]))
-        elif text.strip().startswith("status: ") and text.strip() != "status: ok":
-            stanza = True
-        if stanza and line.startswith(" "):
-            errors.append(line.strip())
-    first = None
-    data = json.loads(listing) if listing.strip() else []
-    for s in data or []:
-        for b in s.get("backup") or []:
-            start = (b.get("archive") or {}).get("start")
-            if start and (first is None or b["timestamp"]["start"] < first[0]):
-                first = (b["timestamp"]["start"], segment_index(start))
-    holes = []
-    reach = None
-    for start, stop, name in sorted(ranges):
-        if reach is not None and start > reach[0] + 1:
-            lo = max(reach[0] + 1, first[1] if first else 0)
-            if lo < start:
-                holes.append("%s..%s" % (segment(lo, reach[1]), segment(start - 1, reach[1])))
-        if reach is None or stop > reach[0]:
-            reach = (stop, name)
-    if holes:
-        errors.append("WAL missing after the oldest backup's first segment: %s" % ", ".join(holes))
-    if errors:
-        return False, "; ".join(errors)
-    return True, "%d WAL ranges checked, %s" % (len(ranges), "ending at %s" % reach[1] if reach else "no WAL")
+        elif "wal start: " in field and "wal stop: " in field:
+            ranges += 1
+        elif field.startswith("status: "):
+            bad, done = field != "status: ok", True
+        elif field.startswith("archiveId: ") and "total WAL checked: " in field:
+            wal += int(field.split("total WAL checked: ", 1)[1].split(",", 1)[0])
+        elif field.startswith("backup: "):
+            backups += 1
+        if bad and line.startswith(" ") and not field.startswith("status: ") and ", status: valid," not in field and \
+                field != "missing: 0, checksum invalid: 0, size invalid: 0, other: 0":
+            errors.append(field)
+    if errors or bad:
+        return False, "pgbackrest verify: " + ("; ".join(errors) or "status error")
+    if not done:
+        return False, "pgbackrest verify reported no result: " + (output.strip()[-300:] or "no output")
+    if wal or backups:
+        return True, "pgbackrest verify: %d WAL segments and %d backups valid" % (wal, backups)
+    return True, "pgbackrest verify: %d WAL ranges checked, no error" % ranges
+
+
+# What wal-verify's statuses mean (WAL-G's integrity and timeline checks). OK passes. WARNING passes too,
+# naming what it saw: it means "cannot tell yet", the only missing segments being the newest, which WAL-G
+# calls MISSING_DELAYED (not handed to it yet) or MISSING_UPLOADING (within its upload concurrency), or a
+# timeline it could not read. FAILURE fails: a segment missing before those (MISSING_LOST), a hole a
+# restore cannot replay past, or a newer timeline in the archive than the one checked. A check missing
+# from the output fails.
+WALG_PASSES = ("OK", "WARNING")
 
 
 def verdict_walg(output):
     data = json.loads(output)
-    ok, parts = True, []
-    for check in ("integrity", "timeline"):
-        r = data.get(check) or {}
-        status = r.get("status", "missing")
-        ok = ok and status != "FAILURE" and status != "missing"
-        part = "%s %s" % (check, status)
-        if check == "integrity" and status != "OK":
-            lost = ["%s..%s %s" % (d.get("start_segment"), d.get("end_segment"), d.get("status"))
-                    for d in r.get("details") or [] if d.get("status") != "FOUND"]
-            part += " (%s)" % ", ".join(lost)
-        if check == "timeline" and status != "OK":
-            d = r.get("details") or {}
-            part += " (current timeline %s, highest in the archive %s)" % (d.get("current_timeline_id"), d.get("highest_storage_timeline_id"))
-        parts.append(part)
-    return ok, "; ".join(parts)
+    fails, notes, found, segments = [], [], 0, 0
+    integrity, timeline = data.get("integrity"), data.get("timeline")
+    if not isinstance(integrity, dict):
+        fails.append("reported no integrity check")
+    else:
+        status = integrity.get("status")
+        for d in integrity.get("details") or []:
+            if d.get("status") == "FOUND":
+                found, segments = found + 1, segments + (d.get("segments_count") or 0)
+                continue
+            seg = d.get("start_segment")
+            if d.get("end_segment") != seg:
+                seg = "%s to %s (%s segments)" % (seg, d.get("end_segment"), d.get("segments_count"))
+            (notes if status in WALG_PASSES else fails).append("WAL segment %s is missing (%s)" % (seg, d.get("status")))
+        if status not in WALG_PASSES and not fails:
+            fails.append("the integrity check's status is %s" % status)
+    if not isinstance(timeline, dict):
+        fails.append("reported no timeline check")
+    elif timeline.get("status") != "OK":
+        d = timeline.get("details") or {}
+        (notes if timeline.get("status") in WALG_PASSES else fails).append(
+            "the timeline check's status is %s (the archive's highest timeline %s, the checked one %s)" % (
+                timeline.get("status"), d.get("highest_storage_timeline_id"), d.get("current_timeline_id")))
+    if fails:
+        return False, "\n".join("wal-g wal-verify: " + f for f in fails + notes)
+    detail = "wal-g wal-verify: %d segments on %d timeline ranges found, timeline %s" % (segments, found, timeline.get("status"))
+    if notes:
+        detail += "; WARNING, not a hole: %s (the newest WAL, still on its way to the archive)" % "; ".join(notes)
+    return True, detail
 
 
-def verdict(tool, timeline, output, listing):
+def verdict(tool, timeline, output):
     try:
         if tool == "pgbackrest":
-            ok, detail = verdict_pgbackrest(output, listing)
+            ok, detail = verdict_pgbackrest(output)
         elif tool == "walg":
             ok, detail = verdict_walg(output)
         else:
             raise SystemExit("pgnvme-backup-decide: unknown tool %r (pgbackrest or walg)" % tool)
-    except (ValueError, KeyError, AttributeError) as e:
+    except (ValueError, KeyError, AttributeError, TypeError) as e:
         ok, detail = False, "the verification's output could not be read (%s): %s" % (e, output.strip()[-300:])
     return json.dumps({"tool": tool, "timeline": timeline, "verified_at": when(now()), "ok": ok, "detail": detail[:2000]})
 
@@ -270,7 +284,7 @@ def main(argv):
     if len(argv) == 5 and argv[1] == "verdict":
         with open(argv[4]) as f:
             output = f.read()
-        print(verdict(argv[2], int(argv[3]), output, sys.stdin.read()))
+        print(verdict(argv[2], int(argv[3]), output))
         return 0
     sys.stderr.write(__doc__)
     return 2

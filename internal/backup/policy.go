@@ -1,6 +1,35 @@
 // Package backup is the cluster's base-backup policy: when the primary takes a backup, which ones are
 // full, and what retention deletes. The provider validates it at plan time (ParseCalendar, Problems);
 // the nodes apply it with DecideScript, one program for both platforms and both archivers.
+//
+// One source per rule. Each judgement about backups and their verification is made in one language, in
+// the place that must make it:
+//
+//   - Whether a backup is due, which kind, and how many full backups retention keeps: on the node, in
+//     DecideScript, from the archive's own listing (`pgbackrest info`, `wal-g backup-list`). The primary
+//     decides between applies, with no provider running; the provider holds no copy of these rules. It
+//     reads listings for its own rules only (archive.Assess: a backup overdue; cluster.PlanRestoreAt: the
+//     backup a restore starts from), never to re-decide these.
+//   - The verdict on the archiver's verification (what `pgbackrest verify` and `wal-g wal-verify`
+//     report): in DecideScript's "verdict", for both archivers. The primary needs it itself (it verifies
+//     again an hour after a failure, never after a pass) and records it in the archive
+//     (archive.Verification), where the plan reads it without reaching a node; the provider's restore
+//     drill, which runs the tools on the machine running Terraform, takes the same verdict from the same
+//     program rather than judging the output again in Go. A wal-verify WARNING passes (the only missing
+//     segments are the newest, which WAL-G calls delayed or uploading, or a timeline it could not read:
+//     "cannot tell yet", named in the record's detail); FAILURE fails (a segment lost before those, a
+//     hole, or a newer timeline in the archive), and so does a missing check or a pgBackRest run with no
+//     result.
+//   - A hole in the WAL after the oldest backup's first segment: in Go, archive.Assess, from the
+//     archive's listing, for both archivers, at every refresh and in every drill; the verdict does not
+//     repeat it (pgBackRest's verify does not report holes, WAL-G's reports its own).
+//   - The schedule (a systemd calendar expression): evaluated by systemd on the nodes (DecideScript asks
+//     systemd-analyze when a backup is due, the same code as the nodes' timers; the local platform's
+//     scheduler runs DecideScript too) and by ParseCalendar here, which must answer where there is no
+//     node or no systemd: validation at plan time, the overdue threshold (Policy.Interval), the node
+//     simulator's timers. The two never decide the same question, and the tests hold ParseCalendar to
+//     systemd-analyze on this machine: normalized forms and elapses for a table and random expressions,
+//     and the nodes' due decision at ParseCalendar's elapses (TestCalendarDueAgreesWithNodes).
 package backup
 
 import (
@@ -19,12 +48,27 @@ var DecideScript []byte
 
 // CompactDecideScript is DecideScript as a node's user-data carries it (EC2 takes at most 16 KiB of
 // user-data): its module docstring, the description of its commands and rules, replaced by a line naming
-// the source.
+// the source, and its comment lines and functions' docstrings left out (each function's docstring is
+// followed by its code, so the code runs the same).
 func CompactDecideScript() string {
 	s := string(DecideScript)
 	start := strings.Index(s, `"""`)
 	end := strings.Index(s[start+3:], `"""`) + start + 6
-	return s[:start] + `"""pgnvme-backup-decide: usage and rules in internal/backup/decide.py of terraform-provider-pgnvme."""` + s[end:]
+	var out strings.Builder
+	out.WriteString(s[:start] + `"""pgnvme-backup-decide: usage and rules in internal/backup/decide.py of terraform-provider-pgnvme."""`)
+	inDoc := false
+	for _, line := range strings.SplitAfter(s[end:], "\n") {
+		code := strings.TrimSpace(line)
+		switch {
+		case inDoc:
+			inDoc = !strings.Contains(code, `"""`)
+		case strings.HasPrefix(code, `"""`) && line != code:
+			inDoc = strings.Count(code, `"""`) == 1
+		case !strings.HasPrefix(code, "#"):
+			out.WriteString(line)
+		}
+	}
+	return out.String()
 }
 
 // Defaults of a policy: a backup a day, a full one every 7th, a 7-day recovery window and at least two

@@ -4,10 +4,12 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
@@ -49,12 +51,7 @@ func (m *Manager) BackupSchedulerRunning(s Spec) (bool, error) {
 // (which evaluates the schedule); the error says what to install.
 func backupTools() (python string, err error) {
 	var errs []error
-	// The system's python3 first: the scheduler runs as the server's user, who may not reach a
-	// per-user installation (pyenv's shims under /root) that PATH finds first.
-	python, perr := "/usr/bin/python3", error(nil)
-	if _, err := os.Stat(python); err != nil {
-		python, perr = exec.LookPath("python3")
-	}
+	python, perr := decidePython()
 	if perr != nil {
 		errs = append(errs, errors.New("the archive's scheduled backups need python3, which is not installed: install the python3 package"))
 	}
@@ -64,7 +61,60 @@ func backupTools() (python string, err error) {
 	if len(errs) > 0 {
 		return "", errors.Join(errs...)
 	}
+	return python, nil
+}
+
+// decidePython is the python3 that runs DecideScript, as an absolute path: the system's first (the
+// scheduler runs as the server's user, who may not reach a per-user installation such as pyenv's shims
+// under /root that PATH finds first), else the one on PATH.
+func decidePython() (string, error) {
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		if python, err = exec.LookPath("python3"); err != nil {
+			return "", err
+		}
+	}
 	return filepath.Abs(python)
+}
+
+// judgeVerification is the verdict on what an archiver's own verification printed (tool
+// archive.ToolPgBackRest or ToolWALG; the archive's newest timeline): DecideScript's "verdict", the one
+// reader of `pgbackrest verify` and `wal-g wal-verify` output, which the primaries of both platforms run
+// after a timeline switch and record in the archive. A restore drill takes its verdict here, so that a
+// drill and a node never judge the same output differently.
+func judgeVerification(ctx context.Context, tool string, timeline uint32, output string) (*archive.Verification, error) {
+	python, err := decidePython()
+	if err != nil {
+		return nil, errors.New("the archive's verification is judged by a python3 program (the one the nodes run), and python3 is not installed: install the python3 package")
+	}
+	dir, err := os.MkdirTemp("", "pgnvme-verdict-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	script, out := filepath.Join(dir, backupDecideName), filepath.Join(dir, "verification.out")
+	if err := os.WriteFile(script, backup.DecideScript, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(out, []byte(output), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, python, script, "verdict", decideTool(tool), strconv.Itoa(int(max(timeline, 1))), out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	record, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("judging the %s verification: %w: %s", tool, err, strings.TrimSpace(stderr.String()))
+	}
+	return archive.ParseVerification(record)
+}
+
+// decideTool is DecideScript's name of archiver tool.
+func decideTool(tool string) string {
+	if tool == archive.ToolWALG {
+		return "walg"
+	}
+	return "pgbackrest"
 }
 
 // backupArgs are backups.sh's arguments for s: PIDFILE PSQL HOST USER PYTHON DECIDE TICK PGBACKREST

@@ -57,7 +57,7 @@ verify() {
 	esac
 	out=$(mktemp) || return 0
 	backrest --log-level-console=detail verify >"$out" 2>&1
-	verdict=$(listing | "$python" "$decide" verdict pgbackrest "$timeline" "$out")
+	verdict=$("$python" "$decide" verdict pgbackrest "$timeline" "$out")
 	rm -f "$out"
 	log "$name: verification of timeline $timeline: $verdict"
 	printf '%s\n' "$verdict" | backrest --log-level-console=warn repo-put "$verify_path" ||

@@ -66,7 +66,8 @@ func (p pgbackrestDrill) recover(ctx context.Context, s Spec, mb Member, r boots
 	return p.m.recoverFrom(ctx, s, mb, r.Parameters, filepath.Join(pgBackRestDir(mb), "pgbackrest.conf"), p.stanza, restoreArgs(plan)...)
 }
 
-// verify: `pgbackrest verify` (every backup file and WAL segment against its checksum and size).
+// verify: `pgbackrest verify` (every backup file and WAL segment against its checksum and size), judged
+// as the nodes judge it (judgeVerification).
 func (p pgbackrestDrill) verify(ctx context.Context, _ string, h archive.Health) (bool, string) {
 	var out string
 	_, err := p.m.withLocation(ctx, p.opts, p.stanza, func(_ archive.Location, run pgbackrestRun) error {
@@ -74,13 +75,10 @@ func (p pgbackrestDrill) verify(ctx context.Context, _ string, h archive.Health)
 		out, err = run("--output=text", "--verbose", "verify")
 		return err
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return false, "pgbackrest verify failed: " + err.Error()
-	case !strings.Contains(out, "status: ok"):
-		return false, "pgbackrest verify found errors:\n" + strings.TrimSpace(out)
 	}
-	return true, fmt.Sprintf("pgbackrest verify: %d backups and their WAL valid", len(h.Backups))
+	return verdictOf(judgeVerification(ctx, archive.ToolPgBackRest, archive.TimelineOf(h.LastArchived), out))
 }
 
 // walgDrill drills a WAL-G archive in S3 with WAL-G; the archive is read (its backups and WAL) from S3
@@ -160,7 +158,7 @@ func (w walgDrill) recover(ctx context.Context, s Spec, mb Member, r bootstrap.R
 }
 
 // verify: `wal-g wal-verify integrity timeline` from the oldest backup to the archive's newest segment
-// (archive.WALVerifyArgs, archive.ParseWALVerify).
+// (archive.WALVerifyArgs), judged as the nodes judge it (judgeVerification).
 func (w walgDrill) verify(ctx context.Context, dir string, h archive.Health) (bool, string) {
 	args, err := archive.WALVerifyArgs(h.LastArchived)
 	if err != nil {
@@ -170,11 +168,15 @@ func (w walgDrill) verify(ctx context.Context, dir string, h archive.Health) (bo
 	if err != nil {
 		return false, "wal-g wal-verify failed: " + err.Error()
 	}
-	rep, err := archive.ParseWALVerify([]byte(out))
+	return verdictOf(judgeVerification(ctx, archive.ToolWALG, archive.TimelineOf(h.LastArchived), out))
+}
+
+// verdictOf is a verification record as verify's result: a verdict that could not be taken fails.
+func verdictOf(v *archive.Verification, err error) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	return rep.OK, rep.Detail
+	return v.OK, v.Detail
 }
 
 func (w walgDrill) envFile(dir string) string { return filepath.Join(dir, "walg.env") }

@@ -42,7 +42,7 @@ verify() {
   esac
   out=$(mktemp)
   $2 "$out" || true
-  verdict=$(listing | "${DECIDE[@]}" verdict {{if .WALG}}walg{{else}}pgbackrest{{end}} "$timeline" "$out")
+  verdict=$("${DECIDE[@]}" verdict {{if .WALG}}walg{{else}}pgbackrest{{end}} "$timeline" "$out")
   rm -f "$out"
   log "verification of timeline $timeline: $verdict"
   printf '%s\n' "$verdict" | $3
