@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Timeouts of the archive bucket waiters.
@@ -22,10 +23,12 @@ const (
 	BucketDeleteTimeout = 2 * time.Minute
 )
 
-// ArchiveClients hands out the clients the archive bucket needs (*Clients implements it).
+// ArchiveClients hands out the clients the archive bucket needs and the clock its waits and retries read
+// (*Clients implements it).
 type ArchiveClients interface {
 	S3(ctx context.Context, region string) (*s3.Client, error)
 	IAM(ctx context.Context, region string) (*iam.Client, error)
+	Clock() wait.Clock
 }
 
 // BucketNotEmptyError: a bucket holds objects and force was not given.
@@ -44,10 +47,10 @@ func CreateArchiveBucket(ctx context.Context, c ArchiveClients, s archive.Spec, 
 	if err != nil {
 		return false, err
 	}
-	if err := CreateBucket(ctx, api, s.Bucket, s.Region, s.ObjectLock, tags); err != nil {
+	if err := CreateBucket(ctx, api, c.Clock(), s.Bucket, s.Region, s.ObjectLock, tags); err != nil {
 		return false, err
 	}
-	return true, WaitBucketExists(ctx, api, s.Bucket, BucketCreateTimeout)
+	return true, WaitBucketExists(ctx, api, c.Clock(), s.Bucket, BucketCreateTimeout)
 }
 
 // ApplyArchive makes the live archive match s: the replica bucket, its guards and the replication role
@@ -59,6 +62,7 @@ func ApplyArchive(ctx context.Context, c ArchiveClients, s archive.Spec, tags ma
 	if err != nil {
 		return "", err
 	}
+	clock := c.Clock()
 	want := s.Desired()
 	roleARN := ""
 	if s.Replica != nil {
@@ -68,26 +72,26 @@ func ApplyArchive(ctx context.Context, c ArchiveClients, s archive.Spec, tags ma
 		}
 		tflog.Info(ctx, "preparing replica bucket", map[string]any{"bucket": s.Replica.Bucket, "region": s.Replica.Region})
 		if _, err := FindBucket(ctx, rapi, s.Replica.Bucket); errors.Is(err, ErrBucketNotFound) {
-			if err := CreateBucket(ctx, rapi, s.Replica.Bucket, s.Replica.Region, s.ObjectLock, tags); err != nil {
+			if err := CreateBucket(ctx, rapi, clock, s.Replica.Bucket, s.Replica.Region, s.ObjectLock, tags); err != nil {
 				return "", fmt.Errorf("creating replica bucket: %w", err)
 			}
-			if err := WaitBucketExists(ctx, rapi, s.Replica.Bucket, BucketCreateTimeout); err != nil {
+			if err := WaitBucketExists(ctx, rapi, clock, s.Replica.Bucket, BucketCreateTimeout); err != nil {
 				return "", fmt.Errorf("creating replica bucket: %w", err)
 			}
 		} else if err != nil {
 			return "", fmt.Errorf("reading replica bucket: %w", err)
 		}
-		if err := ApplyGuards(ctx, rapi, s.Replica.Bucket, s.DesiredReplica()); err != nil {
+		if err := ApplyGuards(ctx, rapi, clock, s.Replica.Bucket, s.DesiredReplica()); err != nil {
 			return "", fmt.Errorf("configuring replica bucket %s: %w", s.Replica.Bucket, err)
 		}
-		if err := PutTags(ctx, rapi, s.Replica.Bucket, tags); err != nil {
+		if err := PutTags(ctx, rapi, clock, s.Replica.Bucket, tags); err != nil {
 			return "", fmt.Errorf("tagging replica bucket %s: %w", s.Replica.Bucket, err)
 		}
 		iamAPI, err := c.IAM(ctx, s.Region)
 		if err != nil {
 			return "", err
 		}
-		roleARN, err = EnsureRole(ctx, iamAPI, archive.ReplicationRoleName(s.Bucket),
+		roleARN, err = EnsureRole(ctx, iamAPI, clock, archive.ReplicationRoleName(s.Bucket),
 			s.ReplicationTrustPolicyJSON(), "replication", s.ReplicationRolePolicyJSON(), PublicTags(tags))
 		if err != nil {
 			return "", fmt.Errorf("replication role: %w", err)
@@ -95,10 +99,10 @@ func ApplyArchive(ctx context.Context, c ArchiveClients, s archive.Spec, tags ma
 		want.Replication = s.DesiredReplication(roleARN)
 	}
 	tflog.Info(ctx, "applying archive bucket guards", map[string]any{"bucket": s.Bucket})
-	if err := ApplyGuards(ctx, api, s.Bucket, want); err != nil {
+	if err := ApplyGuards(ctx, api, clock, s.Bucket, want); err != nil {
 		return roleARN, fmt.Errorf("configuring bucket %s: %w", s.Bucket, err)
 	}
-	if err := PutTags(ctx, api, s.Bucket, tags); err != nil {
+	if err := PutTags(ctx, api, clock, s.Bucket, tags); err != nil {
 		return roleARN, fmt.Errorf("tagging bucket %s: %w", s.Bucket, err)
 	}
 	return roleARN, nil
@@ -327,7 +331,7 @@ func DeleteArchive(ctx context.Context, c ArchiveClients, s archive.Spec, force 
 	if err != nil {
 		return err
 	}
-	if err := deleteOneBucket(ctx, api, s.Bucket, force); err != nil {
+	if err := deleteOneBucket(ctx, api, c.Clock(), s.Bucket, force); err != nil {
 		return err
 	}
 	if s.Replica != nil {
@@ -360,24 +364,24 @@ func RetireReplica(ctx context.Context, c ArchiveClients, old archive.Spec, forc
 		}
 		want := old.Desired()
 		want.Replication = nil
-		if err := ApplyGuards(ctx, api, old.Bucket, want); err != nil {
+		if err := ApplyGuards(ctx, api, c.Clock(), old.Bucket, want); err != nil {
 			return fmt.Errorf("removing the replication rule from %s: %w", old.Bucket, err)
 		}
 	}
-	if err := deleteOneBucket(ctx, rapi, old.Replica.Bucket, force); err != nil {
+	if err := deleteOneBucket(ctx, rapi, c.Clock(), old.Replica.Bucket, force); err != nil {
 		return err
 	}
 	iamAPI, err := c.IAM(ctx, old.Region)
 	if err != nil {
 		return err
 	}
-	if err := DeleteRole(ctx, iamAPI, archive.ReplicationRoleName(old.Bucket)); err != nil {
+	if err := DeleteRole(ctx, iamAPI, c.Clock(), archive.ReplicationRoleName(old.Bucket)); err != nil {
 		return fmt.Errorf("deleting the replication role: %w", err)
 	}
 	return nil
 }
 
-func deleteOneBucket(ctx context.Context, api S3API, bucket string, force bool) error {
+func deleteOneBucket(ctx context.Context, api S3API, clock wait.Clock, bucket string, force bool) error {
 	empty, err := BucketIsEmpty(ctx, api, bucket)
 	if errors.Is(err, ErrBucketNotFound) {
 		return nil
@@ -390,14 +394,14 @@ func deleteOneBucket(ctx context.Context, api S3API, bucket string, force bool) 
 			return &BucketNotEmptyError{Bucket: bucket}
 		}
 		tflog.Info(ctx, "emptying bucket (force_destroy)", map[string]any{"bucket": bucket})
-		n, err := EmptyBucket(ctx, api, bucket, true)
+		n, err := EmptyBucket(ctx, api, clock, bucket, true)
 		if err != nil {
 			return fmt.Errorf("emptying bucket %s (deleted %d object versions first): %w", bucket, n, err)
 		}
 		tflog.Info(ctx, "bucket emptied", map[string]any{"bucket": bucket, "versions_deleted": n})
 	}
-	if err := DeleteBucket(ctx, api, bucket); err != nil {
+	if err := DeleteBucket(ctx, api, clock, bucket); err != nil {
 		return err
 	}
-	return WaitBucketDeleted(ctx, api, bucket, BucketDeleteTimeout)
+	return WaitBucketDeleted(ctx, api, clock, bucket, BucketDeleteTimeout)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // motoClients hands out moto clients as *awsclient.Clients does with endpoint overrides.
@@ -21,6 +22,8 @@ func (c motoClients) S3(_ context.Context, region string) (*s3.Client, error) {
 }
 
 func (c motoClients) IAM(context.Context, string) (*iam.Client, error) { return motoIAM(c.url), nil }
+
+func (c motoClients) Clock() wait.Clock { return wait.Real }
 
 func TestArchiveTagHelpers(t *testing.T) {
 	defaults := map[string]string{"env": "prod", "team": "platform"}
@@ -66,7 +69,7 @@ func TestReadArchive_moto(t *testing.T) {
 	const bucket = "tf-acc-read-archive"
 	api := motoS3(c.url, "eu-west-1", "")
 	mustCreate(t, api, bucket, "eu-west-1", nil)
-	if err := awsclient.PutTags(ctx, api, bucket, awsclient.ArchiveTags(map[string]string{"env": "prod"}, "clusters/a", "zstd")); err != nil {
+	if err := awsclient.PutTags(ctx, api, wait.Real, bucket, awsclient.ArchiveTags(map[string]string{"env": "prod"}, "clusters/a", "zstd")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -87,7 +90,7 @@ func TestReadArchive_moto(t *testing.T) {
 		t.Errorf("ReadArchive(rebuild).Imported = %+v", live.Imported)
 	}
 
-	if err := awsclient.PutTags(ctx, api, bucket, map[string]string{"env": "prod"}); err != nil {
+	if err := awsclient.PutTags(ctx, api, wait.Real, bucket, map[string]string{"env": "prod"}); err != nil {
 		t.Fatal(err)
 	}
 	if live, err = awsclient.ReadArchive(ctx, c, bucket, "eu-west-1", false); err != nil || live.Tags.Prefix != nil || live.Tags.Compression != "" {
@@ -126,3 +129,5 @@ func (noClients) S3(context.Context, string) (*s3.Client, error) {
 func (noClients) IAM(context.Context, string) (*iam.Client, error) {
 	return nil, errors.New("no credentials")
 }
+
+func (noClients) Clock() wait.Clock { return wait.Real }

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/smithy-go/transport/http/protocol/awsjson"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/catalog"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Endpoints overrides service endpoints, like the hashicorp/aws provider's `endpoints` block. An empty value
@@ -70,6 +71,9 @@ type Clients struct {
 
 	catalogMu sync.Mutex
 	catalogs  map[string]*catalogEntry
+
+	// clock is the time every wait, retry and time-bound decision of what these clients reach reads.
+	clock wait.Clock
 }
 
 type catalogEntry struct {
@@ -90,8 +94,12 @@ func New(cfg Config) *Clients {
 		elbv2:     map[string]*elasticloadbalancingv2.Client{},
 		acmpca:    map[string]*acmpca.Client{},
 		catalogs:  map[string]*catalogEntry{},
+		clock:     wait.Real,
 	}
 }
+
+// Clock is the time the clients' waits, retries and time-bound decisions read (wait.Real, wired once here).
+func (c *Clients) Clock() wait.Clock { return c.clock }
 
 // Config returns the settings the clients were made from.
 func (c *Clients) Config() Config { return c.cfg }

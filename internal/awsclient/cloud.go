@@ -24,7 +24,7 @@ type Cloud struct {
 	iam   *iam.Client
 	ssm   *ssm.Client
 	elbv2 *elasticloadbalancingv2.Client
-	// clock drives every wait and retry (wait.Real; tests may step it).
+	// clock drives every wait and retry (the Clients' clock; tests may step it).
 	clock wait.Clock
 }
 
@@ -46,7 +46,7 @@ func NewCloud(ctx context.Context, clients *Clients, region string) (*Cloud, err
 	if err != nil {
 		return nil, fmt.Errorf("ELBV2 client for %s: %w", region, err)
 	}
-	return &Cloud{ec2: ec2Client, iam: iamClient, ssm: ssmClient, elbv2: elbv2Client, clock: wait.Real}, nil
+	return &Cloud{ec2: ec2Client, iam: iamClient, ssm: ssmClient, elbv2: elbv2Client, clock: clients.Clock()}, nil
 }
 
 // ErrNotFound means the AWS object does not exist (or no longer does).

@@ -62,14 +62,14 @@ func notFound(err error, what, doing string, codes ...string) error {
 }
 
 // retryWhen calls fn until it succeeds or fails with an error retryable does not accept, for at most timeout
-// (then the last error comes back as it came, so callers still classify it), as the AWS provider's
+// on clock (then the last error comes back as it came, so callers still classify it), as the AWS provider's
 // tfresource.RetryWhen. Delays grow from wait.DefaultMinInterval to wait.DefaultMaxInterval.
-func retryWhen[T any](ctx context.Context, timeout time.Duration, retryable func(error) bool, fn func(context.Context) (T, error)) (T, error) {
-	return wait.Retry(ctx, "the AWS call to succeed (retrying eventual-consistency errors)", timeout, wait.Real, retryable, fn)
+func retryWhen[T any](ctx context.Context, clock wait.Clock, timeout time.Duration, retryable func(error) bool, fn func(context.Context) (T, error)) (T, error) {
+	return wait.Retry(ctx, "the AWS call to succeed (retrying eventual-consistency errors)", timeout, clock, retryable, fn)
 }
 
 // retryWhenCode is retryWhen for a list of named AWS error codes (tfresource.RetryWhenAWSErrCodeEquals).
-func retryWhenCode[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error), codes ...string) (T, error) {
+func retryWhenCode[T any](ctx context.Context, clock wait.Clock, timeout time.Duration, fn func(context.Context) (T, error), codes ...string) (T, error) {
 	what := fmt.Sprintf("the AWS call to succeed (retrying %s)", strings.Join(codes, ", "))
-	return wait.Retry(ctx, what, timeout, wait.Real, func(err error) bool { return errCodeEquals(err, codes...) }, fn)
+	return wait.Retry(ctx, what, timeout, clock, func(err error) bool { return errCodeEquals(err, codes...) }, fn)
 }

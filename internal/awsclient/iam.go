@@ -111,7 +111,7 @@ func putRolePolicy(ctx context.Context, api IAMAPI, clock wait.Clock, role, poli
 // existing role; then puts its inline policy policyName (policyJSON) and makes its tags exactly tags. It
 // returns the role's ARN and is safe to call again after an interrupted apply. Inline policies of other names
 // and attached managed policies are left alone.
-func EnsureRole(ctx context.Context, api IAMAPI, name, trustJSON, policyName, policyJSON string, tags map[string]string) (string, error) {
+func EnsureRole(ctx context.Context, api IAMAPI, clock wait.Clock, name, trustJSON, policyName, policyJSON string, tags map[string]string) (string, error) {
 	role, existed, err := createRole(ctx, api, &iam.CreateRoleInput{
 		RoleName:                 aws.String(name),
 		AssumeRolePolicyDocument: aws.String(trustJSON),
@@ -131,7 +131,7 @@ func EnsureRole(ctx context.Context, api IAMAPI, name, trustJSON, policyName, po
 			return "", err
 		}
 	}
-	if err := putRolePolicy(ctx, api, wait.Real, name, policyName, policyJSON); err != nil {
+	if err := putRolePolicy(ctx, api, clock, name, policyName, policyJSON); err != nil {
 		return "", err
 	}
 	return aws.ToString(role.Arn), nil
@@ -176,7 +176,7 @@ func syncRoleTags(ctx context.Context, api IAMAPI, name string, tags map[string]
 
 // DeleteRole deletes the role called name after removing its inline policies and detaching its managed
 // policies (IAM refuses to delete a role that has any). A role that is already gone counts as deleted.
-func DeleteRole(ctx context.Context, api IAMAPI, name string) error {
+func DeleteRole(ctx context.Context, api IAMAPI, clock wait.Clock, name string) error {
 	policies, err := listRolePolicyNames(ctx, api, name)
 	if errCodeEquals(err, errCodeNoSuchEntity) {
 		return nil
@@ -206,7 +206,7 @@ func DeleteRole(ctx context.Context, api IAMAPI, name string) error {
 	}
 
 	// IAM may still see a policy just removed: DeleteConflict then is eventual consistency, not a real conflict.
-	_, err = retryWhenCode(ctx, iamPropagationTimeout, func(ctx context.Context) (*iam.DeleteRoleOutput, error) {
+	_, err = retryWhenCode(ctx, clock, iamPropagationTimeout, func(ctx context.Context) (*iam.DeleteRoleOutput, error) {
 		return api.DeleteRole(ctx, &iam.DeleteRoleInput{RoleName: aws.String(name)})
 	}, errCodeDeleteConflict, errCodeConcurrentModification)
 	if err != nil && !errCodeEquals(err, errCodeNoSuchEntity) {

@@ -239,7 +239,7 @@ func (c *Cloud) DeleteInstanceProfile(ctx context.Context, clusterName string) e
 		return err
 	}
 	// Inline policies first, attached ones detached, DeleteConflict retried, a missing role skipped.
-	if err := DeleteRole(ctx, c.iam, name); err != nil {
+	if err := DeleteRole(ctx, c.iam, c.clock, name); err != nil {
 		return err
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 const (
@@ -85,7 +87,7 @@ func TestRole_moto(t *testing.T) {
 	}
 
 	tags := map[string]string{"env": "tf-acc", "team": "db"}
-	arn, err := awsclient.EnsureRole(ctx, api, name, testTrust, "replication", testPolicy, tags)
+	arn, err := awsclient.EnsureRole(ctx, api, wait.Real, name, testTrust, "replication", testPolicy, tags)
 	if err != nil {
 		t.Fatalf("EnsureRole (create): %v", err)
 	}
@@ -98,16 +100,16 @@ func TestRole_moto(t *testing.T) {
 	}
 
 	// Re-applying the same role is a no-op; a changed one is updated in place (same ARN).
-	if again, err := awsclient.EnsureRole(ctx, api, name, testTrust, "replication", testPolicy, tags); err != nil || again != arn {
+	if again, err := awsclient.EnsureRole(ctx, api, wait.Real, name, testTrust, "replication", testPolicy, tags); err != nil || again != arn {
 		t.Fatalf("EnsureRole (same) = %q, %v; want %q", again, err, arn)
 	}
 	checkRole(t, api, name, testTrust, testPolicy, tags)
 	tags2 := map[string]string{"env": "prod", "owner": "platform"}
-	if again, err := awsclient.EnsureRole(ctx, api, name, testTrust2, "replication", testPolicy2, tags2); err != nil || again != arn {
+	if again, err := awsclient.EnsureRole(ctx, api, wait.Real, name, testTrust2, "replication", testPolicy2, tags2); err != nil || again != arn {
 		t.Fatalf("EnsureRole (changed) = %q, %v; want %q", again, err, arn)
 	}
 	checkRole(t, api, name, testTrust2, testPolicy2, tags2)
-	if _, err := awsclient.EnsureRole(ctx, api, name, testTrust2, "replication", testPolicy2, nil); err != nil {
+	if _, err := awsclient.EnsureRole(ctx, api, wait.Real, name, testTrust2, "replication", testPolicy2, nil); err != nil {
 		t.Fatalf("EnsureRole (no tags): %v", err)
 	}
 	if got := roleTags(t, api, name); len(got) != 0 {
@@ -123,22 +125,23 @@ func TestRole_moto(t *testing.T) {
 		t.Fatalf("AttachRolePolicy: %v", err)
 	}
 
-	if err := awsclient.DeleteRole(ctx, api, name); err != nil {
+	if err := awsclient.DeleteRole(ctx, api, wait.Real, name); err != nil {
 		t.Fatalf("DeleteRole: %v", err)
 	}
 	if _, err := awsclient.FindRole(ctx, api, name); !errors.Is(err, awsclient.ErrRoleNotFound) {
 		t.Fatalf("FindRole(deleted) = %v; want ErrRoleNotFound", err)
 	}
-	if err := awsclient.DeleteRole(ctx, api, name); err != nil {
+	if err := awsclient.DeleteRole(ctx, api, wait.Real, name); err != nil {
 		t.Fatalf("DeleteRole(already gone) = %v; want success", err)
 	}
 }
 
 // fakeIAM makes the first PutRolePolicy after CreateRole fail with NoSuchEntity, as IAM does while a new
-// role propagates (moto is consistent at once).
+// role propagates (moto is consistent at once); with neverPropagates every one fails.
 type fakeIAM struct {
 	awsclient.IAMAPI
-	putCalls int
+	putCalls        int
+	neverPropagates bool
 }
 
 func (f *fakeIAM) CreateRole(_ context.Context, in *iam.CreateRoleInput, _ ...func(*iam.Options)) (*iam.CreateRoleOutput, error) {
@@ -147,7 +150,7 @@ func (f *fakeIAM) CreateRole(_ context.Context, in *iam.CreateRoleInput, _ ...fu
 
 func (f *fakeIAM) PutRolePolicy(context.Context, *iam.PutRolePolicyInput, ...func(*iam.Options)) (*iam.PutRolePolicyOutput, error) {
 	f.putCalls++
-	if f.putCalls == 1 {
+	if f.putCalls == 1 || f.neverPropagates {
 		return nil, &smithy.GenericAPIError{Code: "NoSuchEntity", Message: "The role with name r cannot be found."}
 	}
 	return &iam.PutRolePolicyOutput{}, nil
@@ -155,12 +158,32 @@ func (f *fakeIAM) PutRolePolicy(context.Context, *iam.PutRolePolicyInput, ...fun
 
 func TestEnsureRole_propagation_fake(t *testing.T) {
 	t.Parallel()
+	// The retry waits on the clock given, which advances at once: no real time passes.
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	f := &fakeIAM{}
-	arn, err := awsclient.EnsureRole(context.Background(), f, "r", testTrust, "replication", testPolicy, nil)
+	clock := wait.NewStepClock(t0)
+	arn, err := awsclient.EnsureRole(context.Background(), f, clock, "r", testTrust, "replication", testPolicy, nil)
 	if err != nil || arn != "arn:aws:iam::123456789012:role/r" {
 		t.Fatalf("EnsureRole = %q, %v", arn, err)
 	}
 	if f.putCalls != 2 {
 		t.Fatalf("PutRolePolicy calls = %d; want 2 (NoSuchEntity retried once)", f.putCalls)
 	}
+	if want := []time.Duration{wait.DefaultMinInterval}; !slices.Equal(clock.Sleeps, want) {
+		t.Errorf("waited %v before the retry; want %v", clock.Sleeps, want)
+	}
+
+	// A role IAM never shows: the retries stop at the propagation timeout (two minutes) on that clock, and
+	// IAM's own error comes back.
+	f = &fakeIAM{neverPropagates: true}
+	clock = wait.NewStepClock(t0)
+	_, err = awsclient.EnsureRole(context.Background(), f, clock, "r", testTrust, "replication", testPolicy, nil)
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != "NoSuchEntity" || !strings.Contains(err.Error(), `putting inline policy "replication" on IAM role "r"`) {
+		t.Fatalf("EnsureRole on a role that never propagates = %v; want NoSuchEntity", err)
+	}
+	if gave := clock.Now().Sub(t0); gave != 2*time.Minute {
+		t.Errorf("gave up after %s on the clock (%d calls); want the 2m propagation timeout", gave, f.putCalls)
+	}
+	t.Logf("gave up after %d calls, %s on the clock", f.putCalls, clock.Now().Sub(t0))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // The operator's published policy (awsclient.OperatorPolicy) is enough, on moto with IAM enforcement on:
@@ -112,6 +113,8 @@ func (c enforcedClients) S3(_ context.Context, region string) (*s3.Client, error
 func (c enforcedClients) IAM(_ context.Context, region string) (*iam.Client, error) {
 	return iam.NewFromConfig(c.m.ConfigAs(region, c.creds)), nil
 }
+
+func (enforcedClients) Clock() wait.Clock { return wait.Real }
 
 // The archive's whole life under the published policy (with moto's own names of four S3 actions:
 // acctest.PolicyOnMoto), on moto with IAM enforcement (which checks S3 actions against bucket and object ARNs too): pgnvme_archive_bucket's create with a replica in another

@@ -85,7 +85,7 @@ func statusBucket(api S3API, bucket string) func(context.Context) (string, strin
 // Object Lock enabled when lock is not nil), sets the default Object Lock retention when lock is not nil, and
 // tags it. A bucket this account already owns in the same region counts as created, so an interrupted apply
 // re-runs safely; a name taken by another account, or owned by this account in another region, is an error.
-func CreateBucket(ctx context.Context, api S3API, bucket, region string, lock *archive.ObjectLock, tags map[string]string) error {
+func CreateBucket(ctx context.Context, api S3API, clock wait.Clock, bucket, region string, lock *archive.ObjectLock, tags map[string]string) error {
 	in := &s3.CreateBucketInput{Bucket: aws.String(bucket)}
 	if region != regionUSEast1 {
 		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{
@@ -95,7 +95,7 @@ func CreateBucket(ctx context.Context, api S3API, bucket, region string, lock *a
 	if lock != nil {
 		in.ObjectLockEnabledForBucket = aws.Bool(true)
 	}
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.CreateBucketOutput, error) {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.CreateBucketOutput, error) {
 		return api.CreateBucket(ctx, in)
 	}, errCodeOperationAborted) // S3: "A conflicting conditional operation is currently in progress" after a recent delete of the same name.
 	switch {
@@ -116,19 +116,19 @@ func CreateBucket(ctx context.Context, api S3API, bucket, region string, lock *a
 	}
 
 	if lock != nil {
-		if err := putObjectLockConfiguration(ctx, api, bucket, lock); err != nil {
+		if err := putObjectLockConfiguration(ctx, api, clock, bucket, lock); err != nil {
 			return err
 		}
 	}
 	if len(tags) > 0 {
-		if err := PutTags(ctx, api, bucket, tags); err != nil {
+		if err := PutTags(ctx, api, clock, bucket, tags); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func putObjectLockConfiguration(ctx context.Context, api S3API, bucket string, lock *archive.ObjectLock) error {
+func putObjectLockConfiguration(ctx context.Context, api S3API, clock wait.Clock, bucket string, lock *archive.ObjectLock) error {
 	in := &s3.PutObjectLockConfigurationInput{
 		Bucket: aws.String(bucket),
 		ObjectLockConfiguration: &s3types.ObjectLockConfiguration{
@@ -139,7 +139,7 @@ func putObjectLockConfiguration(ctx context.Context, api S3API, bucket string, l
 			}},
 		},
 	}
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutObjectLockConfigurationOutput, error) {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutObjectLockConfigurationOutput, error) {
 		return api.PutObjectLockConfiguration(ctx, in)
 	}, errCodeNoSuchBucket)
 	if err != nil {
@@ -148,14 +148,14 @@ func putObjectLockConfiguration(ctx context.Context, api S3API, bucket string, l
 	return nil
 }
 
-// WaitBucketExists waits until HeadBucket finds bucket, for at most timeout.
-func WaitBucketExists(ctx context.Context, api S3API, bucket string, timeout time.Duration) error {
-	return waitBucketCreated(ctx, api, bucket, timeout, wait.Real)
+// WaitBucketExists waits until HeadBucket finds bucket, for at most timeout on clock.
+func WaitBucketExists(ctx context.Context, api S3API, clock wait.Clock, bucket string, timeout time.Duration) error {
+	return waitBucketCreated(ctx, api, bucket, timeout, clock)
 }
 
-// WaitBucketDeleted waits until HeadBucket no longer finds bucket, for at most timeout.
-func WaitBucketDeleted(ctx context.Context, api S3API, bucket string, timeout time.Duration) error {
-	return waitBucketDeleted(ctx, api, bucket, timeout, wait.Real)
+// WaitBucketDeleted waits until HeadBucket no longer finds bucket, for at most timeout on clock.
+func WaitBucketDeleted(ctx context.Context, api S3API, clock wait.Clock, bucket string, timeout time.Duration) error {
+	return waitBucketDeleted(ctx, api, bucket, timeout, clock)
 }
 
 func waitBucketCreated(ctx context.Context, api S3API, bucket string, timeout time.Duration, clock wait.Clock) error {
@@ -223,9 +223,9 @@ func ReadTags(ctx context.Context, api S3API, bucket string) (map[string]string,
 }
 
 // PutTags replaces the bucket's tags with tags; no tags deletes the tag set.
-func PutTags(ctx context.Context, api S3API, bucket string, tags map[string]string) error {
+func PutTags(ctx context.Context, api S3API, clock wait.Clock, bucket string, tags map[string]string) error {
 	if len(tags) == 0 {
-		_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.DeleteBucketTaggingOutput, error) {
+		_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.DeleteBucketTaggingOutput, error) {
 			return api.DeleteBucketTagging(ctx, &s3.DeleteBucketTaggingInput{Bucket: aws.String(bucket)})
 		}, errCodeNoSuchBucket, errCodeOperationAborted)
 		if err != nil {
@@ -234,7 +234,7 @@ func PutTags(ctx context.Context, api S3API, bucket string, tags map[string]stri
 		return nil
 	}
 	in := &s3.PutBucketTaggingInput{Bucket: aws.String(bucket), Tagging: &s3types.Tagging{TagSet: s3Tags(tags)}}
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketTaggingOutput, error) {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketTaggingOutput, error) {
 		return api.PutBucketTagging(ctx, in)
 	}, errCodeNoSuchBucket, errCodeOperationAborted)
 	if err != nil {
@@ -245,8 +245,8 @@ func PutTags(ctx context.Context, api S3API, bucket string, tags map[string]stri
 
 // DeleteBucket deletes an empty bucket. A bucket that is already gone counts as deleted; a bucket that still
 // holds object versions or delete markers is ErrBucketNotEmpty (wrapped).
-func DeleteBucket(ctx context.Context, api S3API, bucket string) error {
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.DeleteBucketOutput, error) {
+func DeleteBucket(ctx context.Context, api S3API, clock wait.Clock, bucket string) error {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.DeleteBucketOutput, error) {
 		return api.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
 	}, errCodeOperationAborted)
 	switch {

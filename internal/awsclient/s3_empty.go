@@ -13,6 +13,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // BucketIsEmpty reports whether bucket holds no object version and no delete marker.
@@ -58,7 +59,7 @@ func (e *ObjectLockedError) Error() string {
 // With bypassGovernance it bypasses GOVERNANCE retention (the caller needs s3:BypassGovernanceRetention).
 // Objects S3 refuses to delete are reported together (at most a few spelled out); a refusal caused by Object
 // Lock is an *ObjectLockedError (find it with errors.As).
-func EmptyBucket(ctx context.Context, api S3API, bucket string, bypassGovernance bool) (int, error) {
+func EmptyBucket(ctx context.Context, api S3API, clock wait.Clock, bucket string, bypassGovernance bool) (int, error) {
 	deleted := 0
 	var failures []error
 	failed := 0
@@ -76,7 +77,7 @@ func EmptyBucket(ctx context.Context, api S3API, bucket string, bypassGovernance
 			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
 		}
 		for batch := range slices.Chunk(ids, deleteObjectsBatch) {
-			n, refused, details, err := deleteObjectBatch(ctx, api, bucket, batch, bypassGovernance, emptyBucketErrorLimit-len(failures))
+			n, refused, details, err := deleteObjectBatch(ctx, api, clock.Now(), bucket, batch, bypassGovernance, emptyBucketErrorLimit-len(failures))
 			deleted += n
 			if err != nil {
 				return deleted, err
@@ -98,7 +99,7 @@ func EmptyBucket(ctx context.Context, api S3API, bucket string, bypassGovernance
 // deleteObjectBatch deletes up to 1000 object versions. It returns how many S3 deleted, how many it refused,
 // an error for each of the first `detail` refusals (looking up each costs a HeadObject), and an error when the
 // whole call failed.
-func deleteObjectBatch(ctx context.Context, api S3API, bucket string, batch []s3types.ObjectIdentifier, bypass bool, detail int) (int, int, []error, error) {
+func deleteObjectBatch(ctx context.Context, api S3API, now time.Time, bucket string, batch []s3types.ObjectIdentifier, bypass bool, detail int) (int, int, []error, error) {
 	in := &s3.DeleteObjectsInput{
 		Bucket: aws.String(bucket),
 		Delete: &s3types.Delete{Objects: batch, Quiet: aws.Bool(false)},
@@ -125,23 +126,23 @@ func deleteObjectBatch(ctx context.Context, api S3API, bucket string, batch []s3
 		}
 		key, version := aws.ToString(e.Key), aws.ToString(e.VersionId)
 		if version == "" && len(unclaimed[key]) > 0 {
-			version = claimLockedVersion(ctx, api, bucket, key, unclaimed, bypass)
+			version = claimLockedVersion(ctx, api, now, bucket, key, unclaimed, bypass)
 		} else if vs := unclaimed[key]; len(vs) > 0 {
 			unclaimed[key] = slices.DeleteFunc(vs, func(v string) bool { return v == version })
 		}
-		errs = append(errs, objectDeleteError(ctx, api, bucket, key, version, e, bypass))
+		errs = append(errs, objectDeleteError(ctx, api, now, bucket, key, version, e, bypass))
 	}
 	return len(out.Deleted), len(out.Errors), errs, nil
 }
 
 // claimLockedVersion picks, among the versions of key sent in the batch and not yet matched to an error, the
 // one Object Lock protects (else the first), and removes it from unclaimed.
-func claimLockedVersion(ctx context.Context, api S3API, bucket, key string, unclaimed map[string][]string, bypass bool) string {
+func claimLockedVersion(ctx context.Context, api S3API, now time.Time, bucket, key string, unclaimed map[string][]string, bypass bool) string {
 	vs := unclaimed[key]
 	pick := 0
 	if len(vs) > 1 {
 		for i, v := range vs {
-			if _, _, locked, err := objectLock(ctx, api, bucket, key, v, bypass); err == nil && locked {
+			if _, _, locked, err := objectLock(ctx, api, now, bucket, key, v, bypass); err == nil && locked {
 				pick = i
 				break
 			}
@@ -154,7 +155,7 @@ func claimLockedVersion(ctx context.Context, api S3API, bucket, key string, uncl
 
 // objectLock reads what protects one object version (HeadObject: its retention mode and end, and its legal
 // hold; S3 shows them to callers with s3:GetObjectRetention and s3:GetObjectLegalHold).
-func objectLock(ctx context.Context, api S3API, bucket, key, version string, bypass bool) (mode, reason string, locked bool, err error) {
+func objectLock(ctx context.Context, api S3API, now time.Time, bucket, key, version string, bypass bool) (mode, reason string, locked bool, err error) {
 	in := &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
 	if version != "" {
 		in.VersionId = aws.String(version)
@@ -165,7 +166,7 @@ func objectLock(ctx context.Context, api S3API, bucket, key, version string, byp
 	}
 	var reasons []string
 	hold := out.ObjectLockLegalHoldStatus == s3types.ObjectLockLegalHoldStatusOn
-	retained := out.ObjectLockMode != "" && out.ObjectLockRetainUntilDate != nil && out.ObjectLockRetainUntilDate.After(time.Now())
+	retained := out.ObjectLockMode != "" && out.ObjectLockRetainUntilDate != nil && out.ObjectLockRetainUntilDate.After(now)
 	// With the bypass asked for, GOVERNANCE retention is the cause only when nothing else is (then the caller
 	// lacks s3:BypassGovernanceRetention).
 	if retained && (!bypass || out.ObjectLockMode != s3types.ObjectLockModeGovernance || !hold) {
@@ -180,10 +181,10 @@ func objectLock(ctx context.Context, api S3API, bucket, key, version string, byp
 
 // objectDeleteError turns one DeleteObjects error into an error: *ObjectLockedError when Object Lock is the
 // cause (known from the object's retention or legal hold, or from S3's message when those cannot be read).
-func objectDeleteError(ctx context.Context, api S3API, bucket, key, version string, e s3types.Error, bypass bool) error {
+func objectDeleteError(ctx context.Context, api S3API, now time.Time, bucket, key, version string, e s3types.Error, bypass bool) error {
 	code, msg := aws.ToString(e.Code), aws.ToString(e.Message)
 	if code == errCodeAccessDenied {
-		mode, reason, locked, err := objectLock(ctx, api, bucket, key, version, bypass)
+		mode, reason, locked, err := objectLock(ctx, api, now, bucket, key, version, bypass)
 		if err == nil && locked {
 			return &ObjectLockedError{Bucket: bucket, Key: key, VersionID: version, Mode: mode, Reason: reason}
 		}

@@ -9,6 +9,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // ApplyGuards makes the live bucket match g. The public access block and ownership controls go first (so the
@@ -16,8 +17,8 @@ import (
 // encryption, lifecycle, policy and replication. Zero values remove a configuration where S3 allows it:
 // no ownership, no encryption, no lifecycle rules, no policy, no replication. Versioning "" leaves versioning
 // as it is: S3 cannot return a bucket to "never versioned".
-func ApplyGuards(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
-	steps := []func(context.Context, S3API, string, archive.Guards) error{
+func ApplyGuards(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
+	steps := []func(context.Context, S3API, wait.Clock, string, archive.Guards) error{
 		applyPublicAccessBlock,
 		applyOwnership,
 		applyVersioning,
@@ -27,14 +28,14 @@ func ApplyGuards(ctx context.Context, api S3API, bucket string, g archive.Guards
 		applyReplication,
 	}
 	for _, step := range steps {
-		if err := step(ctx, api, bucket, g); err != nil {
+		if err := step(ctx, api, clock, bucket, g); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func applyPublicAccessBlock(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
+func applyPublicAccessBlock(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
 	p := g.PublicAccessBlock
 	in := &s3.PutPublicAccessBlockInput{
 		Bucket: aws.String(bucket),
@@ -45,7 +46,7 @@ func applyPublicAccessBlock(ctx context.Context, api S3API, bucket string, g arc
 			RestrictPublicBuckets: aws.Bool(p.RestrictPublicBuckets),
 		},
 	}
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutPublicAccessBlockOutput, error) {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutPublicAccessBlockOutput, error) {
 		return api.PutPublicAccessBlock(ctx, in)
 	}, errCodeNoSuchBucket, errCodeOperationAborted)
 	if err != nil {
@@ -54,7 +55,7 @@ func applyPublicAccessBlock(ctx context.Context, api S3API, bucket string, g arc
 	return nil
 }
 
-func applyOwnership(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
+func applyOwnership(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
 	if g.ObjectOwnership == "" {
 		_, err := api.DeleteBucketOwnershipControls(ctx, &s3.DeleteBucketOwnershipControlsInput{Bucket: aws.String(bucket)})
 		if err != nil && !errCodeEquals(err, errCodeOwnershipControlsNotFound) {
@@ -68,7 +69,7 @@ func applyOwnership(ctx context.Context, api S3API, bucket string, g archive.Gua
 			{ObjectOwnership: s3types.ObjectOwnership(g.ObjectOwnership)},
 		}},
 	}
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketOwnershipControlsOutput, error) {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketOwnershipControlsOutput, error) {
 		return api.PutBucketOwnershipControls(ctx, in)
 	}, errCodeNoSuchBucket, errCodeOperationAborted)
 	if err != nil {
@@ -77,7 +78,7 @@ func applyOwnership(ctx context.Context, api S3API, bucket string, g archive.Gua
 	return nil
 }
 
-func applyVersioning(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
+func applyVersioning(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
 	if g.Versioning == "" {
 		return nil
 	}
@@ -85,7 +86,7 @@ func applyVersioning(ctx context.Context, api S3API, bucket string, g archive.Gu
 		Bucket:                  aws.String(bucket),
 		VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatus(g.Versioning)},
 	}
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketVersioningOutput, error) {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketVersioningOutput, error) {
 		return api.PutBucketVersioning(ctx, in)
 	}, errCodeNoSuchBucket, errCodeOperationAborted)
 	if err != nil {
@@ -94,7 +95,7 @@ func applyVersioning(ctx context.Context, api S3API, bucket string, g archive.Gu
 	return nil
 }
 
-func applyEncryption(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
+func applyEncryption(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
 	e := g.Encryption
 	if e.Algorithm == "" {
 		// On AWS this returns the bucket to its default (SSE-S3): every bucket is encrypted since 2023.
@@ -115,7 +116,7 @@ func applyEncryption(ctx context.Context, api S3API, bucket string, g archive.Gu
 			BucketKeyEnabled:                   aws.Bool(e.BucketKey),
 		}}},
 	}
-	_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketEncryptionOutput, error) {
+	_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketEncryptionOutput, error) {
 		return api.PutBucketEncryption(ctx, in)
 	}, errCodeNoSuchBucket, errCodeOperationAborted)
 	if err != nil {
@@ -124,7 +125,7 @@ func applyEncryption(ctx context.Context, api S3API, bucket string, g archive.Gu
 	return nil
 }
 
-func applyPolicy(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
+func applyPolicy(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
 	if g.PolicyJSON == "" {
 		_, err := api.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String(bucket)})
 		if err != nil && !errCodeEquals(err, errCodeNoSuchBucketPolicy) {
@@ -135,7 +136,7 @@ func applyPolicy(ctx context.Context, api S3API, bucket string, g archive.Guards
 	in := &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(g.PolicyJSON)}
 	// Right after the bucket and its public access block, S3 may still answer OperationAborted (a conflicting
 	// change is in progress), NoSuchBucket, or MalformedPolicy while a principal propagates: retry those.
-	_, err := retryWhenCode(ctx, policyRaceTimeout, func(ctx context.Context) (*s3.PutBucketPolicyOutput, error) {
+	_, err := retryWhenCode(ctx, clock, policyRaceTimeout, func(ctx context.Context) (*s3.PutBucketPolicyOutput, error) {
 		return api.PutBucketPolicy(ctx, in)
 	}, errCodeOperationAborted, errCodeNoSuchBucket, errCodeMalformedPolicy)
 	if err != nil {

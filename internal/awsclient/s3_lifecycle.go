@@ -52,9 +52,9 @@ func lifecycleMatches(want, got []archive.LifecycleRule) bool {
 	})
 }
 
-func applyLifecycle(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
+func applyLifecycle(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
 	if len(g.Lifecycle) == 0 {
-		_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.DeleteBucketLifecycleOutput, error) {
+		_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.DeleteBucketLifecycleOutput, error) {
 			return api.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: aws.String(bucket)})
 		}, errCodeNoSuchBucket, errCodeOperationAborted)
 		if err != nil && !errCodeEquals(err, errCodeNoSuchLifecycleConfiguration) {
@@ -69,7 +69,7 @@ func applyLifecycle(ctx context.Context, api S3API, bucket string, g archive.Gua
 			Bucket:                 aws.String(bucket),
 			LifecycleConfiguration: &s3types.BucketLifecycleConfiguration{Rules: rules},
 		}
-		_, err := retryWhenCode(ctx, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketLifecycleConfigurationOutput, error) {
+		_, err := retryWhenCode(ctx, clock, bucketPropagationTimeout, func(ctx context.Context) (*s3.PutBucketLifecycleConfigurationOutput, error) {
 			return api.PutBucketLifecycleConfiguration(ctx, in)
 		}, errCodeNoSuchBucket, errCodeOperationAborted)
 		if err != nil {
@@ -77,7 +77,7 @@ func applyLifecycle(ctx context.Context, api S3API, bucket string, g archive.Gua
 		}
 	}
 	// S3 serves a new lifecycle configuration only after a while; wait, so the read after apply sees it.
-	return waitLifecyclePropagated(ctx, api, bucket, g.Lifecycle, lifecyclePropagationTimeout, wait.Real)
+	return waitLifecyclePropagated(ctx, api, bucket, g.Lifecycle, lifecyclePropagationTimeout, clock)
 }
 
 // States of a lifecycle configuration just written, as statusLifecycle reports them.

@@ -9,9 +9,10 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
-func applyReplication(ctx context.Context, api S3API, bucket string, g archive.Guards) error {
+func applyReplication(ctx context.Context, api S3API, clock wait.Clock, bucket string, g archive.Guards) error {
 	r := g.Replication
 	if r == nil {
 		_, err := api.DeleteBucketReplication(ctx, &s3.DeleteBucketReplicationInput{Bucket: aws.String(bucket)})
@@ -54,7 +55,7 @@ func applyReplication(ctx context.Context, api S3API, bucket string, g archive.G
 		},
 	}
 	// Versioning just enabled on the source or the replica may not be visible yet.
-	_, err := retryWhen(ctx, bucketPropagationTimeout, func(err error) bool {
+	_, err := retryWhen(ctx, clock, bucketPropagationTimeout, func(err error) bool {
 		return errCodeEquals(err, errCodeNoSuchBucket, errCodeOperationAborted) ||
 			errMessageContains(err, errCodeInvalidRequest, "Versioning must be 'Enabled'")
 	}, func(ctx context.Context) (*s3.PutBucketReplicationOutput, error) {

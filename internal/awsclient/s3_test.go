@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // startArchiveMoto starts moto on a free loopback port for the test (stopped by process group at the end)
@@ -92,7 +94,7 @@ func tlsDenyPolicy(bucket string) string {
 
 func mustCreate(t *testing.T, api awsclient.S3API, bucket, region string, lock *archive.ObjectLock) {
 	t.Helper()
-	if err := awsclient.CreateBucket(context.Background(), api, bucket, region, lock, nil); err != nil {
+	if err := awsclient.CreateBucket(context.Background(), api, wait.Real, bucket, region, lock, nil); err != nil {
 		t.Fatalf("CreateBucket(%s, %s): %v", bucket, region, err)
 	}
 }
@@ -107,10 +109,10 @@ func TestCreateBucket_moto(t *testing.T) {
 		t.Run(region, func(t *testing.T) {
 			api := motoS3(url, region, "")
 			bucket := "tf-acc-create-" + region
-			if err := awsclient.CreateBucket(ctx, api, bucket, region, nil, tags); err != nil {
+			if err := awsclient.CreateBucket(ctx, api, wait.Real, bucket, region, nil, tags); err != nil {
 				t.Fatalf("CreateBucket: %v", err)
 			}
-			if err := awsclient.WaitBucketExists(ctx, api, bucket, 10*time.Second); err != nil {
+			if err := awsclient.WaitBucketExists(ctx, api, wait.Real, bucket, 10*time.Second); err != nil {
 				t.Fatalf("WaitBucketExists: %v", err)
 			}
 			got, err := awsclient.FindBucket(ctx, api, bucket)
@@ -119,7 +121,7 @@ func TestCreateBucket_moto(t *testing.T) {
 			}
 			// An interrupted apply runs CreateBucket again: us-east-1 answers 200, other regions
 			// BucketAlreadyOwnedByYou. Both are success.
-			if err := awsclient.CreateBucket(ctx, api, bucket, region, nil, tags); err != nil {
+			if err := awsclient.CreateBucket(ctx, api, wait.Real, bucket, region, nil, tags); err != nil {
 				t.Fatalf("CreateBucket again (already owned): %v", err)
 			}
 			gotTags, err := awsclient.ReadTags(ctx, api, bucket)
@@ -143,14 +145,14 @@ func TestCreateBucket_moto(t *testing.T) {
 		if !errors.Is(err, awsclient.ErrBucketNotFound) {
 			t.Fatalf("FindBucket(missing) = %v; want ErrBucketNotFound", err)
 		}
-		err = awsclient.WaitBucketExists(ctx, api, "tf-acc-missing", 500*time.Millisecond)
+		err = awsclient.WaitBucketExists(ctx, api, wait.Real, "tf-acc-missing", 500*time.Millisecond)
 		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("WaitBucketExists(missing) = %v; want a deadline error", err)
 		}
 	})
 
 	t.Run("owned by this account in another region", func(t *testing.T) {
-		err := awsclient.CreateBucket(ctx, motoS3(url, "eu-west-1", ""), "tf-acc-create-us-east-1", "eu-west-1", nil, nil)
+		err := awsclient.CreateBucket(ctx, motoS3(url, "eu-west-1", ""), wait.Real, "tf-acc-create-us-east-1", "eu-west-1", nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "already owns a bucket of that name in us-east-1") {
 			t.Fatalf("CreateBucket over our us-east-1 bucket from eu-west-1 = %v; want the region clash", err)
 		}
@@ -159,7 +161,7 @@ func TestCreateBucket_moto(t *testing.T) {
 	t.Run("taken by another account", func(t *testing.T) {
 		other := motoS3(url, "eu-west-1", "111111111111")
 		mustCreate(t, other, "tf-acc-taken", "eu-west-1", nil)
-		err := awsclient.CreateBucket(ctx, motoS3(url, "eu-west-1", ""), "tf-acc-taken", "eu-west-1", nil, nil)
+		err := awsclient.CreateBucket(ctx, motoS3(url, "eu-west-1", ""), wait.Real, "tf-acc-taken", "eu-west-1", nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "already taken by another AWS account") {
 			t.Fatalf("CreateBucket(taken) = %v; want the name-taken error", err)
 		}
@@ -243,12 +245,12 @@ func TestGuards_moto(t *testing.T) {
 	// The replica first: replication needs somewhere versioned to go.
 	mustCreate(t, rapi, replica, "us-west-2", nil)
 	replicaGuards := fullGuards(replica, replicaKey, nil)
-	if err := awsclient.ApplyGuards(ctx, rapi, replica, replicaGuards); err != nil {
+	if err := awsclient.ApplyGuards(ctx, rapi, wait.Real, replica, replicaGuards); err != nil {
 		t.Fatalf("ApplyGuards(replica): %v", err)
 	}
 	checkGuards(t, readGuards(t, rapi, replica), replicaGuards)
 
-	roleARN, err := awsclient.EnsureRole(ctx, motoIAM(url), "tf-acc-archive-replication",
+	roleARN, err := awsclient.EnsureRole(ctx, motoIAM(url), wait.Real, "tf-acc-archive-replication",
 		`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"s3.amazonaws.com"},"Action":"sts:AssumeRole"}]}`,
 		"replication",
 		`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:ReplicateObject","s3:ReplicateDelete"],"Resource":"arn:aws:s3:::tf-acc-archive-replica/*"}]}`,
@@ -270,7 +272,7 @@ func TestGuards_moto(t *testing.T) {
 		ReplicaKMSKeyARN:     replicaKey,
 		DeleteMarkers:        true,
 	})
-	if err := awsclient.ApplyGuards(ctx, api, bucket, want); err != nil {
+	if err := awsclient.ApplyGuards(ctx, api, wait.Real, bucket, want); err != nil {
 		t.Fatalf("ApplyGuards: %v", err)
 	}
 	// moto stores the replication rule's ID, status, priority and destination (with its storage class and
@@ -282,14 +284,14 @@ func TestGuards_moto(t *testing.T) {
 	onMoto.Replication = &motoRep
 	checkGuards(t, readGuards(t, api, bucket), onMoto)
 	// Applying the same guards again changes nothing.
-	if err := awsclient.ApplyGuards(ctx, api, bucket, want); err != nil {
+	if err := awsclient.ApplyGuards(ctx, api, wait.Real, bucket, want); err != nil {
 		t.Fatalf("ApplyGuards again: %v", err)
 	}
 	checkGuards(t, readGuards(t, api, bucket), onMoto)
 
 	t.Run("replication as written", func(t *testing.T) {
 		keeper := &replicationKeeper{Client: api}
-		if err := awsclient.ApplyGuards(ctx, keeper, bucket, want); err != nil {
+		if err := awsclient.ApplyGuards(ctx, keeper, wait.Real, bucket, want); err != nil {
 			t.Fatalf("ApplyGuards: %v", err)
 		}
 		wantRule := s3types.ReplicationRule{
@@ -414,7 +416,7 @@ func TestGuards_moto(t *testing.T) {
 			d.expect(&drifted)
 			checkGuards(t, readGuards(t, api, bucket), drifted)
 
-			if err := awsclient.ApplyGuards(ctx, api, bucket, want); err != nil {
+			if err := awsclient.ApplyGuards(ctx, api, wait.Real, bucket, want); err != nil {
 				t.Fatalf("ApplyGuards (repair): %v", err)
 			}
 			checkGuards(t, readGuards(t, api, bucket), onMoto)
@@ -423,7 +425,7 @@ func TestGuards_moto(t *testing.T) {
 
 	t.Run("zero guards remove what can be removed", func(t *testing.T) {
 		// Versioning "" leaves versioning alone; the public access block is written all false.
-		if err := awsclient.ApplyGuards(ctx, api, bucket, archive.Guards{}); err != nil {
+		if err := awsclient.ApplyGuards(ctx, api, wait.Real, bucket, archive.Guards{}); err != nil {
 			t.Fatalf("ApplyGuards(zero): %v", err)
 		}
 		checkGuards(t, readGuards(t, api, bucket), archive.Guards{Versioning: "Enabled"})
@@ -477,7 +479,7 @@ func TestTags_moto(t *testing.T) {
 		{"env": "prod", "cost-center": "db"},
 		{},
 	} {
-		if err := awsclient.PutTags(ctx, api, bucket, tags); err != nil {
+		if err := awsclient.PutTags(ctx, api, wait.Real, bucket, tags); err != nil {
 			t.Fatalf("PutTags(%v): %v", tags, err)
 		}
 		got, err := awsclient.ReadTags(ctx, api, bucket)
@@ -522,7 +524,7 @@ func TestEmptyAndDeleteBucket_moto(t *testing.T) {
 	g := fullGuards(bucket, "", nil)
 	g.Encryption = archive.Encryption{Algorithm: archive.SSEAES256}
 	g.PolicyJSON = ""
-	if err := awsclient.ApplyGuards(ctx, api, bucket, g); err != nil {
+	if err := awsclient.ApplyGuards(ctx, api, wait.Real, bucket, g); err != nil {
 		t.Fatalf("ApplyGuards: %v", err)
 	}
 	if !isEmpty(t, api, bucket) {
@@ -539,32 +541,32 @@ func TestEmptyAndDeleteBucket_moto(t *testing.T) {
 		t.Fatal("BucketIsEmpty = true with two versions and a delete marker")
 	}
 
-	err := awsclient.DeleteBucket(ctx, api, bucket)
+	err := awsclient.DeleteBucket(ctx, api, wait.Real, bucket)
 	if !errors.Is(err, awsclient.ErrBucketNotEmpty) || !strings.Contains(err.Error(), "object versions or delete markers") {
 		t.Fatalf("DeleteBucket(non-empty) = %v; want ErrBucketNotEmpty with an explanation", err)
 	}
 
-	n, err := awsclient.EmptyBucket(ctx, api, bucket, false)
+	n, err := awsclient.EmptyBucket(ctx, api, wait.Real, bucket, false)
 	if err != nil || n != 3 {
 		t.Fatalf("EmptyBucket = %d, %v; want 3 (two versions and a delete marker)", n, err)
 	}
 	if !isEmpty(t, api, bucket) {
 		t.Fatal("BucketIsEmpty = false after EmptyBucket")
 	}
-	if n, err := awsclient.EmptyBucket(ctx, api, bucket, false); err != nil || n != 0 {
+	if n, err := awsclient.EmptyBucket(ctx, api, wait.Real, bucket, false); err != nil || n != 0 {
 		t.Fatalf("EmptyBucket(empty) = %d, %v; want 0", n, err)
 	}
 
-	if err := awsclient.DeleteBucket(ctx, api, bucket); err != nil {
+	if err := awsclient.DeleteBucket(ctx, api, wait.Real, bucket); err != nil {
 		t.Fatalf("DeleteBucket: %v", err)
 	}
-	if err := awsclient.WaitBucketDeleted(ctx, api, bucket, 10*time.Second); err != nil {
+	if err := awsclient.WaitBucketDeleted(ctx, api, wait.Real, bucket, 10*time.Second); err != nil {
 		t.Fatalf("WaitBucketDeleted: %v", err)
 	}
 	if _, err := awsclient.FindBucket(ctx, api, bucket); !errors.Is(err, awsclient.ErrBucketNotFound) {
 		t.Fatalf("FindBucket(deleted) = %v; want ErrBucketNotFound", err)
 	}
-	if err := awsclient.DeleteBucket(ctx, api, bucket); err != nil {
+	if err := awsclient.DeleteBucket(ctx, api, wait.Real, bucket); err != nil {
 		t.Fatalf("DeleteBucket(already gone) = %v; want success", err)
 	}
 	if _, err := awsclient.BucketIsEmpty(ctx, api, bucket); !errors.Is(err, awsclient.ErrBucketNotFound) {
@@ -601,7 +603,7 @@ func TestObjectLock_moto(t *testing.T) {
 		version := putObject(t, api, bucket, "basebackups_005/base_000000010000000000000002/metadata.json", "{}")
 
 		// Bypassing governance does not help against COMPLIANCE: moto refuses the delete (AccessDenied).
-		n, err := awsclient.EmptyBucket(ctx, api, bucket, true)
+		n, err := awsclient.EmptyBucket(ctx, api, wait.Real, bucket, true)
 		var locked *awsclient.ObjectLockedError
 		if !errors.As(err, &locked) {
 			t.Fatalf("EmptyBucket(COMPLIANCE) = %d, %v; want an *ObjectLockedError", n, err)
@@ -623,7 +625,7 @@ func TestObjectLock_moto(t *testing.T) {
 		mustCreate(t, api, bucket, "eu-west-1", &archive.ObjectLock{Mode: archive.LockGovernance, Days: 3})
 		version := putObject(t, api, bucket, "wal_005/000000010000000000000003", "wal")
 
-		_, err := awsclient.EmptyBucket(ctx, api, bucket, false)
+		_, err := awsclient.EmptyBucket(ctx, api, wait.Real, bucket, false)
 		var locked *awsclient.ObjectLockedError
 		if !errors.As(err, &locked) || locked.Mode != archive.LockGovernance || locked.VersionID != version {
 			t.Fatalf("EmptyBucket(GOVERNANCE, no bypass) = %v; want *ObjectLockedError for version %s", err, version)
@@ -632,7 +634,7 @@ func TestObjectLock_moto(t *testing.T) {
 			t.Errorf("error does not say how to bypass GOVERNANCE: %v", err)
 		}
 
-		n, err := awsclient.EmptyBucket(ctx, api, bucket, true)
+		n, err := awsclient.EmptyBucket(ctx, api, wait.Real, bucket, true)
 		if err != nil || n != 1 {
 			t.Fatalf("EmptyBucket(GOVERNANCE, bypass) = %d, %v; want 1", n, err)
 		}
@@ -650,7 +652,7 @@ func TestObjectLock_moto(t *testing.T) {
 			LegalHold: &s3types.ObjectLockLegalHold{Status: s3types.ObjectLockLegalHoldStatusOn}, ChecksumAlgorithm: s3types.ChecksumAlgorithmCrc32}); err != nil {
 			t.Fatalf("PutObjectLegalHold: %v", err)
 		}
-		n, err := awsclient.EmptyBucket(ctx, api, bucket, true)
+		n, err := awsclient.EmptyBucket(ctx, api, wait.Real, bucket, true)
 		var locked *awsclient.ObjectLockedError
 		if !errors.As(err, &locked) || locked.Key != "held" || locked.Reason != "legal hold" || n != 1 {
 			t.Fatalf("EmptyBucket(legal hold) = %d, %v; want 1 deleted and *ObjectLockedError for the held object", n, err)
@@ -768,7 +770,7 @@ func TestEmptyBucket_fake(t *testing.T) {
 		f := newFake()
 		// A page of 1500 entries needs two DeleteObjects calls.
 		f.pageSize = 1500
-		n, err := awsclient.EmptyBucket(context.Background(), f, "b", true)
+		n, err := awsclient.EmptyBucket(context.Background(), f, wait.Real, "b", true)
 		if err != nil || n != 2352 {
 			t.Fatalf("EmptyBucket = %d, %v; want 2352", n, err)
 		}
@@ -787,16 +789,23 @@ func TestEmptyBucket_fake(t *testing.T) {
 		}
 	})
 
-	t.Run("locked version named by S3", func(t *testing.T) {
+	// The retention of wal/00042 ends 48 hours after now, on the clock EmptyBucket is given.
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	until := now.Add(48 * time.Hour)
+	lockedFake := func() *fakeS3 {
 		f := newFake()
 		f.retentionOK = true
-		until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
 		f.retention = map[string]*s3types.ObjectLockRetention{"wal/00042": {Mode: s3types.ObjectLockRetentionModeCompliance, RetainUntilDate: &until}}
 		f.deleteErr = map[string]s3types.Error{
 			"wal/00042": {Key: aws.String("wal/00042"), VersionId: aws.String("v42"), Code: aws.String("AccessDenied"), Message: aws.String("Access Denied because object protected by object lock.")},
 			"wal/00043": {Key: aws.String("wal/00043"), VersionId: aws.String("v43"), Code: aws.String("InternalError"), Message: aws.String("We encountered an internal error.")},
 		}
-		n, err := awsclient.EmptyBucket(context.Background(), f, "b", false)
+		return f
+	}
+
+	t.Run("locked version named by S3", func(t *testing.T) {
+		f := lockedFake()
+		n, err := awsclient.EmptyBucket(context.Background(), f, wait.NewStepClock(now), "b", false)
 		if n != 2350 || err == nil {
 			t.Fatalf("EmptyBucket = %d, %v; want 2350 and an error", n, err)
 		}
@@ -816,13 +825,28 @@ func TestEmptyBucket_fake(t *testing.T) {
 		}
 	})
 
+	t.Run("retention ended by the clock's now: not named as the cause", func(t *testing.T) {
+		// The same refusal read a second after the retention ends: the object's retention no longer explains
+		// it, so only S3's own message says Object Lock (as for an object whose retention cannot be read).
+		f := lockedFake()
+		_, err := awsclient.EmptyBucket(context.Background(), f, wait.NewStepClock(until.Add(time.Second)), "b", false)
+		var locked *awsclient.ObjectLockedError
+		if !errors.As(err, &locked) {
+			t.Fatalf("error is not an *ObjectLockedError: %v", err)
+		}
+		want := &awsclient.ObjectLockedError{Bucket: "b", Key: "wal/00042", VersionID: "v42", Reason: "Access Denied because object protected by object lock."}
+		if !reflect.DeepEqual(locked, want) {
+			t.Errorf("ObjectLockedError = %+v; want %+v", locked, want)
+		}
+	})
+
 	t.Run("retention unreadable, S3 message names Object Lock", func(t *testing.T) {
 		f := newFake()
 		f.deleteErr = map[string]s3types.Error{
 			"wal/00001": {Key: aws.String("wal/00001"), VersionId: aws.String("v1"), Code: aws.String("AccessDenied"), Message: aws.String("Access Denied because object protected by object lock.")},
 			"wal/00002": {Key: aws.String("wal/00002"), VersionId: aws.String("v2"), Code: aws.String("AccessDenied"), Message: aws.String("Access Denied")},
 		}
-		_, err := awsclient.EmptyBucket(context.Background(), f, "b", false)
+		_, err := awsclient.EmptyBucket(context.Background(), f, wait.Real, "b", false)
 		var locked *awsclient.ObjectLockedError
 		if !errors.As(err, &locked) || locked.Key != "wal/00001" || locked.Mode != "" {
 			t.Fatalf("EmptyBucket = %v; want *ObjectLockedError for wal/00001 with no mode", err)
@@ -839,7 +863,7 @@ func TestEmptyBucket_fake(t *testing.T) {
 			k := fmt.Sprintf("wal/%05d", i)
 			f.deleteErr[k] = s3types.Error{Key: aws.String(k), VersionId: aws.String(fmt.Sprintf("v%d", i)), Code: aws.String("InternalError"), Message: aws.String("boom")}
 		}
-		_, err := awsclient.EmptyBucket(context.Background(), f, "b", false)
+		_, err := awsclient.EmptyBucket(context.Background(), f, wait.Real, "b", false)
 		if err == nil || !strings.Contains(err.Error(), "25 could not be deleted (the first 10 shown)") || strings.Count(err.Error(), "boom") != 10 {
 			t.Fatalf("EmptyBucket = %v; want 25 failures, 10 spelled out", err)
 		}
@@ -940,18 +964,38 @@ func TestApplyGuards_policyRetry_fake(t *testing.T) {
 	t.Parallel()
 	aborted := &smithy.GenericAPIError{Code: "OperationAborted", Message: "A conflicting conditional operation is currently in progress against this resource. Please try again."}
 
+	// The retries wait on the clock given, which advances at once: no real time passes.
 	f := &fakeS3{policyErrs: []error{aborted, aborted}}
-	if err := awsclient.ApplyGuards(context.Background(), f, "b", archive.Guards{PolicyJSON: "{}"}); err != nil {
+	clock := wait.NewStepClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	if err := awsclient.ApplyGuards(context.Background(), f, clock, "b", archive.Guards{PolicyJSON: "{}"}); err != nil {
 		t.Fatalf("ApplyGuards with a policy racing another change = %v; want success after retries", err)
 	}
 	if f.policyCalls != 3 {
 		t.Errorf("PutBucketPolicy calls = %d; want 3 (two OperationAborted, then success)", f.policyCalls)
 	}
+	if want := []time.Duration{wait.DefaultMinInterval, 2 * wait.DefaultMinInterval}; !slices.Equal(clock.Sleeps, want) {
+		t.Errorf("waited %v between the calls; want %v", clock.Sleeps, want)
+	}
+
+	// A race that outlasts the policy's retry budget ends with S3's last error, as it came.
+	f = &fakeS3{policyErrs: slices.Repeat([]error{aborted}, 1000)}
+	clock = wait.NewStepClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	err := awsclient.ApplyGuards(context.Background(), f, clock, "b", archive.Guards{PolicyJSON: "{}"})
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != "OperationAborted" || f.policyCalls < 3 || f.policyCalls >= 1000 {
+		t.Fatalf("ApplyGuards with a race that never ends = %v after %d calls; want OperationAborted after a few", err, f.policyCalls)
+	}
+	var slept time.Duration
+	for _, d := range clock.Sleeps {
+		slept += d
+	}
+	t.Logf("gave up after %d calls and %s on the clock", f.policyCalls, slept)
 
 	// Other errors are not retried.
 	f = &fakeS3{policyErrs: []error{errFakeDenied}}
-	err := awsclient.ApplyGuards(context.Background(), f, "b", archive.Guards{PolicyJSON: "{}"})
-	if err == nil || !strings.Contains(err.Error(), `putting the policy of S3 bucket "b"`) || f.policyCalls != 1 {
-		t.Fatalf("ApplyGuards with AccessDenied = %v after %d calls; want the error after one call", err, f.policyCalls)
+	clock = wait.NewStepClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	err = awsclient.ApplyGuards(context.Background(), f, clock, "b", archive.Guards{PolicyJSON: "{}"})
+	if err == nil || !strings.Contains(err.Error(), `putting the policy of S3 bucket "b"`) || f.policyCalls != 1 || len(clock.Sleeps) != 0 {
+		t.Fatalf("ApplyGuards with AccessDenied = %v after %d calls and waits %v; want the error after one call, no wait", err, f.policyCalls, clock.Sleeps)
 	}
 }

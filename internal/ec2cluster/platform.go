@@ -71,7 +71,7 @@ func NewPlatform(clients *awsclient.Clients) *Platform {
 		defaultTags: clients.Config().DefaultTags,
 		timeouts:    DefaultTimeouts,
 		poll:        2 * time.Second,
-		clock:       wait.Real,
+		clock:       clients.Clock(),
 	}
 }
 

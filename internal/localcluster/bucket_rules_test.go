@@ -18,6 +18,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localcluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // TestPlanChecksArchiveBucket: a local cluster whose pgBackRest repository is in S3 (moto behind TLS, as
@@ -42,7 +43,7 @@ func TestPlanChecksArchiveBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	for bucket, lock := range map[string]*archive.ObjectLock{"tf-acc-locked": {Mode: archive.LockGovernance, Days: 30}, "tf-acc-expiring": nil, "tf-acc-plain": nil} {
-		if err := awsclient.CreateBucket(ctx, api, bucket, "eu-west-1", lock, nil); err != nil {
+		if err := awsclient.CreateBucket(ctx, api, wait.Real, bucket, "eu-west-1", lock, nil); err != nil {
 			t.Fatalf("creating %s through the repository's endpoint: %v", bucket, err)
 		}
 	}
