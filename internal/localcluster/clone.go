@@ -128,7 +128,7 @@ func (m *Manager) restoreClone(ctx context.Context, s Spec, major int, mb Member
 			err = errors.Join(err, m.engine.Destroy(context.WithoutCancel(ctx), n))
 		}
 	}()
-	start := time.Now()
+	start := m.waitClock().Now()
 	tflog.Info(ctx, "restoring the primary from another archive", map[string]any{"node": mb.Name, "from": src.Plan.From.String(),
 		"backup": src.Plan.Backup.Label, "target": src.Plan.Target.String()})
 	if err := m.recoverFrom(ctx, s, mb, r.Parameters, conf, src.Stanza, restoreArgs(src.Plan)...); err != nil {
@@ -157,7 +157,7 @@ func (m *Manager) endRestore(ctx context.Context, mb Member, p cluster.RestorePl
 		return cluster.RestoreResult{}, err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	res, err := recoveryResult(ctx, conn, p, start)
+	res, err := recoveryResult(ctx, conn, p, start, m.waitClock())
 	if err != nil {
 		return cluster.RestoreResult{}, err
 	}

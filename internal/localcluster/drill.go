@@ -17,6 +17,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Drill is a restore drill: a backup of an archive restored, as a restore of a cluster would, into a
@@ -128,7 +129,7 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 	r.Parameters["archive_mode"] = "off"
 	delete(r.Parameters, "archive_command")
 	delete(r.Parameters, "restore_command")
-	start := time.Now()
+	start := m.waitClock().Now()
 	tflog.Info(ctx, "restore drill: restoring into a scratch node", map[string]any{"from": from.String(), "backup": plan.Backup.Label, "target": plan.Target.String(), "dir": dir})
 	hole := ""
 	if h.Hole != "" {
@@ -142,7 +143,7 @@ func (m *Manager) RunDrill(ctx context.Context, root []string, d Drill) (out Dri
 		return out, err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if out.Restored, err = recoveryResult(ctx, conn, plan, start); err != nil {
+	if out.Restored, err = recoveryResult(ctx, conn, plan, start, m.waitClock()); err != nil {
 		return out, err
 	}
 	if d.CheckSQL != "" {
@@ -182,13 +183,14 @@ func judgeDrill(verified bool, checked string, h archive.Health, plan cluster.Re
 }
 
 // recoveryResult is what a restore planned as p, started at start, did: where the recovery of the server
-// behind conn stopped (pgclient.RecoveryEnd, read before it restarts), with the plan's backup and target.
-func recoveryResult(ctx context.Context, conn *pgclient.Conn, p cluster.RestorePlan, start time.Time) (cluster.RestoreResult, error) {
+// behind conn stopped (pgclient.RecoveryEnd, read before it restarts), with the plan's backup and target,
+// and when it finished on clock (the restore's start read from the same clock).
+func recoveryResult(ctx context.Context, conn *pgclient.Conn, p cluster.RestorePlan, start time.Time, clock wait.Clock) (cluster.RestoreResult, error) {
 	end, err := conn.RecoveryEnd(ctx)
 	if err != nil {
 		return cluster.RestoreResult{}, err
 	}
-	now := time.Now()
+	now := clock.Now()
 	res := p.Planned()
 	res.ReachedLSN, res.ReachedTime, res.Timeline = end.ReplayLSN, end.ReplayTime, end.Timeline
 	res.Seconds, res.FinishedAt = now.Sub(start).Round(time.Millisecond).Seconds(), now.UTC().Truncate(time.Second)

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -115,12 +114,12 @@ func (m *Manager) ArchiveHistory(ctx context.Context, s Spec) (archive.History, 
 
 // ArchiveHealth reads s's archive (`pgbackrest info` for its backups, `pgbackrest repo-ls` for every WAL
 // file and when it was written) and its running primary (the segment it writes), and judges them
-// (archive.Assess). nil without pgBackRest or for a location pgnvme cannot name.
+// (archive.Assess) at the Manager's clock's now. nil without pgBackRest or for a location pgnvme cannot name.
 func (m *Manager) ArchiveHealth(ctx context.Context, s Spec, st []Status) (*archive.Health, error) {
 	if !s.hasPgBackRest() {
 		return nil, nil
 	}
-	r := archive.Reading{Tool: archive.ToolPgBackRest, ArchiveTimeout: bootstrap.ArchiveTimeout(s.Parameters), BackupEvery: s.Archive.BackupPolicy().Interval(time.Now())}
+	r := archive.Reading{Tool: archive.ToolPgBackRest, ArchiveTimeout: bootstrap.ArchiveTimeout(s.Parameters), BackupEvery: s.Archive.BackupPolicy().Interval(m.waitClock().Now())}
 	return m.readHealth(ctx, s.Archive.PgBackRestOptions, s.stanza(), r, st)
 }
 
@@ -169,7 +168,7 @@ func (m *Manager) readHealth(ctx context.Context, opts map[string]string, stanza
 		}
 		r.Current = archive.SegmentName(uint32(pos.Timeline), lsn)
 	}
-	h := archive.Assess(r, time.Now())
+	h := archive.Assess(r, m.waitClock().Now())
 	return &h, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -30,10 +29,10 @@ func primaryOf(st []Status) string {
 	return found[0]
 }
 
-// prepareTLS decides what the apply does with ls's TLS (planTLS, st the members as observed) and writes
-// the certificates it makes or renews.
+// prepareTLS decides what the apply does with ls's TLS (planTLS, st the members as observed) at the
+// Manager's clock's now and writes the certificates it makes or renews.
 func (m *Manager) prepareTLS(ls Spec, st []Status) (tlsPlan, error) {
-	now := time.Now()
+	now := m.waitClock().Now()
 	p, err := m.planTLS(ls, ls.tlsDiffer, primaryOf(st), now)
 	if err != nil {
 		return p, fmt.Errorf("planning the cluster's TLS: %w", err)
@@ -45,7 +44,8 @@ func (m *Manager) prepareTLS(ls Spec, st []Status) (tlsPlan, error) {
 }
 
 // planTLSInto adds to out what the apply does with ls's TLS (its lines after the repairs, for a cluster
-// that exists) and the certificates as they will be; observed are the members as Plan read them.
+// that exists, decided at the Manager's clock's now) and the certificates as they will be; observed are the
+// members as Plan read them.
 func (m *Manager) planTLSInto(out *cluster.Plan, ls Spec, exists bool, observed []Status) error {
 	if ls.TLS == nil && len(ls.tlsDiffer) == 0 {
 		return nil
@@ -53,7 +53,7 @@ func (m *Manager) planTLSInto(out *cluster.Plan, ls Spec, exists bool, observed 
 	tp := tlsPlan{NewCA: true} // a create, resumed or not, may make every certificate
 	if exists {
 		var err error
-		if tp, err = m.planTLS(ls, ls.tlsDiffer, primaryOf(observed), time.Now()); err != nil {
+		if tp, err = m.planTLS(ls, ls.tlsDiffer, primaryOf(observed), m.waitClock().Now()); err != nil {
 			return fmt.Errorf("planning the cluster's TLS: %w", err)
 		}
 		if lines := tp.lines(); len(lines) > 0 {

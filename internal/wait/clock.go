@@ -23,6 +23,13 @@ func (c *StepClock) Now() time.Time {
 	return c.now
 }
 
+// Set moves the clock to t (either way), so that a test decides at a chosen instant.
+func (c *StepClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
 // After advances the clock by d and returns a channel that has already fired.
 func (c *StepClock) After(d time.Duration) <-chan time.Time {
 	c.mu.Lock()
