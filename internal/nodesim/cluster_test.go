@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/patroni"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/capacity"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/patroniapi"
@@ -54,7 +55,7 @@ func startCluster(t *testing.T, s *nodesim.Sim, opts nodesim.ClusterOptions) (*n
 		t.Fatalf("%v\n%s", err, c.Logs(30))
 	}
 	booted := time.Since(began)
-	st := waitStatus(t, c, "a leader and quorum standbys", 3*time.Minute, quorumOf(len(c.Nodes)))
+	st := waitStatus(t, c, "a leader and quorum standbys", 3*time.Minute, patroni.QuorumOf(len(c.Nodes)))
 	t.Logf("%d nodes: cloud-init done after %.1f s, leader and quorum standbys after %.1f s: %s",
 		len(c.Nodes), booted.Seconds(), time.Since(began).Seconds(), st)
 	return c, st
@@ -64,43 +65,11 @@ func startCluster(t *testing.T, s *nodesim.Sim, opts nodesim.ClusterOptions) (*n
 // does not within timeout.
 func waitStatus(t *testing.T, c *nodesim.Cluster, what string, timeout time.Duration, cond func(nodesim.Status) error) nodesim.Status {
 	t.Helper()
-	var last nodesim.Status
-	err := wait.Until(context.Background(), what, timeout, 250*time.Millisecond, nil, func(ctx context.Context) (bool, error) {
-		s, err := c.Status(ctx)
-		if err != nil {
-			return false, wait.NotYet(err)
-		}
-		last = s
-		if err := cond(s); err != nil {
-			return false, wait.NotYet(fmt.Errorf("%w; /cluster %s", err, s))
-		}
-		return true, nil
-	})
+	last, err := patroni.PollStatus(what, timeout, 250*time.Millisecond, c.Status, cond)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, c.Logs(25))
 	}
 	return last
-}
-
-// quorumOf is a wait condition: n members, a running leader and every other one a streaming quorum standby.
-func quorumOf(n int) func(nodesim.Status) error {
-	return func(s nodesim.Status) error {
-		if len(s.Members) != n {
-			return fmt.Errorf("%d members, want %d", len(s.Members), n)
-		}
-		for _, m := range s.Members {
-			switch {
-			case m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning:
-			case m.Role == patroniapi.RoleQuorumStandby && m.State == patroniapi.StateStreaming:
-			default:
-				return fmt.Errorf("%s is %s/%s", m.Name, m.Role, m.State)
-			}
-		}
-		if _, ok := s.Leader(); !ok {
-			return errors.New("no leader")
-		}
-		return nil
-	}
 }
 
 // query runs sql on n and fails the test with n's logs when it fails.
@@ -280,7 +249,7 @@ func waitRejoined(t *testing.T, c *nodesim.Cluster, leader, n *nodesim.Node, sin
 		if err != nil {
 			return false, wait.NotYet(err)
 		}
-		if err := quorumOf(len(c.Nodes))(s); err != nil {
+		if err := patroni.QuorumOf(len(c.Nodes))(s); err != nil {
 			return false, wait.NotYet(err)
 		}
 		return true, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/patroni"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
@@ -49,7 +50,7 @@ func TestCluster_failover(t *testing.T) {
 		}
 		at := w.waitAckedAfter(t, killed, 20, c)
 		failovers = append(failovers, at.Sub(killed))
-		st = waitStatus(t, c, "every node back after the kill", 3*time.Minute, quorumOf(3))
+		st = waitStatus(t, c, "every node back after the kill", 3*time.Minute, patroni.QuorumOf(3))
 		nl, _ := st.Leader()
 		t.Logf("round %d: SIGKILL to Patroni and PostgreSQL of leader %s; commits acknowledged again after %.1f s; leader now %s: %s",
 			round, leader.Name, at.Sub(killed).Seconds(), nl.Name, st)
@@ -84,7 +85,7 @@ func TestCluster_failover(t *testing.T) {
 	t.Logf("%s rebooted with its disk: a quorum standby of %s again after %.1f s", old.Name, nl.Name, time.Since(rebooted).Seconds())
 
 	acked, uncertain := w.stop(t)
-	st = waitStatus(t, c, "a leader", time.Minute, quorumOf(3))
+	st = waitStatus(t, c, "a leader", time.Minute, patroni.QuorumOf(3))
 	lm, _ = st.Leader()
 	leader := c.Node(lm.Name)
 	checkAcked(t, c, leader, acked, uncertain)
@@ -140,7 +141,7 @@ func TestCluster_failover(t *testing.T) {
 			t.Fatalf("%v\n%s", err, n.Logs(30))
 		}
 	}
-	st = waitStatus(t, c, "the cluster to be whole again", 3*time.Minute, quorumOf(3))
+	st = waitStatus(t, c, "the cluster to be whole again", 3*time.Minute, patroni.QuorumOf(3))
 	lm, _ = st.Leader()
 	checkAcked(t, c, c.Node(lm.Name), acked, uncertain)
 	t.Logf("both machines back (same disks): leader and quorum standbys again after %.1f s: %s", time.Since(back).Seconds(), st)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
@@ -220,15 +221,5 @@ func logFile(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }
 
-// tail is the last lines of the file at path.
-func tail(path string, lines int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}
+// tail is the last lines of the file at path (localnode.TailFile).
+func tail(path string, lines int) string { return localnode.TailFile(path, lines) }

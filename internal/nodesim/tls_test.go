@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/acctest/patroni"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/nodesim"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
@@ -144,7 +145,7 @@ func TestCluster_tls(t *testing.T) {
 	if now := query(t, c, standby, "SELECT pg_postmaster_start_time()::text"); now != started {
 		t.Fatalf("%s's PostgreSQL restarted for the renewal: started %s, now %s", standby.Name, started, now)
 	}
-	waitStatus(t, c, "the quorum after the renewal", time.Minute, quorumOf(len(c.Nodes)))
+	waitStatus(t, c, "the quorum after the renewal", time.Minute, patroni.QuorumOf(len(c.Nodes)))
 	if got := query(t, c, leader, "SELECT count(*)::text FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid) WHERE s.ssl AND r.application_name = '"+standby.Name+"'"); got != "1" {
 		t.Fatalf("%s no longer streams over TLS after its renewal (%s)", standby.Name, got)
 	}

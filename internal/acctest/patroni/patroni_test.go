@@ -29,7 +29,7 @@ func TestQuorumFailover(t *testing.T) {
 
 	// Quorum: /cluster names both standbys quorum_standby, the leader waits for ANY 1 of them, and PostgreSQL
 	// reports both as quorum.
-	st := c.Wait(t, "both standbys to be quorum standbys", 30*time.Second, quorumOf(3))
+	st := c.Wait(t, "both standbys to be quorum standbys", 30*time.Second, patroni.QuorumOf(3))
 	lm, _ := st.Leader()
 	leader := c.Node(t, lm.Name)
 	var others []string
@@ -125,7 +125,7 @@ func TestQuorumFailover(t *testing.T) {
 	// The old leader comes back as a quorum standby of the new one.
 	restartedAt := time.Now()
 	leader.Start(t)
-	c.Wait(t, leader.Name+" to rejoin as a quorum standby", 60*time.Second, quorumOf(3))
+	c.Wait(t, leader.Name+" to rejoin as a quorum standby", 60*time.Second, patroni.QuorumOf(3))
 	t.Logf("%s rejoined as a quorum standby %.1f s after its restart", leader.Name, time.Since(restartedAt).Seconds())
 
 	// One standby stopped: commits wait for ANY 1, so they go on.
@@ -133,27 +133,6 @@ func TestQuorumFailover(t *testing.T) {
 	next.Psql(t, "", "INSERT INTO acked (id) VALUES (-2)")
 	if out := next.Psql(t, "", "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'quorum'"); out != "1" {
 		t.Fatalf("with %s stopped, %s has %s quorum standbys, want 1", leader.Name, next.Name, out)
-	}
-}
-
-// quorumOf is a wait condition: n members, one running leader and every other one a streaming quorum standby.
-func quorumOf(n int) func(patroni.Status) error {
-	return func(s patroni.Status) error {
-		if len(s.Members) != n {
-			return fmt.Errorf("%d members, want %d", len(s.Members), n)
-		}
-		for _, m := range s.Members {
-			switch {
-			case m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning:
-			case m.Role == patroniapi.RoleQuorumStandby && m.State == patroniapi.StateStreaming:
-			default:
-				return fmt.Errorf("%s is %s/%s", m.Name, m.Role, m.State)
-			}
-		}
-		if _, ok := s.Leader(); !ok {
-			return errors.New("no leader")
-		}
-		return nil
 	}
 }
 

@@ -53,9 +53,16 @@ func (c *Cluster) Wait(t testing.TB, what string, timeout time.Duration, cond fu
 }
 
 func (c *Cluster) wait(what string, timeout time.Duration, cond func(Status) error) (Status, error) {
+	return PollStatus(what, timeout, pollInterval, c.Status, cond)
+}
+
+// PollStatus reads /cluster with status every interval until cond returns nil (its error is the reason to wait
+// on, given with the status read) and returns that status; after timeout, the last status and wait's error. For
+// any cluster whose /cluster a test reads: this fixture's, or the node simulator's.
+func PollStatus(what string, timeout, interval time.Duration, status func(context.Context) (Status, error), cond func(Status) error) (Status, error) {
 	var last Status
-	err := wait.Until(context.Background(), what, timeout, pollInterval, wait.Real, func(ctx context.Context) (bool, error) {
-		s, err := c.Status(ctx)
+	err := wait.Until(context.Background(), what, timeout, interval, wait.Real, func(ctx context.Context) (bool, error) {
+		s, err := status(ctx)
 		if err != nil {
 			return false, wait.NotYet(err)
 		}
@@ -66,6 +73,27 @@ func (c *Cluster) wait(what string, timeout time.Duration, cond func(Status) err
 		return true, nil
 	})
 	return last, err
+}
+
+// QuorumOf is a wait condition: n members, one running leader and every other one a streaming quorum standby.
+func QuorumOf(n int) func(Status) error {
+	return func(s Status) error {
+		if len(s.Members) != n {
+			return fmt.Errorf("%d members, want %d", len(s.Members), n)
+		}
+		for _, m := range s.Members {
+			switch {
+			case m.Role == patroniapi.RoleLeader && m.State == patroniapi.StateRunning:
+			case m.Role == patroniapi.RoleQuorumStandby && m.State == patroniapi.StateStreaming:
+			default:
+				return fmt.Errorf("%s is %s/%s", m.Name, m.Role, m.State)
+			}
+		}
+		if _, ok := s.Leader(); !ok {
+			return errors.New("no leader")
+		}
+		return nil
+	}
 }
 
 // WaitLeader waits until a member other than those named in not is the leader, its PostgreSQL runs and is out
