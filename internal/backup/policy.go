@@ -9,7 +9,8 @@
 //     DecideScript, from the archive's own listing (`pgbackrest info`, `wal-g backup-list`). The primary
 //     decides between applies, with no provider running; the provider holds no copy of these rules. It
 //     reads listings for its own rules only (archive.Assess: a backup overdue; cluster.PlanRestoreAt: the
-//     backup a restore starts from), never to re-decide these.
+//     backup a restore starts from), never to re-decide these; both read the same listing alike
+//     (TestListingReadAlike, on pgBackRest's own output).
 //   - The verdict on the archiver's verification (what `pgbackrest verify` and `wal-g wal-verify`
 //     report): in DecideScript's "verdict", for both archivers. The primary needs it itself (it verifies
 //     again an hour after a failure, never after a pass) and records it in the archive
