@@ -162,18 +162,18 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	verifyStart := time.Now()
 	e.emptyPlan("after replacing the primary")
 
-	// instance_type, root_volume_gib and key_name changed: a rolling replacement that names each reason,
+	// instance_type, root_volume_gib, key_name and metadata_hop_limit changed: a rolling replacement that names each reason,
 	// standbys first, one switchover, never two down.
 	w = e.startWriter(st.ConnectionURI, passwords[0])
 	if _, err := e.ec2.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("tf-acc-ops")}); err != nil {
 		t.Fatal(err)
 	}
-	e.launch = "\n    root_volume_gib     = 24\n    key_name            = \"tf-acc-ops\""
+	e.launch = "\n    root_volume_gib     = 24\n    key_name            = \"tf-acc-ops\"\n    metadata_hop_limit  = 3"
 	e.config("sim", "m6id.xlarge", true)
 	mark := time.Now()
 	plan, _, secs = e.planIsApply("a roll", nil, false)
 	t.Logf("roll plan:\n%s", plan)
-	for _, why := range []string{"aws.instance_type m6id.large -> m6id.xlarge", "aws.root_volume_gib 20 -> 24", "aws.key_name (none) -> tf-acc-ops"} {
+	for _, why := range []string{"aws.instance_type m6id.large -> m6id.xlarge", "aws.root_volume_gib 20 -> 24", "aws.key_name (none) -> tf-acc-ops", "aws.metadata_hop_limit 2 -> 3"} {
 		if strings.Count(plan, why) != 3 {
 			t.Errorf("the roll plan should name %q for each of the three nodes:\n%s", why, plan)
 		}
@@ -181,6 +181,16 @@ func TestAccEC2Cluster_simulated(t *testing.T) {
 	st4 := e.state()
 	t.Logf("rolling replacement of 3 nodes: %.0f s; writer acknowledged %d commits, 0 lost (checked)", secs, w.finish())
 	e.checkRoll(mark, st3, st4)
+	// The new machines were launched with the hop limit asked for, as EC2 (moto) reports it.
+	for node, id := range st4.AWS.InstanceIDs {
+		out, err := e.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+		if err != nil || len(out.Reservations) != 1 {
+			t.Fatalf("instance %s: %v", id, err)
+		}
+		if mo := out.Reservations[0].Instances[0].MetadataOptions; mo == nil || aws.ToInt32(mo.HttpPutResponseHopLimit) != 3 || mo.HttpTokens != ec2types.HttpTokensStateRequired {
+			t.Errorf("node %s's instance %s after the roll: metadata options %+v; want IMDSv2 required, hop limit 3", node, id, mo)
+		}
+	}
 	e.emptyPlan("after the roll")
 	e.refreshUntil(4*time.Minute, "the archive's verification after the failover", func() (bool, string) {
 		as := e.state().ArchiveStatus

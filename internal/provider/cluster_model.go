@@ -287,7 +287,7 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 	if st.Restored != nil || !known(m.Restored) {
 		m.Restored = restoredValue(st.Restored, diags) // else the platform does not know: what state recorded stays
 	}
-	m.ArchiveStatus = archiveStatusValue(st.Archive, diags)
+	m.ArchiveStatus = archiveStatusValue(ctx, st.Archive, diags)
 	setTLS(ctx, m, st.TLS, false, diags)
 	if h := st.Archive; h != nil {
 		tflog.Info(ctx, "read the archive", map[string]any{"last_archived_wal": h.LastArchived, "archived_segments": h.Segments,

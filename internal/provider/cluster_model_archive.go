@@ -1,27 +1,41 @@
 package provider
 
 import (
+	"context"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 )
 
-var clusterArchiveStatusAttrTypes = map[string]attr.Type{
-	"last_archived_wal": types.StringType, "last_archived_at": types.StringType, "unarchived_segments": types.Int64Type,
-	"archived_segments": types.Int64Type, "first_missing_wal": types.StringType,
-	"archiving_ok": types.BoolType, "backup_count": types.Int64Type, "last_backup_label": types.StringType,
-	"last_backup_type": types.StringType, "last_backup_at": types.StringType, "last_backup_size_bytes": types.Int64Type,
-	"recoverable_from": types.StringType, "recoverable_to": types.StringType,
-	"failed_count": types.Int64Type, "last_failed_wal": types.StringType, "last_failed_at": types.StringType,
-	"verified_timeline": types.Int64Type, "verified_at": types.StringType, "verification_ok": types.BoolType, "verification_detail": types.StringType,
+// archiveStatusModel is archive_status: its types are read from the schema (clusterArchiveStatusAttrTypes).
+type archiveStatusModel struct {
+	LastArchivedWAL     types.String `tfsdk:"last_archived_wal"`
+	LastArchivedAt      types.String `tfsdk:"last_archived_at"`
+	UnarchivedSegments  types.Int64  `tfsdk:"unarchived_segments"`
+	ArchivedSegments    types.Int64  `tfsdk:"archived_segments"`
+	FirstMissingWAL     types.String `tfsdk:"first_missing_wal"`
+	ArchivingOK         types.Bool   `tfsdk:"archiving_ok"`
+	BackupCount         types.Int64  `tfsdk:"backup_count"`
+	LastBackupLabel     types.String `tfsdk:"last_backup_label"`
+	LastBackupType      types.String `tfsdk:"last_backup_type"`
+	LastBackupAt        types.String `tfsdk:"last_backup_at"`
+	LastBackupSizeBytes types.Int64  `tfsdk:"last_backup_size_bytes"`
+	RecoverableFrom     types.String `tfsdk:"recoverable_from"`
+	RecoverableTo       types.String `tfsdk:"recoverable_to"`
+	FailedCount         types.Int64  `tfsdk:"failed_count"`
+	LastFailedWAL       types.String `tfsdk:"last_failed_wal"`
+	LastFailedAt        types.String `tfsdk:"last_failed_at"`
+	VerifiedTimeline    types.Int64  `tfsdk:"verified_timeline"`
+	VerifiedAt          types.String `tfsdk:"verified_at"`
+	VerificationOK      types.Bool   `tfsdk:"verification_ok"`
+	VerificationDetail  types.String `tfsdk:"verification_detail"`
 }
 
 // archiveStatusValue is archive_status for h (null for nil): what is not known is null.
-func archiveStatusValue(h *archive.Health, diags *diag.Diagnostics) types.Object {
+func archiveStatusValue(ctx context.Context, h *archive.Health, diags *diag.Diagnostics) types.Object {
 	if h == nil {
 		return types.ObjectNull(clusterArchiveStatusAttrTypes)
 	}
@@ -37,29 +51,29 @@ func archiveStatusValue(h *archive.Health, diags *diag.Diagnostics) types.Object
 		}
 		return types.StringValue(t.UTC().Format(time.RFC3339))
 	}
-	attrs := map[string]attr.Value{
-		"last_archived_wal": str(h.LastArchived), "last_archived_at": at(h.LastArchivedAt),
-		"archived_segments": types.Int64Value(int64(h.Segments)), "first_missing_wal": str(h.Hole),
-		"unarchived_segments": types.Int64Null(), "archiving_ok": types.BoolNull(),
-		"backup_count": types.Int64Value(int64(len(h.Backups))), "last_backup_label": types.StringNull(), "last_backup_type": types.StringNull(),
-		"last_backup_at": types.StringNull(), "last_backup_size_bytes": types.Int64Null(),
-		"recoverable_from": at(h.RecoverableFrom), "recoverable_to": at(h.RecoverableTo),
-		"failed_count": types.Int64Null(), "last_failed_wal": types.StringNull(), "last_failed_at": types.StringNull(),
-		"verified_timeline": types.Int64Null(), "verified_at": types.StringNull(), "verification_ok": types.BoolNull(), "verification_detail": types.StringNull(),
+	m := archiveStatusModel{
+		LastArchivedWAL: str(h.LastArchived), LastArchivedAt: at(h.LastArchivedAt),
+		ArchivedSegments: types.Int64Value(int64(h.Segments)), FirstMissingWAL: str(h.Hole),
+		UnarchivedSegments: types.Int64Null(), ArchivingOK: types.BoolNull(),
+		BackupCount: types.Int64Value(int64(len(h.Backups))), LastBackupLabel: types.StringNull(), LastBackupType: types.StringNull(),
+		LastBackupAt: types.StringNull(), LastBackupSizeBytes: types.Int64Null(),
+		RecoverableFrom: at(h.RecoverableFrom), RecoverableTo: at(h.RecoverableTo),
+		FailedCount: types.Int64Null(), LastFailedWAL: types.StringNull(), LastFailedAt: types.StringNull(),
+		VerifiedTimeline: types.Int64Null(), VerifiedAt: types.StringNull(), VerificationOK: types.BoolNull(), VerificationDetail: types.StringNull(),
 	}
 	if v := h.Verification; v != nil {
-		attrs["verified_timeline"], attrs["verified_at"] = types.Int64Value(int64(v.Timeline)), at(v.VerifiedAt)
-		attrs["verification_ok"], attrs["verification_detail"] = types.BoolValue(v.OK), str(v.Detail)
+		m.VerifiedTimeline, m.VerifiedAt = types.Int64Value(int64(v.Timeline)), at(v.VerifiedAt)
+		m.VerificationOK, m.VerificationDetail = types.BoolValue(v.OK), str(v.Detail)
 	}
 	if h.Known {
-		attrs["unarchived_segments"], attrs["archiving_ok"] = types.Int64Value(int64(h.Unarchived)), types.BoolValue(h.ArchivingOK)
-		attrs["failed_count"], attrs["last_failed_wal"], attrs["last_failed_at"] = types.Int64Value(h.Failures.Count), str(h.Failures.LastWAL), at(h.Failures.LastAt)
+		m.UnarchivedSegments, m.ArchivingOK = types.Int64Value(int64(h.Unarchived)), types.BoolValue(h.ArchivingOK)
+		m.FailedCount, m.LastFailedWAL, m.LastFailedAt = types.Int64Value(h.Failures.Count), str(h.Failures.LastWAL), at(h.Failures.LastAt)
 	}
 	if b, ok := h.LastBackup(); ok {
-		attrs["last_backup_label"], attrs["last_backup_type"] = types.StringValue(b.Label), str(b.Type)
-		attrs["last_backup_at"], attrs["last_backup_size_bytes"] = at(time.Unix(b.Stop, 0)), types.Int64Value(b.Size)
+		m.LastBackupLabel, m.LastBackupType = types.StringValue(b.Label), str(b.Type)
+		m.LastBackupAt, m.LastBackupSizeBytes = at(time.Unix(b.Stop, 0)), types.Int64Value(b.Size)
 	}
-	v, d := types.ObjectValue(clusterArchiveStatusAttrTypes, attrs)
+	v, d := types.ObjectValueFrom(ctx, clusterArchiveStatusAttrTypes, m)
 	diags.Append(d...)
 	return v
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -28,6 +29,7 @@ type awsModel struct {
 	KeyName            types.String `tfsdk:"key_name"`
 	PlacementGroup     types.String `tfsdk:"placement_group"`
 	RootVolumeGiB      types.Int64  `tfsdk:"root_volume_gib"`
+	MetadataHopLimit   types.Int64  `tfsdk:"metadata_hop_limit"`
 	Patroni            types.Object `tfsdk:"patroni"`
 	APIAddress         types.String `tfsdk:"api_address"`
 	Tags               types.Map    `tfsdk:"tags"`
@@ -44,13 +46,6 @@ type awsModel struct {
 	PendingRestart     types.List   `tfsdk:"pending_restart"`
 }
 
-type awsPatroniModel struct {
-	TTL                  types.Int64 `tfsdk:"ttl"`
-	LoopWait             types.Int64 `tfsdk:"loop_wait"`
-	RetryTimeout         types.Int64 `tfsdk:"retry_timeout"`
-	MaximumLagOnFailover types.Int64 `tfsdk:"maximum_lag_on_failover"`
-}
-
 // awsInput is the aws block as the neutral input; ok is false while an input is unknown. The computed
 // ami_id is "" while unknown (the platform resolves it).
 func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*awsspec.Input, bool) {
@@ -63,49 +58,15 @@ func awsInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*aw
 	var m awsModel
 	diags.Append(v.As(ctx, &m, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
 	for name, u := range v.Attributes() {
-		if u.IsUnknown() && !clusterAWSOutputs[name] && name != "ami_id" { // ami_id: "" while unknown, the platform resolves it
+		if hasUnknown(u) && !clusterAWSOutputs[name] && name != "ami_id" { // ami_id: "" while unknown, the platform resolves it
 			return nil, false
 		}
 	}
 	if m.InstanceType.IsNull() || m.SubnetIDs.IsNull() { // required: their validators say so (a block's attributes cannot be Required)
 		return nil, false
 	}
-	in := &awsspec.Input{Block: awsspec.Block{
-		Region: m.Region.ValueString(), InstanceType: m.InstanceType.ValueString(), AMIParameter: m.AMIParameter.ValueString(),
-		IAMInstanceProfile: m.IAMInstanceProfile.ValueString(), NodePolicyJSON: m.NodePolicyJSON.ValueString(), KeyName: m.KeyName.ValueString(),
-		PlacementGroup: m.PlacementGroup.ValueString(),
-		RootVolumeGiB:  int(m.RootVolumeGiB.ValueInt64()), APIAddress: m.APIAddress.ValueString(), LoadBalancer: m.LoadBalancer.ValueBool(),
-	}}
-	if known(m.AMIID) {
-		in.AMIID = m.AMIID.ValueString()
-	}
-	if !m.SubnetIDs.IsNull() {
-		diags.Append(m.SubnetIDs.ElementsAs(ctx, &in.SubnetIDs, false)...)
-	}
-	if !m.SecurityGroupIDs.IsNull() {
-		diags.Append(m.SecurityGroupIDs.ElementsAs(ctx, &in.SecurityGroupIDs, false)...)
-	}
-	if !m.AllowedCIDRs.IsNull() {
-		diags.Append(m.AllowedCIDRs.ElementsAs(ctx, &in.AllowedCIDRs, false)...)
-	}
-	if !m.Tags.IsNull() {
-		diags.Append(m.Tags.ElementsAs(ctx, &in.Tags, false)...)
-	}
-	if !m.Patroni.IsNull() {
-		var pm awsPatroniModel
-		diags.Append(m.Patroni.As(ctx, &pm, basetypes.ObjectAsOptions{})...)
-		for _, u := range []types.Int64{pm.TTL, pm.LoopWait, pm.RetryTimeout, pm.MaximumLagOnFailover} {
-			if u.IsUnknown() {
-				return nil, false
-			}
-		}
-		in.Patroni = awsspec.Patroni{TTL: int(pm.TTL.ValueInt64()), LoopWait: int(pm.LoopWait.ValueInt64()),
-			RetryTimeout: int(pm.RetryTimeout.ValueInt64()), MaximumLagOnFailover: pm.MaximumLagOnFailover.ValueInt64()}
-	}
-	if !m.DeletionProtection.IsNull() {
-		b := m.DeletionProtection.ValueBool()
-		in.DeletionProtection = &b
-	}
+	in := &awsspec.Input{}
+	expand(ctx, m, in, diags)
 	return in, true
 }
 
@@ -150,32 +111,10 @@ func setAWSStatus(ctx context.Context, m *clusterModel, st *awsspec.Status, diag
 
 // awsObject is an imported cluster's aws block (its inputs; the outputs follow from the first refresh).
 func awsObject(ctx context.Context, a *awsspec.Block, diags *diag.Diagnostics) types.Object {
-	str := func(v string) types.String {
-		if v == "" {
-			return types.StringNull()
-		}
-		return types.StringValue(v)
-	}
-	list := func(v []string) types.List {
-		if len(v) == 0 {
-			return types.ListNull(types.StringType)
-		}
-		out, d := types.ListValueFrom(ctx, types.StringType, v)
-		diags.Append(d...)
-		return out
-	}
-	// Every attribute null (the outputs stay so until the first refresh), then the inputs.
+	inputs := maps.Clone(clusterAWSAttrTypes)
+	maps.DeleteFunc(inputs, func(name string, _ attr.Type) bool { return clusterAWSOutputs[name] })
 	attrs := nullAttrs(clusterAWSAttrTypes)
-	for name, v := range map[string]attr.Value{
-		"region": str(a.Region), "instance_type": str(a.InstanceType), "ami_id": str(a.AMIID), "ami_ssm_parameter": str(a.AMIParameter),
-		"subnet_ids": stringMap(ctx, orEmpty(a.SubnetIDs), diags), "security_group_ids": list(a.SecurityGroupIDs), "allowed_cidrs": list(a.AllowedCIDRs),
-		"iam_instance_profile": str(a.IAMInstanceProfile), "node_policy_json": str(a.NodePolicyJSON), "key_name": str(a.KeyName), "placement_group": str(a.PlacementGroup),
-		"root_volume_gib": types.Int64Value(int64(a.RootVolumeGiB)), "patroni": patroniObject(a.Patroni, diags),
-		"api_address": types.StringValue(a.APIAddress), "tags": mapOrNull(ctx, a.Tags, diags), "deletion_protection": types.BoolValue(a.DeletionProtection),
-		"load_balancer": types.BoolValue(a.LoadBalancer),
-	} {
-		attrs[name] = v
-	}
+	maps.Copy(attrs, flatten(ctx, a, inputs, map[string]string{"ami_ssm_parameter": "AMIParameter"}, diags))
 	out, d := types.ObjectValue(clusterAWSAttrTypes, attrs)
 	diags.Append(d...)
 	return out
@@ -192,7 +131,7 @@ func orEmpty(v map[string]string) map[string]string {
 // planAWS plans the aws block's outputs: the AMI the platform resolved, and what stays as recorded
 // (interfaces, addresses, created groups and profile) unless the apply makes it; instance IDs are unknown
 // while the apply replaces nodes.
-func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planned cluster.Plan, exists bool, diags *diag.Diagnostics) {
+func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planned cluster.Plan, exists, reconfigures bool, diags *diag.Diagnostics) {
 	if !known(plan.AWS) {
 		return
 	}
@@ -218,7 +157,7 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 		if planned.Membership {
 			attrs["network_interface_ids"], attrs["private_ips"] = types.MapUnknown(types.StringType), types.MapUnknown(types.StringType)
 		}
-		if planned.Actions != "" || !plan.Parameters.Equal(state.Parameters) || !plan.Synchronous.Equal(state.Synchronous) {
+		if reconfigures { // cluster.Reconfigures
 			// Configured and restarted by the apply: what Patroni then reports.
 			attrs["configuration_applied"], attrs["pending_restart"] = types.BoolUnknown(), types.ListUnknown(types.StringType)
 		}
@@ -234,24 +173,6 @@ func planAWS(ctx context.Context, plan *clusterModel, state clusterModel, planne
 	var d diag.Diagnostics
 	plan.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
 	diags.Append(d...)
-}
-
-// patroniObject is aws.patroni as configured: null when every timing is Patroni's default (unset).
-func patroniObject(p awsspec.Patroni, diags *diag.Diagnostics) types.Object {
-	if p == (awsspec.Patroni{}) {
-		return types.ObjectNull(clusterAWSPatroniAttrTypes)
-	}
-	v := func(n int64) types.Int64 {
-		if n == 0 {
-			return types.Int64Null()
-		}
-		return types.Int64Value(n)
-	}
-	out, d := types.ObjectValue(clusterAWSPatroniAttrTypes, map[string]attr.Value{
-		"ttl": v(int64(p.TTL)), "loop_wait": v(int64(p.LoopWait)), "retry_timeout": v(int64(p.RetryTimeout)), "maximum_lag_on_failover": v(p.MaximumLagOnFailover),
-	})
-	diags.Append(d...)
-	return out
 }
 
 // asGiven leaves what the configuration did not set as it left it (null), so that an imported cluster
@@ -295,6 +216,10 @@ func asGiven(m *clusterModel, g cluster.Input, diags *diag.Diagnostics) {
 	if ga := awsspec.InputOf(g); ga != nil && known(m.AWS) {
 		attrs := m.AWS.Attributes()
 		attrs["ami_id"] = str(ga.AMIID) // computed: the first refresh records the image the nodes run
+		attrs["metadata_hop_limit"] = types.Int64Null()
+		if ga.MetadataHopLimit != 0 {
+			attrs["metadata_hop_limit"] = types.Int64Value(int64(ga.MetadataHopLimit))
+		}
 		m.AWS, d = types.ObjectValue(clusterAWSAttrTypes, attrs)
 		diags.Append(d...)
 	}

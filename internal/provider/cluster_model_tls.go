@@ -110,12 +110,6 @@ func clusterTLSSchema() schema.SingleNestedBlock {
 	}
 }
 
-var clusterTLSAttrTypes = map[string]attr.Type{
-	"validity_period_hours": types.Int64Type, "early_renewal_hours": types.Int64Type,
-	"ca_cert_pem": types.StringType, "ca_key_ssm_parameter": types.StringType, "acm_pca_arn": types.StringType,
-	"ca_certificate": types.StringType, "ca_file": types.StringType, "not_after": types.MapType{ElemType: types.StringType},
-}
-
 // tlsSpecInput is the tls block as cluster.TLSInput: nil when the block is absent; ok is false while a
 // value is unknown.
 func tlsSpecInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cluster.TLSInput, bool) {

@@ -142,20 +142,22 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 	pr := priorOf(ctx, state, !req.State.Raw.IsNull(), &resp.Diagnostics)
 	prior := pr.Members
-	if !req.State.Raw.IsNull() && !plan.Restore.IsNull() && !plan.Restore.Equal(state.Restore) {
-		resp.Diagnostics.AddAttributeError(path.Root("restore"), "Restore Applies At Create Only",
-			"The restore block says what a new cluster is created from, and this cluster exists: adding or changing the block would do nothing, "+
-				"so it is refused rather than ignored. Remove the block (or put it back as it was). To restore again, create another cluster "+
-				"with the block (a new name or local.data_dir), or replace this one with `terraform apply -replace` (its data is destroyed first).")
-		return
-	}
-	if from, to := state.PostgresMajor, plan.PostgresMajor; !req.State.Raw.IsNull() && known(from) && known(to) && from.ValueInt64() != to.ValueInt64() {
-		resp.Diagnostics.AddAttributeWarning(path.Root("postgres_major"), "Changing PostgreSQL's Major Version Destroys This Cluster",
-			fmt.Sprintf("postgres_major %d -> %d: pgnvme has no in-place major upgrade, so this plan replaces the cluster: Terraform destroys "+
-				"every node with its data, then creates a new, empty cluster of PostgreSQL %d. With an archive, the data survives only there, "+
-				"and only a cluster of PostgreSQL %d can restore it. If you need the data, do not apply: put postgres_major = %d back and "+
-				"follow the major upgrades guide (a new cluster of the new major beside this one, loaded with pg_dump or logical replication).",
-				from.ValueInt64(), to.ValueInt64(), to.ValueInt64(), from.ValueInt64(), from.ValueInt64()))
+	var old cluster.Spec // the configuration last applied
+	if !req.State.Raw.IsNull() {
+		var d diag.Diagnostics
+		if o, ok := clusterSpec(ctx, state, &d); ok {
+			old = o
+			errs, warnings := cluster.ChangeChecks(old, s)
+			for _, fe := range warnings {
+				resp.Diagnostics.AddAttributeWarning(attrPath(fe.Path), fe.Summary, fe.Detail)
+			}
+			for _, fe := range errs {
+				resp.Diagnostics.AddAttributeError(attrPath(fe.Path), fe.Summary, fe.Detail)
+			}
+			if len(errs) > 0 {
+				return
+			}
+		}
 	}
 	if req.State.Raw.IsNull() && plan.Restore.IsNull() {
 		plan.Restored = types.ObjectNull(clusterRestoredAttrTypes)
@@ -165,7 +167,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			resp.Diagnostics.AddAttributeWarning(attrPath(fe.Path), fe.Summary, fe.Detail)
 		}
 	}
-	if len(prior) > 0 && replaceForLimits(ctx, state, s, &plan, resp) {
+	if len(prior) > 0 && replaceForLimits(ctx, old, s, &plan, resp) {
 		return
 	}
 	planned, err := p.Plan(ctx, s, pr)
@@ -183,21 +185,15 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	plan.ID = plan.Name
 	setMembers(ctx, &plan, planned.Members, localspec.StatusOf(planned.Platform), planned.Promoting, &resp.Diagnostics)
 	if awsspec.StatusOf(planned.Platform) != nil {
-		planAWS(ctx, &plan, state, planned, len(prior) > 0, &resp.Diagnostics)
+		planAWS(ctx, &plan, state, planned, len(prior) > 0, cluster.Reconfigures(old, s, planned), &resp.Diagnostics)
 	}
 	setTLS(ctx, &plan, planned.TLS, true, &resp.Diagnostics)
-	if l := localspec.Of(s); l != nil && l.Limits.Device() && known(plan.Local) {
-		// A node whose device is made by this apply (every node of a new cluster) has no device number yet.
-		for _, mb := range planned.Members {
-			if mb.BlockDevice == "" || len(prior) == 0 {
-				attrs := plan.Local.Attributes()
-				attrs["block_devices"] = types.MapUnknown(types.StringType)
-				var d diag.Diagnostics
-				plan.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
-				resp.Diagnostics.Append(d...)
-				break
-			}
-		}
+	if l := localspec.Of(s); l != nil && known(plan.Local) && localspec.DevicesPending(l.Limits, planned.Members, len(prior) > 0) {
+		attrs := plan.Local.Attributes()
+		attrs["block_devices"] = types.MapUnknown(types.StringType)
+		var d diag.Diagnostics
+		plan.Local, d = types.ObjectValue(clusterLocalAttrTypes, attrs)
+		resp.Diagnostics.Append(d...)
 	}
 	// The synchronous value and whether it is degraded depend on health: known after the apply, unless
 	// nothing that decides them changes.
@@ -222,11 +218,10 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 // replaceForLimits marks the plan as a replacement when the limits' change needs new nodes
 // (localspec.ReplacementReason): every computed value unknown, and the reason in a warning. Terraform then
 // plans the new cluster as a create (where the platform checks it) and the apply destroys the old one first.
-func replaceForLimits(ctx context.Context, state clusterModel, s cluster.Spec, plan *clusterModel, resp *resource.ModifyPlanResponse) bool {
+func replaceForLimits(ctx context.Context, old, s cluster.Spec, plan *clusterModel, resp *resource.ModifyPlanResponse) bool {
 	var d diag.Diagnostics
-	old, ok := clusterSpec(ctx, state, &d)
 	ol, nl := localspec.Of(old), localspec.Of(s)
-	if !ok || ol == nil || nl == nil {
+	if ol == nil || nl == nil {
 		return false
 	}
 	why := localspec.ReplacementReason(ol.Limits, nl.Limits)

@@ -167,6 +167,8 @@ func TestAccClusterAWS_badInputs(t *testing.T) {
 		{"policy not JSON", f.config(m, addAWS(`node_policy_json = "{not json"`)), `(?s)aws.node_policy_json`},
 		{"policy with a given profile", f.config(m, addAWS("iam_instance_profile = \"db\"\n    node_policy_json = jsonencode({ Version = \"2012-10-17\", Statement = [] })")), `(?s)aws.node_policy_json`},
 		{"root volume too small", f.config(m, addAWS(`root_volume_gib = 4`)), `(?s)aws.root_volume_gib`},
+		{"metadata hop limit 0", f.config(m, addAWS(`metadata_hop_limit = 0`)), `(?s)aws.metadata_hop_limit.*between 1 and 64, got: 0`},
+		{"metadata hop limit too large", f.config(m, addAWS(`metadata_hop_limit = 65`)), `(?s)aws.metadata_hop_limit.*65`},
 		{"Patroni timings", f.config(m, addAWS("patroni {\n      ttl           = 20\n      loop_wait     = 10\n      retry_timeout = 10\n    }")), `(?s)aws.patroni`},
 		{"API address", f.config(m, addAWS(`api_address = "dns"`)), `(?s)api_address`},
 		{"reserved tag", f.config(m, addAWS(`tags = { "pgnvme:cluster" = "other" }`)), `(?s)aws.tags`},

@@ -101,6 +101,14 @@ func clusterAWSSchema() schema.SingleNestedBlock {
 					"the system, etcd's data and logs; PostgreSQL's data lives on instance store. Defaults to `%d`; %d to %d. Changing it rolls the nodes.",
 					awsspec.DefaultRootVolumeGiB, awsspec.MinRootVolumeGiB, awsspec.MaxRootVolumeGiB),
 			},
+			"metadata_hop_limit": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("How many network hops a response of the instance metadata service (IMDSv2, always required) "+
+					"may travel: `1` keeps the metadata and the node's role credentials to the host itself, `2` (the default when unset) lets a "+
+					"container on the node reach them too. %d to %d. Changing it rolls the nodes.", awsspec.MinMetadataHopLimit, awsspec.MaxMetadataHopLimit),
+				// 0 would read as unset (the default) in the block: refused here, the range checked again by the block's rule.
+				Validators: []validator.Int64{int64validator.Between(awsspec.MinMetadataHopLimit, awsspec.MaxMetadataHopLimit)},
+			},
 			"api_address": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(awsspec.APIAddressPrivate),
 				MarkdownDescription: "Address the provider reaches the nodes' REST API and PostgreSQL at: `private_ip` (default; run " +

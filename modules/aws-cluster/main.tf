@@ -80,6 +80,7 @@ resource "pgnvme_cluster" "this" {
     ami_ssm_parameter    = var.ami_id == null ? var.aws_settings.ami_ssm_parameter : null
     placement_group      = var.aws_settings.placement_group
     root_volume_gib      = var.aws_settings.root_volume_gib
+    metadata_hop_limit   = var.aws_settings.metadata_hop_limit
   }
 }
 

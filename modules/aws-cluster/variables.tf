@@ -158,8 +158,9 @@ variable "aws_settings" {
     `api_address` (`private_ip`, the default, or `public_ip`: an Elastic IP per node for a Terraform outside the VPC),
     `security_group_ids` (the nodes' groups instead of the one created), `iam_instance_profile` (the nodes' profile
     instead of the role created; it must then read the cluster's SSM path and the archive), `key_name` (SSH),
-    `ami_ssm_parameter` (where the AMI is read when `ami_id` is null), `placement_group` (a spread group) and
-    `root_volume_gib` (default 20).
+    `ami_ssm_parameter` (where the AMI is read when `ami_id` is null), `placement_group` (a spread group),
+    `root_volume_gib` (default 20) and `metadata_hop_limit` (the instance metadata's hop limit, 1 to 64; null
+    means the resource's default, 2).
   EOT
   type = object({
     load_balancer        = optional(bool, false)
@@ -170,6 +171,7 @@ variable "aws_settings" {
     ami_ssm_parameter    = optional(string)
     placement_group      = optional(string)
     root_volume_gib      = optional(number, 20)
+    metadata_hop_limit   = optional(number)
   })
   default  = {}
   nullable = false
@@ -185,6 +187,10 @@ variable "aws_settings" {
   validation {
     condition     = var.aws_settings.root_volume_gib >= 8 && var.aws_settings.root_volume_gib <= 16384 && floor(var.aws_settings.root_volume_gib) == var.aws_settings.root_volume_gib
     error_message = "aws_settings.root_volume_gib must be a whole number of GiB from 8 to 16384."
+  }
+  validation {
+    condition     = var.aws_settings.metadata_hop_limit == null || (coalesce(var.aws_settings.metadata_hop_limit, 2) >= 1 && coalesce(var.aws_settings.metadata_hop_limit, 2) <= 64 && floor(coalesce(var.aws_settings.metadata_hop_limit, 2)) == coalesce(var.aws_settings.metadata_hop_limit, 2))
+    error_message = "aws_settings.metadata_hop_limit must be a whole number of network hops from 1 to 64, or be left out for the default 2."
   }
   validation {
     condition     = alltrue([for v in [var.aws_settings.iam_instance_profile, var.aws_settings.key_name, var.aws_settings.ami_ssm_parameter, var.aws_settings.placement_group] : v == null || trimspace(coalesce(v, "-")) != ""])

@@ -3,6 +3,7 @@ package localspec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,3 +173,13 @@ func validateLimits(s cluster.Spec, l *Limits) []*cluster.FieldError {
 }
 
 func ceilMiB(b int64) int64 { return (b + (1<<20 - 1)) >> 20 }
+
+// DevicesPending reports whether an apply that leaves the nodes as planned makes a block device whose
+// number is not known yet: with a device per node (l.Device), every node of a new cluster (exists false)
+// and a node planned without one.
+func DevicesPending(l *Limits, planned []cluster.Member, exists bool) bool {
+	if !l.Device() {
+		return false
+	}
+	return slices.ContainsFunc(planned, func(m cluster.Member) bool { return m.BlockDevice == "" || !exists })
+}

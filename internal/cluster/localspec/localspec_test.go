@@ -91,3 +91,27 @@ func TestAssign(t *testing.T) {
 		t.Errorf("after removing node-2: %+v", got)
 	}
 }
+
+func TestDevicesPending(t *testing.T) {
+	device := &localspec.Limits{DiskGiB: 4}
+	made := []cluster.Member{{Name: "node-1", BlockDevice: "7:0"}, {Name: "node-2", BlockDevice: "7:1"}}
+	added := append(slices.Clone(made), cluster.Member{Name: "node-3"})
+	for _, tc := range []struct {
+		name    string
+		limits  *localspec.Limits
+		planned []cluster.Member
+		exists  bool
+		want    bool
+	}{
+		{"no limits", nil, added, true, false},
+		{"limits without a device", &localspec.Limits{MemoryMiB: 512}, added, true, false},
+		{"a new cluster", device, made, false, true},
+		{"every device made", device, made, true, false},
+		{"a node added", device, added, true, true},
+		{"no node planned", device, nil, false, false},
+	} {
+		if got := localspec.DevicesPending(tc.limits, tc.planned, tc.exists); got != tc.want {
+			t.Errorf("%s: DevicesPending = %v; want %v", tc.name, got, tc.want)
+		}
+	}
+}

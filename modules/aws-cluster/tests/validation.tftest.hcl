@@ -191,6 +191,14 @@ run "aws_settings_root_volume" {
   expect_failures = [var.aws_settings]
 }
 
+run "aws_settings_metadata_hop_limit" {
+  command = plan
+  variables {
+    aws_settings = { metadata_hop_limit = 0 }
+  }
+  expect_failures = [var.aws_settings]
+}
+
 run "aws_settings_ami_parameter" {
   command = plan
   variables {
@@ -220,6 +228,7 @@ run "aws_settings_reach_the_cluster" {
       iam_instance_profile = "orders-nodes"
       key_name             = "ops"
       root_volume_gib      = 40
+      metadata_hop_limit   = 1
     }
   }
   override_resource {
@@ -229,7 +238,8 @@ run "aws_settings_reach_the_cluster" {
   assert {
     condition = (pgnvme_cluster.this.aws.load_balancer && pgnvme_cluster.this.aws.api_address == "public_ip" &&
       pgnvme_cluster.this.aws.security_group_ids == tolist(["sg-0123456789abcdef0"]) && pgnvme_cluster.this.aws.iam_instance_profile == "orders-nodes" &&
-    pgnvme_cluster.this.aws.key_name == "ops" && pgnvme_cluster.this.aws.root_volume_gib == 40 && pgnvme_cluster.this.aws.node_policy_json == null)
+      pgnvme_cluster.this.aws.key_name == "ops" && pgnvme_cluster.this.aws.root_volume_gib == 40 && pgnvme_cluster.this.aws.metadata_hop_limit == 1 &&
+    pgnvme_cluster.this.aws.node_policy_json == null)
     error_message = "aws_settings should reach the cluster's aws block, and node_policy_json stay null with a profile of the caller's own."
   }
 }
