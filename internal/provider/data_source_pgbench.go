@@ -22,12 +22,22 @@ var (
 	_ datasource.DataSource                     = (*pgbenchDataSource)(nil)
 	_ datasource.DataSourceWithConfigValidators = (*pgbenchDataSource)(nil)
 	_ datasource.DataSourceWithValidateConfig   = (*pgbenchDataSource)(nil)
+	_ datasource.DataSourceWithConfigure        = (*pgbenchDataSource)(nil)
 )
 
 // NewPgbenchDataSource is the constructor of pgnvme_pgbench.
 func NewPgbenchDataSource() datasource.DataSource { return &pgbenchDataSource{} }
 
-type pgbenchDataSource struct{}
+// pgbenchDataSource runs pgbench with what Configure hands it (Clients.Bench).
+type pgbenchDataSource struct {
+	bench *pgbenchRunner
+}
+
+func (d *pgbenchDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	if c := clientsFrom(req.ProviderData, &resp.Diagnostics); c != nil {
+		d.bench = c.Bench
+	}
+}
 
 type pgbenchModel struct {
 	Connection       *connectionModel `tfsdk:"server"`

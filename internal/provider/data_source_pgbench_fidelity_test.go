@@ -40,6 +40,7 @@ func TestPgbenchDataSourceRead_reportsPgbenchFigures(t *testing.T) {
 
 	ctx := context.Background()
 	d := NewPgbenchDataSource()
+	d.(*pgbenchDataSource).Configure(ctx, datasource.ConfigureRequest{ProviderData: &Clients{Bench: newPgbenchRunner()}}, &datasource.ConfigureResponse{}) // as the provider's Configure hands it
 	var sr datasource.SchemaResponse
 	d.Schema(ctx, datasource.SchemaRequest{}, &sr)
 	null := tftypes.NewValue(sr.Schema.Type().TerraformType(ctx), nil)

@@ -9,6 +9,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 )
 
+// pgbenchRunner is empty where pgbench does not run (Configure still hands it to the data source).
+type pgbenchRunner struct{}
+
+func newPgbenchRunner() *pgbenchRunner { return &pgbenchRunner{} }
+
 // Read fails where internal/localnode, which runs pgbench, does not build (Windows): it starts and stops
 // processes with Unix calls.
 func (d *pgbenchDataSource) Read(_ context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {

@@ -21,13 +21,29 @@ import (
 // pgbench runs through internal/localnode, which builds on Unix systems (Linux, macOS, FreeBSD);
 // data_source_pgbench_other.go is the data source's answer elsewhere (Windows).
 
+// pgbenchRunner is what the data source runs pgbench with, handed to it by Configure (Clients.Bench):
+// where pgbench is found, and the benchmark.
+type pgbenchRunner struct {
+	find func(name, explicit string) (string, error)
+	run  func(ctx context.Context, srv localnode.BenchServer, b localnode.Bench) (localnode.BenchResult, error)
+}
+
+// newPgbenchRunner runs pgbench on this machine through internal/localnode.
+func newPgbenchRunner() *pgbenchRunner {
+	return &pgbenchRunner{find: localnode.FindBinary, run: localnode.Benchmark}
+}
+
 func (d *pgbenchDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m pgbenchModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || m.Connection == nil {
 		return
 	}
-	bin, err := localnode.FindBinary("pgbench", m.PgbenchPath.ValueString())
+	if d.bench == nil {
+		resp.Diagnostics.AddError("Provider Not Configured", "pgnvme_pgbench was read before the provider was configured. This is a bug in the provider; please report it.")
+		return
+	}
+	bin, err := d.bench.find("pgbench", m.PgbenchPath.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("pgbench_path"), "pgbench Not Found",
 			"The pgbench program could not be found. Install the PostgreSQL client tools (Debian: postgresql-client) "+
@@ -40,7 +56,7 @@ func (d *pgbenchDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		return
 	}
 	defer db.Close(ctx)
-	res, err := localnode.Benchmark(ctx, db, m.bench(ctx, bin, cfg))
+	res, err := d.bench.run(ctx, db, m.bench(ctx, bin, cfg))
 	if err != nil {
 		addBenchError(&resp.Diagnostics, connectionID(cfg), err)
 		return

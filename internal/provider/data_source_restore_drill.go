@@ -12,12 +12,24 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 )
 
-var _ datasource.DataSource = (*restoreDrillDataSource)(nil)
+var (
+	_ datasource.DataSource              = (*restoreDrillDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*restoreDrillDataSource)(nil)
+)
 
 // NewRestoreDrillDataSource is the constructor of pgnvme_restore_drill.
 func NewRestoreDrillDataSource() datasource.DataSource { return &restoreDrillDataSource{} }
 
-type restoreDrillDataSource struct{}
+// restoreDrillDataSource runs drills with what Configure hands it (Clients.Drills).
+type restoreDrillDataSource struct {
+	drills *restoreDrills
+}
+
+func (d *restoreDrillDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	if c := clientsFrom(req.ProviderData, &resp.Diagnostics); c != nil {
+		d.drills = c.Drills
+	}
+}
 
 // restoreDrillModel's archive, target and backup are a restore given as pgnvme_cluster's restore block gives
 // one (restoreInput, converted by restoreInputOf).

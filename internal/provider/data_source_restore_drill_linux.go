@@ -16,6 +16,26 @@ import (
 // The drill's scratch node is run by the local platform (internal/localcluster), which needs Linux;
 // data_source_restore_drill_other.go is the drill's answer elsewhere.
 
+// restoreDrills is what a drill runs with, handed to the data source by Configure (Clients.Drills): the
+// local platform's Manager for a user, and a free port on 127.0.0.1 for the scratch node.
+type restoreDrills struct {
+	manager func(runAsUser string) (drillManager, error)
+	port    func() (int, error)
+}
+
+// drillManager is the part of localcluster.Manager a drill uses.
+type drillManager interface {
+	RunDrill(ctx context.Context, root []string, d localcluster.Drill) (localcluster.DrillResult, error)
+}
+
+// newRestoreDrills runs drills with the local platform on this machine.
+func newRestoreDrills() *restoreDrills {
+	return &restoreDrills{
+		manager: func(runAsUser string) (drillManager, error) { return localcluster.NewManager(runAsUser) },
+		port:    freeLoopbackPort,
+	}
+}
+
 func (d *restoreDrillDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m restoreDrillModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -26,12 +46,16 @@ func (d *restoreDrillDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if !ok {
 		return
 	}
-	mgr, err := localcluster.NewManager(m.RunAsUser.ValueString())
+	if d.drills == nil {
+		resp.Diagnostics.AddError("Provider Not Configured", "pgnvme_restore_drill was read before the provider was configured. This is a bug in the provider; please report it.")
+		return
+	}
+	mgr, err := d.drills.manager(m.RunAsUser.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddError("Restore Drill Not Possible Here", "The drill runs PostgreSQL on the machine that runs Terraform, and it cannot: "+err.Error())
 		return
 	}
-	port, err := freeLoopbackPort()
+	port, err := d.drills.port()
 	if err != nil {
 		resp.Diagnostics.AddError("Restore Drill Not Possible Here", "No free TCP port on 127.0.0.1 for the scratch node: "+err.Error())
 		return

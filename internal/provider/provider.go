@@ -38,13 +38,15 @@ func NewWithPlatforms(version string, platforms map[cluster.Platform]ClusterPlat
 		if platforms == nil {
 			platforms = map[cluster.Platform]ClusterPlatform{cluster.PlatformLocal: newLocalPlatform()}
 		}
-		return &pgnvmeProvider{version: version, platforms: platforms}
+		return &pgnvmeProvider{version: version, platforms: platforms, drills: newRestoreDrills(), bench: newPgbenchRunner()}
 	}
 }
 
 type pgnvmeProvider struct {
 	version   string
 	platforms map[cluster.Platform]ClusterPlatform
+	drills    *restoreDrills
+	bench     *pgbenchRunner
 }
 
 // Clients is what Configure hands to every resource and data source.
@@ -52,6 +54,9 @@ type Clients struct {
 	AWS *awsclient.Clients
 	// Platforms are pgnvme_cluster's platforms.
 	Platforms map[cluster.Platform]ClusterPlatform
+	// Drills runs pgnvme_restore_drill's scratch nodes, Bench pgnvme_pgbench's pgbench, on this machine.
+	Drills *restoreDrills
+	Bench  *pgbenchRunner
 }
 
 type providerModel struct {
@@ -193,7 +198,7 @@ func (p *pgnvmeProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		// The EC2 platform works with this configuration's AWS clients (built lazily: no call until used).
 		platforms[cluster.PlatformAWS] = ec2cluster.NewPlatform(aws)
 	}
-	clients := &Clients{AWS: aws, Platforms: platforms}
+	clients := &Clients{AWS: aws, Platforms: platforms, Drills: p.drills, Bench: p.bench}
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 }
