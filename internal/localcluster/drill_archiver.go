@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/awsclient"
@@ -103,7 +102,7 @@ func (w walgDrill) health(ctx context.Context) (*archive.Health, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := awsclient.ReadSourceHealth(ctx, api, w.from, time.Now())
+	h, err := awsclient.ReadSourceHealth(ctx, api, w.from, w.m.waitClock().Now())
 	if err != nil {
 		return nil, fmt.Errorf("reading the archive (%s): %w", w.from, err)
 	}
