@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // start runs op for e in a goroutine of its own; b.mu is held.
@@ -96,14 +98,13 @@ const profileWait = 10 * time.Second
 // profile is e's instance profile ARN as moto describes the instance now ("" when it shows none within
 // profileWait: an instance launched without one).
 func (b *EC2Bridge) profile(ctx context.Context, e *bridged) (string, error) {
-	deadline := time.Now().Add(profileWait)
-	for {
-		if e.profile != "" {
-			return e.profile, nil
-		}
+	if e.profile != "" {
+		return e.profile, nil
+	}
+	err := wait.Until(ctx, "instance "+e.id+"'s profile to show", profileWait, 200*time.Millisecond, wait.Real, func(ctx context.Context) (bool, error) {
 		out, err := b.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{e.id}})
 		if err != nil {
-			return "", fmt.Errorf("reading instance %s's profile: %w", e.id, err)
+			return false, fmt.Errorf("reading instance %s's profile: %w", e.id, err)
 		}
 		for _, r := range out.Reservations {
 			for _, in := range r.Instances {
@@ -112,15 +113,13 @@ func (b *EC2Bridge) profile(ctx context.Context, e *bridged) (string, error) {
 				}
 			}
 		}
-		if e.profile != "" || time.Now().After(deadline) {
-			return e.profile, nil
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return e.profile != "", nil
+	})
+	var timedOut *wait.TimeoutError
+	if errors.As(err, &timedOut) {
+		return "", nil // none within profileWait: an instance launched without one
 	}
+	return e.profile, err
 }
 
 // userData is the instance's user-data as EC2 gives it to cloud-init (gzip as launched: base64 decoded
