@@ -29,8 +29,12 @@ type DaemonSpec struct {
 	Credential *syscall.Credential
 	// Env is its environment; nil is the caller's.
 	Env []string
-	// LogPath is the file its standard output and error are appended to (created 0644).
+	// LogPath is the file its standard output and error are appended to (created 0644); when empty they go
+	// to Output (nil discards them).
 	LogPath string
+	Output  io.Writer
+	// Stdin is its standard input; nil is the null device.
+	Stdin io.Reader
 }
 
 // Daemon is a program started in its own session, with its output in a log file. Its PID is its own (not a
@@ -43,15 +47,19 @@ type Daemon struct {
 
 // StartDaemon starts s and returns at once; a goroutine reaps the program when it exits.
 func StartDaemon(s DaemonSpec) (*Daemon, error) {
-	logf, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
+	out := s.Output
+	if s.LogPath != "" {
+		logf, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer logf.Close() // the child has its own copy
+		out = logf
 	}
-	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(s.Program, s.Args...)
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = out, out, s.Stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: s.Credential}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", s.Program, err)
@@ -66,6 +74,9 @@ func StartDaemon(s DaemonSpec) (*Daemon, error) {
 
 // PID is the program's process ID.
 func (d *Daemon) PID() int { return d.cmd.Process.Pid }
+
+// Done is closed once the program has exited and was reaped.
+func (d *Daemon) Done() <-chan struct{} { return d.done }
 
 // Exited reports whether the program has exited (and was reaped).
 func (d *Daemon) Exited() bool {

@@ -1,6 +1,7 @@
 package localnode_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,5 +127,29 @@ func TestTailFile(t *testing.T) {
 	}
 	if got := localnode.TailFile(path+".missing", 3); !strings.HasPrefix(got, "(no log: ") {
 		t.Errorf("TailFile(missing) = %q, want a note", got)
+	}
+}
+
+// Without LogPath the output goes to Output (stdout and stderr), and Stdin is the program's input.
+func TestDaemon_outputAndStdin(t *testing.T) {
+	var out bytes.Buffer
+	d, err := localnode.StartDaemon(localnode.DaemonSpec{
+		Program: "/bin/sh", Args: []string{"-c", `cat; echo "to stderr, HOME=$HOME" >&2; exit 3`},
+		Env: []string{}, Output: &out, Stdin: strings.NewReader("from stdin\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.Done():
+	case <-time.After(10 * time.Second):
+		_ = d.Kill(time.Second)
+		t.Fatal("the program did not exit within 10 s")
+	}
+	if want := "from stdin\nto stderr, HOME=\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
+	}
+	if err := d.ExitErr(); err == nil || err.Error() != "exit status 3" {
+		t.Errorf("ExitErr = %v, want exit status 3", err)
 	}
 }

@@ -149,11 +149,11 @@ func (c *cgroup) remove(ctx context.Context) error {
 		})
 }
 
-// proc is a program the simulator started, in a cgroup and its own session.
+// proc is a program the simulator started, in a cgroup and its own session (a localnode.Daemon); done is
+// closed once it has exited.
 type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	d    *localnode.Daemon
+	done <-chan struct{}
 }
 
 // procSpec says how to start a proc.
@@ -173,48 +173,37 @@ func startProc(s procSpec) (*proc, error) {
 		// process cloned into a cgroup that was once killed through cgroup.kill gets SIGKILL at once.
 		argv = append([]string{"/bin/sh", "-c", `echo $$ >"$0/cgroup.procs" && exec "$@"`, s.cgroup.path}, argv...)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = s.env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
+	env := s.env
+	if env == nil {
+		env = []string{}
 	}
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = s.out, s.out, s.stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", strings.Join(s.argv, " "), err)
+	d, err := localnode.StartDaemon(localnode.DaemonSpec{Program: argv[0], Args: argv[1:], Env: env, Output: s.out, Stdin: s.stdin})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(s.argv, " "), err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
+	return &proc{d: d, done: d.Done()}, nil
 }
 
-func (p *proc) pid() int { return p.cmd.Process.Pid }
+func (p *proc) pid() int { return p.d.PID() }
 
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *proc) exited() bool { return p.d.Exited() }
+
+// exitErr is how the process ended (nil while it runs or after exit status 0).
+func (p *proc) exitErr() error { return p.d.ExitErr() }
 
 // status describes how the process ended: "exit status 1", "signal: killed", or "" while it runs.
 func (p *proc) status() string {
-	if !p.exited() {
+	switch {
+	case !p.exited():
 		return ""
-	}
-	if p.err == nil {
+	case p.d.ExitErr() == nil:
 		return "exit status 0"
 	}
-	return p.err.Error()
+	return p.d.ExitErr().Error()
 }
 
 // failed reports whether the process ended with a non-zero status or a signal (systemd's on-failure).
-func (p *proc) failed() bool { return p.exited() && p.err != nil }
+func (p *proc) failed() bool { return p.d.ExitErr() != nil }
 
 // logFile opens path for appending.
 func logFile(path string) (*os.File, error) {

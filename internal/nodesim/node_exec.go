@@ -100,8 +100,8 @@ func (n *Node) exec(ctx context.Context, stdin io.Reader, user string, argv ...s
 		<-p.done
 		return out.String(), fmt.Errorf("%s on %s: %w", strings.Join(argv, " "), n.Name, ctx.Err())
 	}
-	if p.err != nil {
-		return out.String(), fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), n.Name, p.err, strings.TrimSpace(out.String()))
+	if p.exitErr() != nil {
+		return out.String(), fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), n.Name, p.exitErr(), strings.TrimSpace(out.String()))
 	}
 	return out.String(), nil
 }
