@@ -131,6 +131,10 @@ type Status struct {
 	// Error says why something about the member could not be read ("" when
 	// everything was); topology then refuses to decide around it.
 	Error string
+	// PendingRestart names the settings a running member waits to apply with a restart
+	// (pg_settings.pending_restart), RestartLowers those of them it lowers that a hot standby must not have
+	// below its primary's (bootstrap.StandbyLimitsLowered).
+	PendingRestart, RestartLowers []string
 }
 
 // Manager runs clusters of localnode nodes. It holds no state about
@@ -249,10 +253,22 @@ func (s Spec) member(name string) (Member, bool) {
 	return s.Members[i], true
 }
 
-// repairCluster is s as observed (st) in topology's terms (topologyOf), with what the archive holds when
-// the decision rests on it (every member lost: Cluster.NeedsArchive), read with pgBackRest.
+// repairCluster is s as observed (st) in topology's terms (topologyOf), with what making the members'
+// settings s's changes (settingsChangeOf, once a single primary runs) and what the archive holds when the
+// decision rests on it (every member lost: Cluster.NeedsArchive), read with pgBackRest.
 func (m *Manager) repairCluster(ctx context.Context, s Spec, st []Status) (topology.Cluster, error) {
 	c := topologyOf(s, st)
+	major, err := m.PostgresMajor(ctx)
+	if err != nil {
+		return c, err
+	}
+	ch, err := m.settingsChangeOf(ctx, s, major, st)
+	if err != nil {
+		return c, err
+	}
+	if ch != nil {
+		c.ConfigChanges, c.ConfigRestarts, c.ConfigLowers = ch.describe(), ch.restart, ch.lowers
+	}
 	if c.NeedsArchive() {
 		h, err := m.ArchiveHealth(ctx, s, nil)
 		if err != nil {

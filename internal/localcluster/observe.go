@@ -103,7 +103,8 @@ func (m *Manager) observe(ctx context.Context, mb Member) (Status, error) {
 			return st, fmt.Errorf("%s is being restored from the archive (archive recovery, replayed up to %s): it takes writes when it reaches the archive's end; wait for that and plan again", mb.Name, p.ReplayLSN)
 		}
 		st.FlushLSN, st.ReplayLSN, st.Timeline = p.FlushLSN, p.ReplayLSN, p.Timeline
-		return st, nil
+		st.PendingRestart, st.RestartLowers, err = m.pendingRestart(ctx, mb)
+		return st, err
 	}
 	if _, err := os.Stat(restoreMarker(mb)); err == nil {
 		// An unfinished pgbackrest restore: an incomplete copy, which the next restore destroys first.
@@ -199,6 +200,7 @@ func topologyOf(s Spec, st []Status) topology.Cluster {
 			m.Machine, m.Role, m.Unseen = topology.MachineLive, "", orDefault(x.Error, "its state cannot be read")
 		default:
 			m.Machine, m.Running = topology.MachineLive, x.State == StateRunning
+			m.PendingRestart, m.RestartLowers = x.PendingRestart, x.RestartLowers
 			if m.Running && m.Role == "" {
 				m.Unseen = orDefault(x.Error, "its role cannot be read")
 			}

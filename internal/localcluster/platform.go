@@ -301,20 +301,20 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 	return p.status(ctx, m, ls, true), nil
 }
 
-// reconcile repairs ls as it is now, when topology's steps for it are not none.
+// reconcile repairs ls as it is now and applies its settings, the steps topology decides (Reconcile);
+// without steps it still sets synchronous_standby_names for the primary and rewrites the manifest.
 func (p *Platform) reconcile(ctx context.Context, m *Manager, ls Spec) error {
 	st, err := m.Observe(ctx, ls)
 	if err != nil {
 		return err
 	}
-	actions, err := m.PlanSteps(ctx, ls, st)
+	steps, err := m.PlanSteps(ctx, ls, st)
 	if err != nil {
 		return unrepairable(err)
 	}
-	if len(actions) == 0 {
-		return nil
+	if len(steps) > 0 {
+		tflog.Info(ctx, "reconciling the cluster", map[string]any{"steps": topology.StepsSummary(steps)})
 	}
-	tflog.Info(ctx, "reconciling the cluster", map[string]any{"actions": topology.StepsSummary(actions)})
 	_, err = m.Reconcile(ctx, ls)
 	return err
 }
@@ -377,8 +377,8 @@ func (p *Platform) Read(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	return p.status(ctx, m, ls, false), nil
 }
 
-// Update repairs what is lost (topology's plan), then applies settings (reload, or a rolling restart
-// standbys first), then enforces durability.
+// Update repairs what is lost and applies settings (a reload, or restarts one member at a time), the steps
+// topology decides, then applies the limits.
 func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior cluster.Prior) (cluster.Status, error) {
 	m, ls, err := p.open(ctx, s, prior.Members)
 	if err != nil {
@@ -388,14 +388,7 @@ func (p *Platform) Update(ctx context.Context, s cluster.Spec, prior cluster.Pri
 		return p.status(ctx, m, ls, true), fmt.Errorf("%w; the state records what was observed, apply again to continue", err)
 	}
 	if err := p.reconcile(ctx, m, ls); err != nil {
-		return p.status(ctx, m, ls, true), fmt.Errorf("repairing the cluster: %w; the state records what was observed, apply again to continue", err)
-	}
-	restarted, err := m.ApplySettings(ctx, ls)
-	if err != nil {
-		return p.status(ctx, m, ls, true), fmt.Errorf("applying settings: %w", err)
-	}
-	if len(restarted) > 0 {
-		tflog.Info(ctx, "restarted nodes one at a time", map[string]any{"order": strings.Join(restarted, ", ")})
+		return p.status(ctx, m, ls, true), fmt.Errorf("repairing the cluster and applying its settings: %w; the state records what was observed, apply again to continue", err)
 	}
 	if err := m.ApplyLimits(ctx, ls); err != nil {
 		return p.status(ctx, m, ls, true), fmt.Errorf("applying limits: %w", err)

@@ -78,7 +78,7 @@ func (m *Manager) Reconcile(ctx context.Context, s Spec) (done []topology.Step, 
 		tflog.Info(ctx, fmt.Sprintf("cluster %s: step %d of %d: %s", s.Name, len(done)+1, max(planned, len(done)+1), step), map[string]any{
 			"action": string(step.Kind), "node": step.Node, "nodes": step.Nodes, "source": step.Source, "reason": step.Reason,
 		})
-		if err := m.do(ctx, s, major, step, c); err != nil {
+		if err := m.do(ctx, s, major, step, c, st); err != nil {
 			return done, fmt.Errorf("%s (step %d): %w", step, len(done)+1, err)
 		}
 		done = append(done, step)
@@ -93,8 +93,15 @@ func (m *Manager) Reconcile(ctx context.Context, s Spec) (done []topology.Step, 
 	return done, writeManifest(s)
 }
 
-// do runs one step; c is the cluster it was decided on.
-func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step, c topology.Cluster) error {
+// do runs one step; c is the cluster it was decided on, st the observation it was decided from.
+func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step, c topology.Cluster, st []Status) error {
+	if step.Kind == topology.StepConfigure {
+		ch, err := m.settingsChangeOf(ctx, s, major, st)
+		if err != nil || ch == nil {
+			return err
+		}
+		return m.configure(ctx, s, ch, st)
+	}
 	node := step.Node
 	if node == "" && len(step.Nodes) == 1 {
 		node = step.Nodes[0] // form and restore make one member here: the primary
@@ -204,7 +211,13 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step,
 		}
 		return forgetMember(s, mb.Name)
 	case topology.StepRestart:
-		return m.restart(ctx, s, mb)
+		if err := m.restartMember(ctx, s, mb, c); err != nil {
+			return err
+		}
+		if m.afterRestart != nil {
+			m.afterRestart(ctx, mb.Name)
+		}
+		return nil
 	default:
 		return fmt.Errorf("provider bug: the local platform has no step %q (%s)", step.Kind, step)
 	}

@@ -29,7 +29,8 @@ var (
 
 // TestPlatform_planIsApply: for each case the actions the plan lists are the actions the apply executes
 // (from the provider's log), in order, on a real local cluster: one standby lost, the primary lost, a node
-// added, a node removed, every node lost; removing the primary is refused by both.
+// added, a node removed, every node lost, max_connections raised and lowered; removing the primary is
+// refused by both.
 func TestPlatform_planIsApply(t *testing.T) {
 	t.Parallel()
 	p := localcluster.NewPlatform()
@@ -41,13 +42,14 @@ func TestPlatform_planIsApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := acctest.FreePortBase(t, 4)
-	spec := func(nodes int) cluster.Spec {
+	withParams := func(nodes int, params map[string]string) cluster.Spec {
 		var ns []cluster.Node
 		for i := range nodes {
 			ns = append(ns, cluster.Node{Name: fmt.Sprintf("node-%d", i+1), Zone: fmt.Sprintf("z%d", i+1)})
 		}
-		return cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: ns, Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
+		return cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: ns, Parameters: params, Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
 	}
+	spec := func(nodes int) cluster.Spec { return withParams(nodes, nil) }
 	s := spec(3)
 	st, err := p.Create(ctxT(t), s)
 	if err != nil {
@@ -97,6 +99,10 @@ func TestPlatform_planIsApply(t *testing.T) {
 		// No archive: nothing is left to keep, and the cluster is created again (with one, see
 		// TestEveryMemberLostIsRestored: restored from it).
 		{"every node lost", func() { loseNode(0); loseNode(1); loseNode(2) }, spec(3), []string{"form", "replace", "replace"}},
+		// A setting only a restart applies: raised, the standbys first; lowered where a hot standby must not
+		// have it below its primary's, the primary first (restartFirst checks which).
+		{"max_connections raised", func() {}, withParams(3, map[string]string{"max_connections": "120"}), []string{"change", "restart", "restart", "restart"}},
+		{"max_connections lowered", func() {}, withParams(3, map[string]string{"max_connections": "90"}), []string{"change", "restart", "restart", "restart"}},
 	} {
 		tc.before()
 		plan, err := p.Plan(ctxT(t), tc.spec, cluster.Prior{Members: st.Members})
@@ -133,6 +139,12 @@ func TestPlatform_planIsApply(t *testing.T) {
 		for i, w := range tc.want {
 			if !strings.HasPrefix(planned[i], w+" ") {
 				t.Errorf("%s: action %d is %q; want %s", tc.name, i+1, planned[i], w)
+			}
+		}
+		if strings.HasPrefix(tc.name, "max_connections") {
+			first, pr := strings.TrimPrefix(planned[1], "restart "), st.Members[primary(st.Members)].Name
+			if lowered := strings.HasSuffix(tc.name, "lowered"); (first == pr) != lowered {
+				t.Errorf("%s: the first restart is %s's, the primary is %s: want the primary first only when lowered", tc.name, first, pr)
 			}
 		}
 		t.Logf("%s: plan and apply agree: %q", tc.name, applied)

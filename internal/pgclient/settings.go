@@ -141,3 +141,22 @@ func quoteLiteral(value string) string {
 	}
 	return q
 }
+
+// PendingRestart maps each setting whose configuration file value waits for a restart
+// (pg_settings.pending_restart, after a reload) to the value the server runs with now.
+func (c *Conn) PendingRestart(ctx context.Context) (map[string]string, error) {
+	rows, err := c.conn.Query(ctx, "SELECT name, setting FROM pg_settings WHERE pending_restart")
+	if err != nil {
+		return nil, c.wrap("reading pg_settings.pending_restart", err)
+	}
+	out := map[string]string{}
+	var name, setting string
+	_, err = pgx.ForEachRow(rows, []any{&name, &setting}, func() error {
+		out[name] = setting
+		return nil
+	})
+	if err != nil {
+		return nil, c.wrap("reading pg_settings.pending_restart", err)
+	}
+	return out, nil
+}

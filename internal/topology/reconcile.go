@@ -101,6 +101,11 @@ type Cluster struct {
 	// ConfigLater are the changes left for after the members are added or removed (the full quorum);
 	// nil when none.
 	ConfigLater []string
+	// ConfigRestarts are the settings the configuration change leaves every running member waiting to apply
+	// with a restart, and ConfigLowers those of them it lowers that a hot standby must not have below its
+	// primary's, where they are known before the change applies (the local platform reads the settings'
+	// contexts); nil where they are not (Patroni's members report theirs once it applied).
+	ConfigRestarts, ConfigLowers []string
 	// Archive is what the cluster's archive holds, which the apply of a formed cluster whose every member
 	// is lost rests on (NeedsArchive): the adapter reads it then. nil when not read (or no archive).
 	Archive *ArchiveEnd

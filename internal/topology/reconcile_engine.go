@@ -2,6 +2,7 @@ package topology
 
 import (
 	"slices"
+	"strings"
 )
 
 // nextEngine is Next for a cluster whose members run no failover of their own (Cluster.EnginePromotes):
@@ -21,6 +22,19 @@ func (c Cluster) nextEngine() (Step, bool, error) {
 		return c.stepOf(actions[0]), false, nil
 	}
 	leader, _ := c.leader()
+	if len(c.ConfigChanges) > 0 {
+		reason := "the members' settings differ from this configuration's: " + strings.Join(c.ConfigChanges, "; ") + "; every member reloads"
+		if len(c.ConfigRestarts) > 0 {
+			reason += ", and each running member then waits for a restart to apply " + strings.Join(c.ConfigRestarts, ", ")
+		}
+		var nodes []string
+		for _, m := range c.Members {
+			if m.Wanted && m.Machine == MachineLive {
+				nodes = append(nodes, m.Name)
+			}
+		}
+		return Step{Kind: StepConfigure, Nodes: nodes, Reason: reason}, false, nil
+	}
 	return c.nextRestart(leader)
 }
 
@@ -110,6 +124,13 @@ func (c *Cluster) simulateEngine(s Step) bool {
 		}
 	}
 	switch s.Kind {
+	case StepConfigure:
+		c.ConfigChanges = nil
+		for i := range c.Members {
+			if m := &c.Members[i]; m.Machine == MachineLive && m.Running && len(c.ConfigRestarts) > 0 {
+				m.PendingRestart, m.RestartLowers = slices.Clone(c.ConfigRestarts), slices.Clone(c.ConfigLowers)
+			}
+		}
 	case StepPromote:
 		tl := 0
 		for i := range c.Members {

@@ -66,7 +66,8 @@ const (
 // Step is one step of an apply.
 type Step struct {
 	Kind StepKind
-	// Node is the member the step changes; for StepForm and StepRestore, Nodes are the members launched.
+	// Node is the member the step changes; for StepForm and StepRestore, Nodes are the members launched,
+	// for StepConfigure where the engine promotes the members whose settings change.
 	Node  string
 	Nodes []string
 	// Target is the member that leads after a switchover.
@@ -95,6 +96,9 @@ func (s Step) String() string {
 	case StepAwaitMembers:
 		return "wait for every member to stream"
 	case StepConfigure:
+		if len(s.Nodes) > 0 { // where the engine promotes: each member's own settings
+			return "change the settings of " + strings.Join(s.Nodes, ", ")
+		}
 		return "change Patroni's dynamic configuration"
 	case StepSwitchover:
 		return fmt.Sprintf("switchover %s to %s", s.Node, s.Target)
