@@ -148,7 +148,7 @@ type Manager struct {
 	pgbackrest, walg string
 	// streamTimeout bounds every wait for standbys to stream.
 	streamTimeout time.Duration
-	// clock paces every wait (wait.Real; tests may inject another).
+	// clock is the time every decision and wait reads (Options.Clock, wait.Real when nil).
 	clock wait.Clock
 	// afterRestart, when set (tests), runs after ApplySettings restarted a
 	// member and saw it back.
@@ -168,6 +168,9 @@ type Options struct {
 	// Major is the PostgreSQL major whose binaries the Manager runs
 	// (localnode.BinDirForMajor); 0 is the newest installed.
 	Major int
+	// Clock is the time every decision (certificate renewal, archive health, the drill) and every wait of
+	// the Manager and its engine reads; nil is wait.Real. Tests set one to decide at a chosen instant.
+	Clock wait.Clock
 }
 
 // DefaultStreamTimeout bounds each wait for standbys to stream.
@@ -188,11 +191,15 @@ func NewManagerWithOptions(o Options) (*Manager, error) {
 		}
 		binDir = dir
 	}
-	e, err := localnode.New(localnode.Options{RunAsUser: o.RunAsUser, BinDir: binDir})
+	clock := o.Clock
+	if clock == nil {
+		clock = wait.Real
+	}
+	e, err := localnode.New(localnode.Options{RunAsUser: o.RunAsUser, BinDir: binDir, Clock: clock})
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout, clock: wait.Real, limiter: cgroup.Open(o.CgroupRoot), disks: loopDisks{}}
+	m := &Manager{engine: e, streamTimeout: DefaultStreamTimeout, clock: clock, limiter: cgroup.Open(o.CgroupRoot), disks: loopDisks{}}
 	for name, into := range map[string]*string{"pgbackrest": &m.pgbackrest, "wal-g": &m.walg} {
 		if p, err := exec.LookPath(name); err == nil {
 			if abs, err := filepath.Abs(p); err == nil {
@@ -213,7 +220,7 @@ func (m *Manager) WithMajor(major int) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := localnode.New(localnode.Options{RunAsUser: m.engine.RunAsUser(), Superuser: m.engine.Superuser(), BinDir: dir})
+	e, err := localnode.New(localnode.Options{RunAsUser: m.engine.RunAsUser(), Superuser: m.engine.Superuser(), BinDir: dir, Clock: m.waitClock()})
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,7 @@ package localcluster
 
 import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
-
-// SetClock makes m decide and wait on clock.
-func SetClock(m *Manager, clock wait.Clock) { m.clock = clock }
 
 // PlanTLS is what the plan of s, a cluster that exists, says of its TLS (planTLSInto): the lines and the
 // certificates' ends after the apply, decided at m's clock's now.

@@ -20,7 +20,9 @@ import (
 // renewed ones are valid from that instant. Nothing sleeps: the clock is set, not waited for.
 func TestTLSRenewalAtClock(t *testing.T) {
 	t.Parallel()
-	m, err := localcluster.NewManager("")
+	made := time.Date(2031, 6, 1, 12, 0, 0, 0, time.UTC)
+	clock := wait.NewStepClock(made)
+	m, err := localcluster.NewManagerWithOptions(localcluster.Options{Clock: clock})
 	if err != nil {
 		t.Fatalf("the local cluster needs PostgreSQL: %v", err)
 	}
@@ -33,9 +35,6 @@ func TestTLSRenewalAtClock(t *testing.T) {
 	for i, name := range []string{"n1", "n2"} {
 		s.Members = append(s.Members, localcluster.Member{Name: name, Zone: "z", Port: 5432 + i, DataDir: filepath.Join(root, name)})
 	}
-	made := time.Date(2031, 6, 1, 12, 0, 0, 0, time.UTC)
-	clock := wait.NewStepClock(made)
-	localcluster.SetClock(m, clock)
 	tlsDir := localcluster.TLSDir(root)
 	certs := map[string]string{ // tls.not_after key -> certificate file
 		"n1": filepath.Join(tlsDir, "n1.crt"), "n2": filepath.Join(tlsDir, "n2.crt"), "client": filepath.Join(tlsDir, "client.crt"),
