@@ -101,15 +101,18 @@ func formerMembers(s Spec) []Member {
 }
 
 // forgetMember drops the member name from the manifest under s's root, once it is removed, so that the
-// next observation no longer finds it among the former members; nothing when there is no readable manifest.
+// next observation no longer finds it among the former members; nothing when there is no manifest.
 func forgetMember(s Spec, name string) error {
 	root, err := DataDirRoot(s)
 	if err != nil {
 		return err
 	}
 	old, err := ReadManifest(root)
-	if err != nil {
+	if errors.Is(err, ErrNoManifest) {
 		return nil
+	}
+	if err != nil {
+		return err
 	}
 	old.Members = slices.DeleteFunc(old.Members, func(m Member) bool { return m.Name == name })
 	if len(old.Members) == 0 {

@@ -250,9 +250,12 @@ func (m *Manager) waitCaughtUp(ctx context.Context, primary, mb Member) error {
 		func(ctx context.Context) (bool, error) {
 			p, err := m.position(ctx, mb)
 			if err != nil {
-				return false, nil
+				return false, wait.NotYet(err)
 			}
 			c, err := topology.CompareLSN(p.ReplayLSN, target)
-			return err == nil && c >= 0, nil
+			if err != nil {
+				return false, wait.NotYet(err)
+			}
+			return c >= 0, nil
 		})
 }

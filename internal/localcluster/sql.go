@@ -43,18 +43,3 @@ func (m *Manager) position(ctx context.Context, mb Member) (pgclient.WALPosition
 	}
 	return p, nil
 }
-
-// settingContexts maps each of names that member mb knows to its
-// pg_settings.context; names it does not know are absent.
-func (m *Manager) settingContexts(ctx context.Context, mb Member, names []string) (map[string]string, error) {
-	conn, err := m.connect(ctx, mb)
-	if err != nil {
-		return nil, fmt.Errorf("reading pg_settings.context on %s: %w", mb.Name, err)
-	}
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	ctxs, err := conn.SettingContexts(ctx, names)
-	if err != nil {
-		return nil, fmt.Errorf("reading pg_settings.context on %s: %w", mb.Name, err)
-	}
-	return ctxs, nil
-}

@@ -274,7 +274,7 @@ func invariants(c topology.Cluster) error {
 	if c.Formed && lost && c.EnginePromotes && !c.Archived {
 		// Nothing is left to keep without an archive: formed again from the first member.
 		if err != nil || len(steps) == 0 || steps[0].Kind != topology.StepForm {
-			return fmt.Errorf("every member lost without an archive: want the cluster formed again, got steps %q, error %v", stepStrings(steps), err)
+			return fmt.Errorf("every member lost without an archive: want the cluster formed again, got steps %q, error %w", stepStrings(steps), err)
 		}
 	} else if c.Formed && lost {
 		if !errors.Is(err, topology.ErrDataLost) {
