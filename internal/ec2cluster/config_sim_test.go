@@ -19,7 +19,7 @@ import (
 // checkParameters changes a parameter a reload applies (work_mem) and one that needs a restart
 // (shared_buffers) with a writer running: the plan changes Patroni's configuration and replaces nothing;
 // the apply keeps every instance, every node runs the new values, the restarts ran standbys first and the
-// primary last, and no acknowledged commit is lost.
+// primary last, and no acknowledged commit is lost. Then max_connections lowered: the primary first.
 func (e *simEnv) checkParameters(before clusterState, password string) {
 	e.t.Helper()
 	w := e.startWriter(before.ConnectionURI, password)
@@ -82,6 +82,30 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 		}
 	}
 	e.emptyPlan("after putting back a drifted parameter")
+
+	// Lowered where a hot standby must not have it below its primary's (max_connections): the primary
+	// restarts first, each standby after it, once each (Patroni's pending_restart_reason says it lowers).
+	e.params = `{ shared_buffers = "96MB", max_connections = "40", work_mem = "8MB" }`
+	e.config("sim", "m6id.xlarge", true)
+	logStart = len(e.providerLog())
+	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	order = nil
+	for _, step := range e.appliedSteps(logStart) {
+		if node, ok := strings.CutPrefix(step, "restart "); ok {
+			order = append(order, node)
+		}
+	}
+	if len(order) != 3 || order[0] != primary {
+		e.t.Errorf("max_connections lowered: restarts %v; want the three nodes once each, the primary %s first", order, primary)
+	}
+	for _, n := range after.Nodes {
+		uri := "postgresql://postgres@" + net.JoinHostPort(n.Host, "5432") + "/postgres"
+		if got := e.psql(uri, password, "SHOW max_connections"); got != "40" {
+			e.t.Errorf("after lowering max_connections node %s runs %q; want 40", n.Name, got)
+		}
+	}
+	e.t.Logf("max_connections lowered: restart order %v (primary %s)", order, primary)
+	e.emptyPlan("after lowering max_connections")
 }
 
 // patroni sends an authenticated request to Patroni's REST API on host and fails the test unless it
