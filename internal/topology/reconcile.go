@@ -185,7 +185,12 @@ var (
 //     each added one launched, in the configuration's order, one at a time.
 //   - Then the configuration's full quorum, then the rolling replacement of outdated machines (NextRoll:
 //     standbys first, a switchover, the old primary last; the cluster must be whole), then the restarts
-//     of members whose PostgreSQL waits for one, standbys first and the leader last.
+//     of members whose PostgreSQL waits for one, standbys first and the leader last (the leader first when
+//     it lowers a hot standby's limit: nextRestart).
+//
+// Where the members run no failover of their own (Cluster.EnginePromotes, the local platform), the rules
+// before the restarts are the engine's instead (nextEngine): it promotes, starts, repoints, reseeds, adds,
+// replaces and removes members itself, then changes their settings.
 func Next(c Cluster) (s Step, done bool, err error) {
 	if err := c.check(); err != nil {
 		return Step{}, false, err

@@ -7,7 +7,8 @@ import (
 
 // nextEngine is Next for a cluster whose members run no failover of their own (Cluster.EnginePromotes):
 // the repairs the planner's rules (plan_planner.go, plan_failover.go, plan_settle.go) decide, one at a
-// time, then the restarts every cluster shares.
+// time, then the settings change (StepConfigure, when ConfigChanges lists one), then the restarts every
+// cluster shares (nextRestart).
 //
 // The planner sees c as the local platform observes its processes: a member with a live machine runs,
 // is stopped (its role read from its data directory) or could not be seen; a lost member has no data
