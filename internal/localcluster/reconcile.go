@@ -15,6 +15,7 @@ import (
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/topology"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // Reconcile repairs s the way topology decides for a cluster the engine promotes in: it observes the
@@ -161,7 +162,7 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step,
 		if err := m.createStandby(ctx, s, major, mb, source); err != nil {
 			return err
 		}
-		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
+		return m.waitFollowing(ctx, source, mb)
 	case topology.StepStart:
 		if step.Source == "" {
 			role, err := m.engine.ConfiguredRole(n)
@@ -194,7 +195,7 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step,
 		if err := m.start(ctx, s, mb, n); err != nil {
 			return err
 		}
-		return m.waitStreaming(ctx, source, []string{mb.Name}, nil)
+		return m.waitFollowing(ctx, source, mb)
 	case topology.StepForm:
 		return m.createPrimary(ctx, s, major, mb)
 	case topology.StepRestore:
@@ -231,7 +232,7 @@ func (m *Manager) repoint(ctx context.Context, s Spec, mb, primary Member) error
 	if err := m.restart(ctx, s, mb); err != nil {
 		return err
 	}
-	return m.waitStreaming(ctx, primary, []string{mb.Name}, nil)
+	return m.waitFollowing(ctx, primary, mb)
 }
 
 // createPrimary initialises and starts mb as a new primary (asynchronous
@@ -491,4 +492,30 @@ func (m *Manager) setSynchronousNames(ctx context.Context, mb Member, value stri
 		return err
 	}
 	return m.engine.Reload(ctx, n)
+}
+
+// waitFollowing waits until standby mb streams from primary on primary's timeline. A standby copied from
+// the archive, or repointed after a promotion, streams the old timeline up to the switch first and then
+// reconnects on the new one; observed in between it is a standby on an older timeline that does not
+// stream, which the next decision would copy again.
+func (m *Manager) waitFollowing(ctx context.Context, primary, mb Member) error {
+	if err := m.waitStreaming(ctx, primary, []string{mb.Name}, nil); err != nil {
+		return err
+	}
+	p, err := m.position(ctx, primary)
+	if err != nil {
+		return err
+	}
+	err = wait.Until(ctx, fmt.Sprintf("standby %s to follow primary %s on timeline %d", mb.Name, primary.Name, p.Timeline), m.streamTimeout, pollInterval, m.waitClock(),
+		func(ctx context.Context) (bool, error) {
+			sp, err := m.position(ctx, mb)
+			if err != nil {
+				return false, wait.NotYet(err)
+			}
+			return sp.Timeline >= p.Timeline, nil
+		})
+	if err != nil {
+		return err
+	}
+	return m.waitStreaming(ctx, primary, []string{mb.Name}, nil)
 }
