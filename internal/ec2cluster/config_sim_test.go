@@ -106,6 +106,24 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 	}
 	e.t.Logf("max_connections lowered: restart order %v (primary %s)", order, primary)
 	e.emptyPlan("after lowering max_connections")
+
+	// And raised back, the standbys first. (The stages after this one add nodes seeded from base backups
+	// taken at 50: left at 40, such a node would start with its backup's 50, as a standby must, and need a
+	// restart the plan could not list.)
+	e.params = `{ shared_buffers = "96MB", max_connections = "50", work_mem = "8MB" }`
+	e.config("sim", "m6id.xlarge", true)
+	logStart = len(e.providerLog())
+	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	order = nil
+	for _, step := range e.appliedSteps(logStart) {
+		if node, ok := strings.CutPrefix(step, "restart "); ok {
+			order = append(order, node)
+		}
+	}
+	if len(order) != 3 || order[2] != primary {
+		e.t.Errorf("max_connections raised back: restarts %v; want the three nodes once each, the primary %s last", order, primary)
+	}
+	e.emptyPlan("after raising max_connections back")
 }
 
 // patroni sends an authenticated request to Patroni's REST API on host and fails the test unless it
