@@ -48,12 +48,7 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 		}
 	}
 	// The restarts, from the provider's log: every node once, the primary last.
-	var order []string
-	for _, step := range e.appliedSteps(logStart) {
-		if node, ok := strings.CutPrefix(step, "restart "); ok {
-			order = append(order, node)
-		}
-	}
+	order := e.restarts(logStart)
 	primary := ""
 	for _, n := range after.Nodes {
 		if n.Role == "primary" {
@@ -85,16 +80,7 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 
 	// Lowered where a hot standby must not have it below its primary's (max_connections): the primary
 	// restarts first, each standby after it, once each (Patroni's pending_restart_reason says it lowers).
-	e.params = `{ shared_buffers = "96MB", max_connections = "40", work_mem = "8MB" }`
-	e.config("sim", "m6id.xlarge", true)
-	logStart = len(e.providerLog())
-	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
-	order = nil
-	for _, step := range e.appliedSteps(logStart) {
-		if node, ok := strings.CutPrefix(step, "restart "); ok {
-			order = append(order, node)
-		}
-	}
+	order = e.applyParams(`{ shared_buffers = "96MB", max_connections = "40", work_mem = "8MB" }`)
 	if len(order) != 3 || order[0] != primary {
 		e.t.Errorf("max_connections lowered: restarts %v; want the three nodes once each, the primary %s first", order, primary)
 	}
@@ -110,20 +96,32 @@ func (e *simEnv) checkParameters(before clusterState, password string) {
 	// And raised back, the standbys first. (The stages after this one add nodes seeded from base backups
 	// taken at 50: left at 40, such a node would start with its backup's 50, as a standby must, and need a
 	// restart the plan could not list.)
-	e.params = `{ shared_buffers = "96MB", max_connections = "50", work_mem = "8MB" }`
-	e.config("sim", "m6id.xlarge", true)
-	logStart = len(e.providerLog())
-	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
-	order = nil
+	order = e.applyParams(`{ shared_buffers = "96MB", max_connections = "50", work_mem = "8MB" }`)
+	if len(order) != 3 || order[2] != primary {
+		e.t.Errorf("max_connections raised back: restarts %v; want the three nodes once each, the primary %s last", order, primary)
+	}
+	e.emptyPlan("after raising max_connections back")
+}
+
+// restarts are the nodes the apply restarted since the provider's log had logStart bytes, in order.
+func (e *simEnv) restarts(logStart int) []string {
+	var order []string
 	for _, step := range e.appliedSteps(logStart) {
 		if node, ok := strings.CutPrefix(step, "restart "); ok {
 			order = append(order, node)
 		}
 	}
-	if len(order) != 3 || order[2] != primary {
-		e.t.Errorf("max_connections raised back: restarts %v; want the three nodes once each, the primary %s last", order, primary)
-	}
-	e.emptyPlan("after raising max_connections back")
+	return order
+}
+
+// applyParams applies the cluster with parameters params (HCL) and returns the nodes it restarted, in order.
+func (e *simEnv) applyParams(params string) []string {
+	e.t.Helper()
+	e.params = params
+	e.config("sim", "m6id.xlarge", true)
+	logStart := len(e.providerLog())
+	e.mustTerraform("apply", "-auto-approve", "-no-color", "-input=false")
+	return e.restarts(logStart)
 }
 
 // patroni sends an authenticated request to Patroni's REST API on host and fails the test unless it
