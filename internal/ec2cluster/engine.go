@@ -39,6 +39,9 @@ type engineInput struct {
 	// can be elected (see readLoss); nil otherwise.
 	wal       map[string]topology.WAL
 	walErrors map[string]string
+	// certDue says why each running node's certificates are renewed (awsspec.TLSDecision.Split), by node;
+	// nil when none are.
+	certDue map[string]string
 }
 
 // readLoss reads what the engine's decision rests on when members are lost beyond what Patroni handles
@@ -163,6 +166,9 @@ func (se *session) engineMembers(o observation, in engineInput) topology.Cluster
 			m.WAL = &w
 		}
 		m.WALError = in.walErrors[node]
+		if m.Machine == topology.MachineLive {
+			m.CertDue = in.certDue[node]
+		}
 		if m.Machine != topology.MachineLive || !c.ViewKnown {
 			return m
 		}

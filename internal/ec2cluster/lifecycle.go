@@ -41,7 +41,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		return cluster.Plan{}, err
 	}
 	if len(prior.Members) == 0 {
-		if err := se.planTLS(ctx, &plan, o, false); err != nil {
+		if err := se.planTLS(ctx, &plan, o, false, tlsView{}); err != nil {
 			return cluster.Plan{}, err
 		}
 		if awsspec.Of(s).IAMInstanceProfile == "" && len(o.enis) == 0 {
@@ -108,8 +108,12 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 	if err != nil {
 		return cluster.Plan{}, err
 	}
+	v, err := se.viewTLS(ctx, o)
+	if err != nil {
+		return cluster.Plan{}, err
+	}
 	var steps []topology.Step
-	in := engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true}
+	in := engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true, certDue: v.due}
 	se.readLoss(ctx, o, &in)
 	plan.Actions, steps = plannedSteps(se.engine(ctx, o, in))
 	for _, st := range steps {
@@ -123,7 +127,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 			plan.Promoting = true
 		}
 	}
-	if err := se.planTLS(ctx, &plan, o, true); err != nil {
+	if err := se.planTLS(ctx, &plan, o, true, v); err != nil {
 		return cluster.Plan{}, err
 	}
 	members, _ := se.members(o, prior.Members)

@@ -48,6 +48,11 @@ func (se *session) converge(ctx context.Context, t target, in engineInput, m mac
 		if err != nil {
 			return err
 		}
+		v, err := se.viewTLS(ctx, o)
+		if err != nil {
+			return err
+		}
+		in.certDue = v.due
 		c := se.engine(ctx, o, in)
 		step, done, err := topology.Next(c)
 		if err != nil {
@@ -169,6 +174,8 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 			return fmt.Errorf("terminating node %s's instance %s: %w", step.Node, old.ID, err)
 		}
 		return se.launchAndJoin(ctx, t, step.Node, o, m, old.ID)
+	case topology.StepRenew:
+		return se.renewTLS(ctx, o, step.Node)
 	case topology.StepRestart:
 		leader, _ := o.patroni.Leader()
 		host := se.apiHost(o.enis[step.Node])

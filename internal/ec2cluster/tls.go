@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -142,13 +143,26 @@ func (se *session) tlsNodes(ctx context.Context, o observation) ([]awsspec.TLSNo
 	return out, nil
 }
 
-// decideTLS is awsspec.DecideTLS on what SSM and the observation hold now.
-func (se *session) decideTLS(ctx context.Context, o observation) (awsspec.TLSDecision, []awsspec.TLSNode, error) {
+// tlsView is the TLS decision on what SSM and the observation hold now (awsspec.DecideTLS), split by when
+// the apply takes each issue (awsspec.TLSDecision.Split): before any launch, or as the engine's renew steps.
+type tlsView struct {
+	d, before awsspec.TLSDecision
+	due       map[string]string
+	nodes     []awsspec.TLSNode
+}
+
+// viewTLS decides the cluster's certificates now; the zero view without TLS.
+func (se *session) viewTLS(ctx context.Context, o observation) (tlsView, error) {
+	if se.s.TLS == nil {
+		return tlsView{}, nil
+	}
 	nodes, err := se.tlsNodes(ctx, o)
 	if err != nil {
-		return awsspec.TLSDecision{}, nil, err
+		return tlsView{}, err
 	}
-	return awsspec.DecideTLS(se.caCert, nodes, se.s.TLS.Policy, se.p.clock.Now()), nodes, nil
+	v := tlsView{d: awsspec.DecideTLS(se.caCert, nodes, se.s.TLS.Policy, se.p.clock.Now()), nodes: nodes}
+	v.before, v.due = v.d.Split(func(node string) bool { _, live := o.instances[node]; return live })
+	return v, nil
 }
 
 // tlsStatus is the cluster's TLS as stored: the authority's certificate and when each node's certificate
@@ -228,9 +242,10 @@ func (se *session) tlsFound(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// planTLS adds to plan what the apply does with the certificates (its lines first: the apply issues them
-// before it launches anything) and the certificates as they will be.
-func (se *session) planTLS(ctx context.Context, plan *cluster.Plan, o observation, exists bool) error {
+// planTLS adds to plan what the apply does with the certificates before it launches anything (its lines
+// first) and the certificates as they will be; the renewals of running nodes are the engine's steps (v.due
+// in its input). v is viewTLS's, for a cluster that exists.
+func (se *session) planTLS(ctx context.Context, plan *cluster.Plan, o observation, exists bool, v tlsView) error {
 	if se.s.TLS == nil {
 		return nil
 	}
@@ -244,30 +259,26 @@ func (se *session) planTLS(ctx context.Context, plan *cluster.Plan, o observatio
 	if se.providerRolePlanned(ctx, o) {
 		defer func() { plan.Actions = joinLines(plan.Actions, awsspec.ProviderRoleLine) }()
 	}
-	d, nodes, err := se.decideTLS(ctx, o)
-	if err != nil {
-		return err
-	}
-	if lines := d.Lines(awsspec.TLSCAParameter(se.s.Name)); len(lines) > 0 {
+	if lines := v.before.Lines(awsspec.TLSCAParameter(se.s.Name)); len(lines) > 0 {
 		plan.Actions = joinLines(strings.Join(lines, "\n"), plan.Actions)
 	}
-	if d.NewCA {
+	if v.d.NewCA {
 		return nil
 	}
 	plan.TLS.CACertificate = string(se.caPEM)
-	for node, end := range awsspec.TLSEnds(nodes) {
+	for node, end := range awsspec.TLSEnds(v.nodes) {
 		plan.TLS.NotAfter[node] = end
 	}
-	for _, is := range d.Issue {
+	for _, is := range v.d.Issue {
 		plan.TLS.NotAfter[is.Node] = ""
 	}
 	return nil
 }
 
-// ensureTLS executes the TLS decision before anything is launched: it makes the authority when there is
-// none (kept in SSM first: an interrupted apply finds it), issues each node's bundle that is missing or
-// due, and waits, node by node, until a running node serves its renewed certificate (PostgreSQL and
-// Patroni's REST API), so that at most one node is between certificates at a time.
+// ensureTLS makes what the certificates need before anything is launched: the authority when there is none
+// (kept in SSM first: an interrupted apply finds it), and the bundles of nodes that do not run yet or that
+// a new authority issues (a node reads its own at boot). A running node's renewal is the engine's step
+// (renew), executed by renewTLS.
 func (se *session) ensureTLS(ctx context.Context, o observation) error {
 	if se.s.TLS == nil {
 		return nil
@@ -293,31 +304,52 @@ func (se *session) ensureTLS(ctx context.Context, o observation) error {
 			return fmt.Errorf("the cluster's certificate authority %s is not readable after it was stored", awsspec.TLSCAParameter(se.s.Name))
 		}
 	}
-	d, nodes, err := se.decideTLS(ctx, o)
+	v, err := se.viewTLS(ctx, o)
 	if err != nil {
 		return err
 	}
-	byName := map[string]awsspec.TLSNode{}
-	for _, n := range nodes {
-		byName[n.Name] = n
-	}
-	for _, line := range d.Lines(awsspec.TLSCAParameter(se.s.Name)) {
+	for _, line := range v.before.Lines(awsspec.TLSCAParameter(se.s.Name)) {
 		tflog.Info(ctx, "TLS step", map[string]any{"tls_step": line})
 	}
-	for _, is := range d.Issue {
+	for _, is := range v.before.Issue {
 		tflog.Info(ctx, "issuing the node's certificates", map[string]any{"node": is.Node, "reason": is.Reason, "new_key": is.NewKey})
-		cert, err := se.issueBundle(ctx, byName[is.Node], is.NewKey, now)
-		if err != nil {
-			return err
-		}
-		if _, live := o.instances[is.Node]; !live || is.New {
-			continue
-		}
-		if err := se.waitServed(ctx, is.Node, se.apiHost(o.enis[is.Node]), cert); err != nil {
+		if _, err := se.issueBundle(ctx, v.node(is.Node), is.NewKey, now); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// renewTLS executes the engine's renew step for node: its certificates issued again (as the decision says
+// now) and stored, then the wait until the running node serves the new one (PostgreSQL and Patroni's REST
+// API), so at most one node is between certificates at a time.
+func (se *session) renewTLS(ctx context.Context, o observation, node string) error {
+	v, err := se.viewTLS(ctx, o)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(v.d.Issue, func(is awsspec.TLSIssue) bool { return is.Node == node })
+	if i < 0 {
+		tflog.Info(ctx, "the node's certificates are not due any more", map[string]any{"node": node})
+		return nil
+	}
+	is := v.d.Issue[i]
+	tflog.Info(ctx, "renewing the node's certificates", map[string]any{"node": node, "reason": is.Reason, "new_key": is.NewKey})
+	cert, err := se.issueBundle(ctx, v.node(node), is.NewKey, se.p.clock.Now())
+	if err != nil {
+		return err
+	}
+	return se.waitServed(ctx, node, se.apiHost(o.enis[node]), cert)
+}
+
+// node is the TLS node called name (the zero node when v has none).
+func (v tlsView) node(name string) awsspec.TLSNode {
+	for _, n := range v.nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return awsspec.TLSNode{}
 }
 
 // issueBundle issues n's member and replication certificates from the session's authority (with n's key

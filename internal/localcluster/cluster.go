@@ -269,6 +269,15 @@ func (m *Manager) repairCluster(ctx context.Context, s Spec, st []Status) (topol
 	if err != nil {
 		return c, err
 	}
+	due, err := m.certsDue(s, st)
+	if err != nil {
+		return c, err
+	}
+	for i := range c.Members {
+		if c.Members[i].Machine == topology.MachineLive {
+			c.Members[i].CertDue = due[c.Members[i].Name]
+		}
+	}
 	ch, err := m.settingsChangeOf(ctx, s, major, st)
 	if err != nil {
 		return c, err

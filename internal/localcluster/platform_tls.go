@@ -2,14 +2,21 @@ package localcluster
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/wait"
 )
 
 // The platform's side of a cluster's TLS: what Plan says of it and what Create and Update do first
@@ -33,17 +40,18 @@ func primaryOf(st []Status) string {
 // Manager's clock's now and writes the certificates it makes or renews.
 func (m *Manager) prepareTLS(ls Spec, st []Status) (tlsPlan, error) {
 	now := m.waitClock().Now()
-	p, err := m.planTLS(ls, ls.tlsDiffer, primaryOf(st), now)
+	full, err := m.planTLS(ls, ls.tlsDiffer, st, now)
 	if err != nil {
-		return p, fmt.Errorf("planning the cluster's TLS: %w", err)
+		return full, fmt.Errorf("planning the cluster's TLS: %w", err)
 	}
+	p := full.prepared() // the running members' renewals are the engine's steps (renewMember)
 	if err := m.writeTLSFiles(ls, p, now); err != nil {
 		return p, fmt.Errorf("writing the cluster's certificates: %w", err)
 	}
 	return p, nil
 }
 
-// planTLSInto adds to out what the apply does with ls's TLS (its lines after the repairs, for a cluster
+// planTLSInto adds to out what the apply does with ls's TLS (its lines before the steps, for a cluster
 // that exists, decided at the Manager's clock's now) and the certificates as they will be; observed are the
 // members as Plan read them.
 func (m *Manager) planTLSInto(out *cluster.Plan, ls Spec, exists bool, observed []Status) error {
@@ -53,14 +61,13 @@ func (m *Manager) planTLSInto(out *cluster.Plan, ls Spec, exists bool, observed 
 	tp := tlsPlan{NewCA: true} // a create, resumed or not, may make every certificate
 	if exists {
 		var err error
-		if tp, err = m.planTLS(ls, ls.tlsDiffer, primaryOf(observed), m.waitClock().Now()); err != nil {
+		if tp, err = m.planTLS(ls, ls.tlsDiffer, observed, m.waitClock().Now()); err != nil {
 			return fmt.Errorf("planning the cluster's TLS: %w", err)
 		}
-		if lines := tp.lines(); len(lines) > 0 {
-			if out.Actions != "" {
-				out.Actions += "\n"
-			}
-			out.Actions += strings.Join(lines, "\n")
+		// Before the steps, as the apply takes them (applyTLS, then Reconcile); the running members'
+		// renewals are steps.
+		if lines := tp.prepared().lines(); len(lines) > 0 {
+			out.Actions = strings.TrimSuffix(strings.Join(lines, "\n")+"\n"+out.Actions, "\n")
 		}
 	}
 	out.TLS = plannedTLS(ls, m.engine.Superuser(), tp)
@@ -93,5 +100,84 @@ func (p *Platform) applyTLS(ctx context.Context, m *Manager, ls *Spec) (err erro
 		return fmt.Errorf("applying the cluster's TLS: %w", err)
 	}
 	ls.tlsDiffer = nil
+	return nil
+}
+
+// certsDue says why each member of ls whose server certificate is due is renewed as the engine's step
+// (tlsPlan.due), decided at the Manager's clock's now; nil without TLS.
+func (m *Manager) certsDue(ls Spec, st []Status) (map[string]string, error) {
+	if ls.TLS == nil {
+		return nil, nil
+	}
+	p, err := m.planTLS(ls, ls.tlsDiffer, st, m.waitClock().Now())
+	if err != nil {
+		return nil, fmt.Errorf("planning the cluster's TLS: %w", err)
+	}
+	return p.due(), nil
+}
+
+// renewMember executes the engine's renew step for mb: its server certificate issued again (the same key)
+// as the decision says now, then, when it runs, a reload and the wait until it serves the new one.
+func (m *Manager) renewMember(ctx context.Context, ls Spec, mb Member, st []Status) error {
+	now := m.waitClock().Now()
+	p, err := m.planTLS(ls, ls.tlsDiffer, st, now)
+	if err != nil {
+		return fmt.Errorf("planning the cluster's TLS: %w", err)
+	}
+	i := slices.IndexFunc(p.Renew, func(r tlsRenewal) bool { return r.Step && r.Key == mb.Name })
+	if i < 0 {
+		tflog.Info(ctx, "cluster "+ls.Name+": "+mb.Name+"'s certificate is not due any more", nil)
+		return nil
+	}
+	if err := m.writeTLSFiles(ls, tlsPlan{Renew: p.Renew[i : i+1]}, now); err != nil {
+		return fmt.Errorf("renewing %s: %w", p.Renew[i].Name, err)
+	}
+	if !slices.ContainsFunc(st, func(x Status) bool { return x.Name == mb.Name && x.State == StateRunning }) {
+		return nil
+	}
+	if err := m.engine.Reload(ctx, Node(mb, localnode.RoleStandby)); err != nil {
+		return err
+	}
+	return m.waitServed(ctx, ls, mb, p.Renew[i].Cert)
+}
+
+// servedWait bounds the wait for a member to serve its renewed certificate after its reload.
+const servedWait = 30 * time.Second
+
+// waitServed waits until mb's PostgreSQL serves the certificate in certFile, verified against the
+// cluster's authority.
+func (m *Manager) waitServed(ctx context.Context, ls Spec, mb Member, certFile string) error {
+	root, err := DataDirRoot(ls)
+	if err != nil {
+		return err
+	}
+	_, ca, err := readCA(TLSDir(root))
+	if err != nil {
+		return fmt.Errorf("reading the cluster's certificate authority: %w", err)
+	}
+	b, err := os.ReadFile(certFile)
+	if err != nil {
+		return err
+	}
+	want, err := pki.ParseCert(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", certFile, err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	last := ""
+	err = wait.Until(ctx, mb.Name+" to serve its renewed certificate", servedWait, pollInterval, m.waitClock(), func(ctx context.Context) (bool, error) {
+		got, err := pgclient.ServedCertificate(ctx, Host, mb.Port, roots)
+		if err != nil {
+			last = err.Error()
+			return false, wait.NotYet(err)
+		}
+		last = fmt.Sprintf("it serves serial %s, want %s", got.SerialNumber, want.SerialNumber)
+		return got.Equal(want), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last seen: %s)", err, last)
+	}
+	tflog.Info(ctx, "cluster "+ls.Name+": "+mb.Name+" serves its renewed certificate", map[string]any{"not_after": want.NotAfter.UTC().Format(time.RFC3339)})
 	return nil
 }

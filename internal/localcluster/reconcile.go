@@ -133,6 +133,8 @@ func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step,
 	}
 	n := Node(mb, localnode.RoleStandby)
 	switch step.Kind {
+	case topology.StepRenew:
+		return m.renewMember(ctx, s, mb, st)
 	case topology.StepPromote:
 		if s.Archive != nil {
 			if err := m.handOverWAL(ctx, mb, n); err != nil {

@@ -29,8 +29,8 @@ var (
 
 // TestPlatform_planIsApply: for each case the actions the plan lists are the actions the apply executes
 // (from the provider's log), in order, on a real local cluster: one standby lost, the primary lost, a node
-// added, a node removed, every node lost, max_connections raised and lowered; removing the primary is
-// refused by both.
+// added, a node removed, every node lost, max_connections raised and lowered, TLS turned on (no step) and
+// every member's certificate renewed; removing the primary is refused by both.
 func TestPlatform_planIsApply(t *testing.T) {
 	t.Parallel()
 	p := localcluster.NewPlatform()
@@ -42,12 +42,17 @@ func TestPlatform_planIsApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := acctest.FreePortBase(t, 4)
-	withParams := func(nodes int, params map[string]string) cluster.Spec {
+	withTLS := func(nodes int, params map[string]string, tls *cluster.TLSInput) cluster.Spec {
 		var ns []cluster.Node
 		for i := range nodes {
 			ns = append(ns, cluster.Node{Name: fmt.Sprintf("node-%d", i+1), Zone: fmt.Sprintf("z%d", i+1)})
 		}
-		return cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: ns, Parameters: params, Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
+		return cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: ns, Parameters: params, TLS: tls,
+			Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
+	}
+	withParams := func(nodes int, params map[string]string) cluster.Spec { return withTLS(nodes, params, nil) }
+	hours := func(validity, early int) *cluster.TLSInput {
+		return &cluster.TLSInput{ValidityPeriodHours: &validity, EarlyRenewalHours: &early}
 	}
 	spec := func(nodes int) cluster.Spec { return withParams(nodes, nil) }
 	s := spec(3)
@@ -103,6 +108,11 @@ func TestPlatform_planIsApply(t *testing.T) {
 		// have it below its primary's, the primary first (restartFirst checks which).
 		{"max_connections raised", func() {}, withParams(3, map[string]string{"max_connections": "120"}), []string{"change", "restart", "restart", "restart"}},
 		{"max_connections lowered", func() {}, withParams(3, map[string]string{"max_connections": "90"}), []string{"change", "restart", "restart", "restart"}},
+		// TLS turned on is done before the steps (the plan's lines before its numbered steps); then a policy
+		// under which every member's certificate is due renews each member as a step (a reload), in the
+		// configuration's order, and the superuser's client certificate before them.
+		{"TLS turned on", func() {}, withTLS(3, map[string]string{"max_connections": "90"}, hours(2000, 100)), nil},
+		{"a certificate renewal", func() {}, withTLS(3, map[string]string{"max_connections": "90"}, hours(4000, 3000)), []string{"renew", "renew", "renew"}},
 	} {
 		tc.before()
 		plan, err := p.Plan(ctxT(t), tc.spec, cluster.Prior{Members: st.Members})
@@ -159,7 +169,8 @@ func TestPlatform_planIsApply(t *testing.T) {
 			rest = append(rest, n)
 		}
 	}
-	without := cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: rest, Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
+	without := cluster.FromInput(cluster.Input{Name: "tf-acc-steps", Nodes: rest, Parameters: map[string]string{"max_connections": "90"}, TLS: hours(4000, 3000),
+		Blocks: []cluster.BlockInput{&localspec.Block{DataDir: root, PortBase: base}}})
 	_, planErr := p.Plan(ctxT(t), without, cluster.Prior{Members: st.Members})
 	_, applyErr := p.Update(ctxT(t), without, cluster.Prior{Members: st.Members})
 	for what, err := range map[string]error{"plan": planErr, "apply": applyErr} {

@@ -111,9 +111,31 @@ type tlsRenewal struct {
 	Reason string
 	// New is true when there is no certificate yet (a member added): issued, nothing to reload.
 	New bool
+	// Step is true when the renewal is the engine's step (topology.StepRenew, Member.CertDue): a member's
+	// server certificate renewed under the same authority while the member has its data and keeps its TLS
+	// on. The rest the apply makes before the engine's steps.
+	Step bool
 }
 
 func (p tlsPlan) empty() bool { return !p.NewCA && len(p.Renew) == 0 && len(p.Toggle) == 0 }
+
+// prepared is p without the renewals that are the engine's steps: what the apply does before them.
+func (p tlsPlan) prepared() tlsPlan {
+	out := p
+	out.Renew = slices.DeleteFunc(slices.Clone(p.Renew), func(r tlsRenewal) bool { return r.Step })
+	return out
+}
+
+// due says why each member whose renewal is the engine's step is renewed (topology.Member.CertDue).
+func (p tlsPlan) due() map[string]string {
+	out := map[string]string{}
+	for _, r := range p.Renew {
+		if r.Step {
+			out[r.Key] = "its server certificate: " + r.Reason
+		}
+	}
+	return out
+}
 
 // lines are the plan's lines for p, in the order the apply takes them.
 func (p tlsPlan) lines() []string {
@@ -179,10 +201,15 @@ func (m *Manager) observeTLS(s *Spec) ([]string, error) {
 	return differ, nil
 }
 
-// planTLS decides what the apply does with s's TLS at now: differ are the members whose TLS is to be
-// turned on or off (observeTLS), ordered with primary first.
-func (m *Manager) planTLS(s Spec, differ []string, primary string, now time.Time) (tlsPlan, error) {
+// planTLS decides what the apply does with s's TLS at now, st the members as observed (none for a
+// create): differ are the members whose TLS is to be turned on or off (observeTLS), ordered with the
+// primary first. A renewal is the engine's step (tlsRenewal.Step) only for a member st has data for.
+func (m *Manager) planTLS(s Spec, differ []string, st []Status, now time.Time) (tlsPlan, error) {
 	var p tlsPlan
+	primary := primaryOf(st)
+	withData := func(name string) bool {
+		return slices.ContainsFunc(st, func(x Status) bool { return x.Name == name && x.State != StateMissing })
+	}
 	if len(differ) > 0 {
 		p.On = s.TLS != nil
 		p.Toggle = slices.Clone(differ)
@@ -223,7 +250,8 @@ func (m *Manager) planTLS(s Spec, differ []string, primary string, now time.Time
 			}
 		}
 		if due {
-			p.Renew = append(p.Renew, tlsRenewal{tlsWant: w, Reason: r.Reason, New: len(have) == 0})
+			step := len(have) > 0 && w.Usage == pki.Server && withData(w.Key) && !slices.Contains(p.Toggle, w.Key)
+			p.Renew = append(p.Renew, tlsRenewal{tlsWant: w, Reason: r.Reason, New: len(have) == 0, Step: step})
 		}
 	}
 	return p, nil

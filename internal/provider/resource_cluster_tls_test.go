@@ -220,8 +220,8 @@ func TestAccCluster_tls(t *testing.T) {
 	// Every certificate due: renewed under a writer, reloads only.
 	w.config(clusterConfig(dir, base, "  tls {\n    validity_period_hours = 4000\n    early_renewal_hours   = 3000\n  }"))
 	plan := strings.Join(strings.Fields(w.must("plan")), " ")
-	for _, want := range []string{"renew node-1's server certificate: it ends at", "within the renewal margin of 3000 hours; then reload node-1 (no restart)",
-		"renew node-3's server certificate", "renew the client certificate of " + e.Superuser()} {
+	for _, want := range []string{"renew node-1's certificates: its server certificate: it ends at", "within the renewal margin of 3000 hours; it reloads them (no restart, no failover)",
+		"renew node-3's certificates", "renew the client certificate of " + e.Superuser()} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the plan of a renewal does not say %q:\n%s", want, plan)
 		}

@@ -29,14 +29,14 @@
 //     finished (a copied or started standby streaming) before the next begins,
 //     so no two nodes are rebuilt at once.
 //
-// NextRoll and PlanRoll decide a rolling replacement, when members' machines
-// must change (instance type, image, bootstrap), by the same rules: one
+// Next decides a rolling replacement (roll.go), when members' machines
+// must change (instance type, image, bootstrap), on the same Member: one
 // member down at a time, outdated standbys first, lowest priority first,
 // each back in the quorum before the next; then the primary hands over to a
 // standby in the quorum that is caught up, and is replaced as a standby. A
 // roll starts only on a whole cluster whose quorum still confirms commits
 // with one standby down; otherwise it refuses and says what comes first (a
-// a repair (Next), a lower synchronous number, another member).
+// repair, a lower synchronous number, another member).
 //
 // Next (for members that are machines run by Patroni) adds what such a
 // cluster needs on top: a cluster that never formed is formed from all its
@@ -47,6 +47,6 @@
 // can happen (ErrNoElection). With a leader it changes the dynamic
 // configuration, removes, replaces and adds members one at a time (a leader
 // being removed hands over first to a member proven caught up), rolls
-// outdated machines by NextRoll, and restarts members whose PostgreSQL waits
+// outdated machines, and restarts members whose PostgreSQL waits
 // for it, standbys first.
 package topology

@@ -66,6 +66,11 @@ type Member struct {
 	// Unseen says why the member's state or role could not be read ("" when they were): on a cluster the
 	// engine promotes in, such a member might be a primary taking writes, so Next decides nothing around it.
 	Unseen string
+	// CertDue says why the certificates of a member with a live machine are to be renewed before they end
+	// or because they no longer name what they must ("" when they are not): the adapter decides it from the
+	// certificates it keeps (pki.Check) at its clock's now. A member without a live machine gets new
+	// certificates with its launch, not a renewal.
+	CertDue string
 }
 
 // WAL is how far a member's PostgreSQL holds WAL, as 64-bit positions (FormatLSN prints them): a standby's
@@ -170,6 +175,9 @@ var (
 //
 // The rules, in order:
 //
+//   - A member with a live machine whose certificates are due is renewed first (StepRenew), one at a time
+//     in the configuration's order: a renewal is a reload, with no restart and no failover, and a
+//     certificate that ends stops replication and the DCS whatever else the apply was to do.
 //   - No member has a live machine: a cluster that never formed is formed from every wanted member at
 //     once (etcd and Patroni need them all to start). One that had formed has lost its data: it is
 //     restored from the archive's newest base backup to the end of the archive (StepRestore: every
@@ -183,7 +191,7 @@ var (
 //     larger than the members there are), then the members being removed go, the last first (a leader
 //     among them hands over first, to a standby proven caught up), then each lost member is replaced and
 //     each added one launched, in the configuration's order, one at a time.
-//   - Then the configuration's full quorum, then the rolling replacement of outdated machines (NextRoll:
+//   - Then the configuration's full quorum, then the rolling replacement of outdated machines (nextRoll:
 //     standbys first, a switchover, the old primary last; the cluster must be whole), then the restarts
 //     of members whose PostgreSQL waits for one, standbys first and the leader last (the leader first when
 //     it lowers a hot standby's limit: nextRestart).
@@ -194,6 +202,9 @@ var (
 func Next(c Cluster) (s Step, done bool, err error) {
 	if err := c.check(); err != nil {
 		return Step{}, false, err
+	}
+	if s, ok := c.nextRenew(); ok {
+		return s, false, nil
 	}
 	if c.EnginePromotes {
 		return c.nextEngine()
@@ -289,15 +300,12 @@ func Next(c Cluster) (s Step, done bool, err error) {
 		return Step{Kind: StepSwitchover, Node: leader.Name, Target: target,
 			Reason: fmt.Sprintf("%s leads and is being removed, so it first hands over to %s, the first member that stays and streams in the quorum at most %d bytes behind", leader.Name, target, c.MaxLagBytes)}, false, nil
 	}
-	if roll := c.rollMembers(); slices.ContainsFunc(roll, func(m RollMember) bool { return m.Outdated }) {
-		a, _, err := NextRoll(roll, c.wantedNames(), c.SyncNumber, c.MaxLagBytes)
-		if err != nil {
-			return Step{}, false, err
+	if slices.ContainsFunc(c.Members, func(m Member) bool { return m.Wanted && len(m.Outdated) > 0 }) {
+		s, _, err := c.nextRoll()
+		if s.Kind == StepRoll {
+			s.Reason += c.outdatedWhy(s.Node)
 		}
-		if a.Kind == RollSwitchover {
-			return Step{Kind: StepSwitchover, Node: a.Node, Target: a.Target, Reason: a.Reason}, false, nil
-		}
-		return Step{Kind: StepRoll, Node: a.Node, Reason: a.Reason + c.outdatedWhy(a.Node)}, false, nil
+		return s, false, err
 	}
 	return c.nextRestart(leader)
 }
@@ -334,8 +342,8 @@ func (c Cluster) check() error {
 		if m.Role != RolePrimary && m.Role != RoleStandby && m.Role != "" {
 			errs = append(errs, fmt.Errorf("member %s: role %q: use %q, %q or \"\"", m.Name, m.Role, RolePrimary, RoleStandby))
 		}
-		if m.Machine != MachineLive && (m.Role != "" || len(m.Outdated) > 0 || len(m.PendingRestart) > 0) {
-			errs = append(errs, fmt.Errorf("member %s: a member without a live machine has no role, is not outdated and waits for no restart", m.Name))
+		if m.Machine != MachineLive && (m.Role != "" || len(m.Outdated) > 0 || len(m.PendingRestart) > 0 || m.CertDue != "") {
+			errs = append(errs, fmt.Errorf("member %s: a member without a live machine has no role, is not outdated and waits for no restart or renewal", m.Name))
 		}
 		if m.Wanted && i > 0 && !c.Members[i-1].Wanted {
 			errs = append(errs, fmt.Errorf("member %s: wanted members come before the members being removed", m.Name))
@@ -413,29 +421,6 @@ func (c Cluster) form() Step {
 		reason = "the cluster never formed (its create stopped part-way): the members without a machine are launched at once, and Patroni forms it"
 	}
 	return Step{Kind: StepForm, Nodes: nodes, Reason: reason}
-}
-
-// rollMembers are the wanted members as the rolling replacement sees them.
-func (c Cluster) rollMembers() []RollMember {
-	var out []RollMember
-	for _, m := range c.Members {
-		if !m.Wanted {
-			continue
-		}
-		rm := RollMember{Name: m.Name, State: Missing, LagBytes: m.LagBytes, Outdated: len(m.Outdated) > 0}
-		if m.Machine == MachineLive {
-			rm.State = Unknown
-			if m.Role != "" {
-				rm.State, rm.Role = Stopped, m.Role
-				if m.Running {
-					rm.State = Running
-				}
-			}
-			rm.Streaming, rm.InQuorum = m.Role == RoleStandby && m.Streaming, m.Role == RoleStandby && m.InQuorum
-		}
-		out = append(out, rm)
-	}
-	return out
 }
 
 func (c Cluster) outdatedWhy(node string) string {

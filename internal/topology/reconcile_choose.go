@@ -8,6 +8,17 @@ import (
 // The choices Next makes among the members once the cluster has a leader: which member restarts next, and
 // which takes over from a leader that is being removed.
 
+// nextRenew is the renewal of the first member with a live machine whose certificates are due, if any.
+func (c Cluster) nextRenew() (Step, bool) {
+	for _, m := range c.Members {
+		if m.Machine == MachineLive && m.CertDue != "" {
+			return Step{Kind: StepRenew, Node: m.Name, Reason: m.CertDue + "; it reloads them (no restart, no failover), and the apply waits " +
+				"until it serves the new certificate"}, true
+		}
+	}
+	return Step{}, false
+}
+
 // nextRestart is the restart of a member whose PostgreSQL waits for one, or done when none waits; every
 // other member must be serving. Standbys go first, in the configuration's order, and the leader last: a
 // standby may run a setting higher than its primary's. Where the leader waits to lower a setting a hot

@@ -13,7 +13,7 @@ import (
 func Steps(c Cluster) ([]Step, error) {
 	c = c.clone()
 	var steps []Step
-	for range 4*len(c.Members) + 8 {
+	for range 5*len(c.Members) + 8 {
 		s, done, err := Next(c)
 		if err != nil {
 			return steps, err
@@ -101,6 +101,8 @@ func (c *Cluster) simulate(s Step) {
 		set(s.Node, fresh)
 	case StepRestart:
 		set(s.Node, func(m *Member) { m.PendingRestart, m.RestartLowers = nil, nil })
+	case StepRenew:
+		set(s.Node, func(m *Member) { m.CertDue = "" })
 	}
 	if !c.MembershipPending() && len(c.ConfigLater) > 0 {
 		c.ConfigChanges, c.ConfigLater = c.ConfigLater, nil

@@ -44,6 +44,10 @@ const (
 	StepRoll StepKind = "roll"
 	// StepRestart restarts Node's PostgreSQL to apply settings only a restart applies.
 	StepRestart StepKind = "restart"
+	// StepRenew issues Node's certificates again from the cluster's authority (Member.CertDue says why)
+	// and waits until its running PostgreSQL (and, on EC2, Patroni's REST API) serves the new one; the
+	// member reloads them, with no restart.
+	StepRenew StepKind = "renew"
 
 	// The steps of a cluster whose members run no failover of their own (Cluster.EnginePromotes: the
 	// local platform), where the engine does what Patroni does on the EC2 platform. StepForm and
@@ -104,6 +108,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("switchover %s to %s", s.Node, s.Target)
 	case StepRoll:
 		return "replace " + s.Node + " (roll)"
+	case StepRenew:
+		return "renew " + s.Node + "'s certificates"
 	case StepTakeOver:
 		return fmt.Sprintf("promote %s, accepting the loss after %s", s.Node, s.At)
 	case StepRepoint:

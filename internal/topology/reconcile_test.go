@@ -243,6 +243,9 @@ func TestSteps_invariants(t *testing.T) {
 								}
 								t.Fatalf("%v\ncluster: %+v", err, c)
 							}
+							if err := renewalsFirst(c); err != nil {
+								t.Fatalf("%v\ncluster: %+v", err, c)
+							}
 						}
 					}
 				}
@@ -266,6 +269,28 @@ func TestSteps_invariants(t *testing.T) {
 }
 
 var errRefused = errors.New("refused")
+
+// renewalsFirst checks c with every live member's certificates due: the apply renews each of them once,
+// first, in the configuration's order, and then takes the very steps it takes for c (a renewal changes
+// nothing else), or refuses as it does.
+func renewalsFirst(c topology.Cluster) error {
+	due := c
+	due.Members = slices.Clone(c.Members)
+	var want []string
+	for i := range due.Members {
+		if due.Members[i].Machine == topology.MachineLive {
+			due.Members[i].CertDue = "its certificate ends within early_renewal_hours"
+			want = append(want, "renew "+due.Members[i].Name+"'s certificates")
+		}
+	}
+	steps, err := topology.Steps(c)
+	dsteps, derr := topology.Steps(due)
+	want = append(want, stepStrings(steps)...)
+	if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) || !slices.Equal(stepStrings(dsteps), want) {
+		return fmt.Errorf("with every live member's certificates due: steps %q (%w); want %q (%w)", stepStrings(dsteps), derr, want, err)
+	}
+	return nil
+}
 
 // invariants walks c's simulated apply and reports the first rule broken.
 func invariants(c topology.Cluster) error {

@@ -124,6 +124,33 @@ func DecideTLS(ca *x509.Certificate, nodes []TLSNode, p pki.Policy, now time.Tim
 	return d
 }
 
+// Split parts d by when the apply takes each issue: a node that runs (running reports which) and has a
+// bundle is renewed as a step of the engine (topology.StepRenew, its Member.CertDue Due's words), so the
+// plan lists it where the apply does it; the rest (every issue when the authority is new, a bundle for a
+// node still to launch) the apply makes before it launches anything, since a node reads its own at boot.
+func (d TLSDecision) Split(running func(node string) bool) (before TLSDecision, due map[string]string) {
+	before.NewCA = d.NewCA
+	for _, is := range d.Issue {
+		if d.NewCA || is.New || !running(is.Node) {
+			before.Issue = append(before.Issue, is)
+			continue
+		}
+		if due == nil {
+			due = map[string]string{}
+		}
+		due[is.Node] = is.Due()
+	}
+	return before, due
+}
+
+// Due is why a running node's certificates are renewed, as the engine's step says it.
+func (is TLSIssue) Due() string {
+	if is.NewKey {
+		return is.Reason + " (a new key)"
+	}
+	return is.Reason + " (same key); it reads them within 20 seconds"
+}
+
 // bundleDue decides one node's bundle: why it is (re)issued, and whether with a new key.
 func bundleDue(ca *x509.Certificate, n TLSNode, p pki.Policy, now time.Time) (reason string, newKey, due bool) {
 	if n.Bundle == "" {

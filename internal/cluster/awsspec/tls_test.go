@@ -161,3 +161,34 @@ func TestPrivateCAProblem(t *testing.T) {
 		}
 	}
 }
+
+// Split: a running node's renewal is the engine's step; a node still to launch, a node's first bundle and
+// everything a new authority issues come before any launch.
+func TestTLSDecisionSplit(t *testing.T) {
+	running := func(node string) bool { return node != "node-3" }
+	d := awsspec.TLSDecision{Issue: []awsspec.TLSIssue{
+		{Node: "node-1", Reason: "its certificate: it ends at X"},
+		{Node: "node-2", Reason: "its key does not match its certificate", NewKey: true},
+		{Node: "node-3", Reason: "its certificate: it ends at X"},
+		{Node: "node-4", Reason: "there is none yet", New: true, NewKey: true},
+	}}
+	before, due := d.Split(running)
+	var pre []string
+	for _, is := range before.Issue {
+		pre = append(pre, is.Node)
+	}
+	if strings.Join(pre, ",") != "node-3,node-4" || before.NewCA {
+		t.Errorf("before any launch: %v (new authority %v); want node-3 (not running), node-4 (new)", pre, before.NewCA)
+	}
+	want := map[string]string{
+		"node-1": "its certificate: it ends at X (same key); it reads them within 20 seconds",
+		"node-2": "its key does not match its certificate (a new key)",
+	}
+	if len(due) != len(want) || due["node-1"] != want["node-1"] || due["node-2"] != want["node-2"] {
+		t.Errorf("renewals: %q; want %q", due, want)
+	}
+	d.NewCA = true
+	if before, due := d.Split(running); len(before.Issue) != 4 || !before.NewCA || due != nil {
+		t.Errorf("with a new authority: %d before, due %q; want all four before any launch", len(before.Issue), due)
+	}
+}
