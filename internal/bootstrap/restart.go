@@ -52,6 +52,9 @@ func RestartRequired(changed map[string]string, contexts map[string]string) (res
 // "insufficient parameter settings").
 var standbyLimits = []string{"max_connections", "max_locks_per_transaction", "max_prepared_transactions", "max_wal_senders", "max_worker_processes"}
 
+// StandbyLimits are the names of the settings a hot standby must not have below its primary's.
+func StandbyLimits() []string { return slices.Clone(standbyLimits) }
+
 // StandbyLimitsLowered names, sorted, the settings among those a hot standby must not have below its
 // primary's whose new value (next, by name) is lower than the one PostgreSQL runs with (running, by name).
 // A cluster that restarts for them restarts its primary first. Names compare in lower case; a value that
@@ -75,4 +78,32 @@ func StandbyLimitsLowered(running, next map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// StandbyLimitsRaised is params (a new standby's settings, by name) with each setting a hot standby must not
+// have below its primary's raised to the value the primary runs with (primary, by name) where params has
+// it lower, and the names raised, sorted. A standby made while its primary still runs a higher value than
+// the configuration's (the configuration lowers it: the primary restarts first) starts with the primary's,
+// and lowers it with its own restart after the primary's. Names compare in lower case; a value that is not
+// a whole number is left as it is.
+func StandbyLimitsRaised(params, primary map[string]string) (map[string]string, []string) {
+	out := maps.Clone(params)
+	if out == nil {
+		out = map[string]string{}
+	}
+	var raised []string
+	for _, name := range StandbyLimitsLowered(primary, params) {
+		for k, v := range primary {
+			if strings.EqualFold(k, name) {
+				for pk := range out {
+					if strings.EqualFold(pk, name) {
+						delete(out, pk)
+					}
+				}
+				out[name] = v
+				raised = append(raised, name)
+			}
+		}
+	}
+	return out, raised
 }

@@ -1,6 +1,7 @@
 package bootstrap_test
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -24,5 +25,19 @@ func TestStandbyLimitsLowered(t *testing.T) {
 		if got := bootstrap.StandbyLimitsLowered(tc.running, tc.next); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: StandbyLimitsLowered = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestStandbyLimitsRaised(t *testing.T) {
+	params := map[string]string{"Max_Connections": "90", "max_wal_senders": "10", "shared_buffers": "64MB"}
+	primary := map[string]string{"max_connections": "100", "max_wal_senders": "5", "max_worker_processes": "8"}
+	got, raised := bootstrap.StandbyLimitsRaised(params, primary)
+	want := map[string]string{"max_connections": "100", "max_wal_senders": "10", "shared_buffers": "64MB"}
+	if !maps.Equal(got, want) || !slices.Equal(raised, []string{"max_connections"}) {
+		t.Errorf("StandbyLimitsRaised = %v, raised %v; want %v, raised [max_connections] (max_wal_senders is higher already, "+
+			"max_worker_processes is not set here, shared_buffers is no standby limit)", got, raised, want)
+	}
+	if params["Max_Connections"] != "90" {
+		t.Errorf("StandbyLimitsRaised changed its input: %v", params)
 	}
 }

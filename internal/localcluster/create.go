@@ -267,6 +267,9 @@ func (m *Manager) createStandby(ctx context.Context, s Spec, major int, mb, sour
 	if err != nil {
 		return err
 	}
+	if r.Parameters, err = m.atPrimaryLimits(ctx, s, mb, source, r.Parameters); err != nil {
+		return err
+	}
 	if err := m.prepareMember(ctx, s, mb); err != nil {
 		return err
 	}

@@ -259,3 +259,30 @@ func (m *Manager) waitCaughtUp(ctx context.Context, primary, mb Member) error {
 			return c >= 0, nil
 		})
 }
+
+// atPrimaryLimits is params, the settings of the standby mb made from the running primary source, with
+// each setting a hot standby must not have below its primary's at least the value source runs with
+// (bootstrap.StandbyLimitsRaised): while a change lowers one, the primary runs the higher value until its
+// restart, and a standby started below it would refuse to start. The settings change after (configure)
+// writes the lower value, and the standby restarts for it after the primary.
+func (m *Manager) atPrimaryLimits(ctx context.Context, s Spec, mb, source Member, params map[string]string) (map[string]string, error) {
+	conn, err := m.connect(ctx, source)
+	if err != nil {
+		return nil, fmt.Errorf("reading the settings of %s to start %s with: %w", source.Name, mb.Name, err)
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	running := map[string]string{}
+	for _, name := range bootstrap.StandbyLimits() {
+		v, err := conn.Setting(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s on %s: %w", name, source.Name, err)
+		}
+		running[name] = v
+	}
+	out, raised := bootstrap.StandbyLimitsRaised(params, running)
+	if len(raised) > 0 {
+		tflog.Info(ctx, "cluster "+s.Name+": "+mb.Name+" starts with its primary's "+strings.Join(raised, ", ")+
+			" (the configuration lowers them; it restarts for them after the primary)", map[string]any{"primary": source.Name})
+	}
+	return out, nil
+}

@@ -108,6 +108,14 @@ func TestPlatform_planIsApply(t *testing.T) {
 		// have it below its primary's, the primary first (restartFirst checks which).
 		{"max_connections raised", func() {}, withParams(3, map[string]string{"max_connections": "120"}), []string{"change", "restart", "restart", "restart"}},
 		{"max_connections lowered", func() {}, withParams(3, map[string]string{"max_connections": "90"}), []string{"change", "restart", "restart", "restart"}},
+		// A standby lost while a setting changes: raised, the replacement starts with the new value, so only
+		// the members that ran before restart. Lowered, the replacement is made while the primary still runs
+		// the higher value, below which a hot standby refuses to start: it starts with the primary's and
+		// restarts for the lower one after the primary, like the others.
+		{"a standby lost, max_connections raised", func() { loseNode((primary(st.Members) + 1) % 3) }, withParams(3, map[string]string{"max_connections": "110"}),
+			[]string{"replace", "change", "restart", "restart"}},
+		{"a standby lost, max_connections lowered", func() { loseNode((primary(st.Members) + 1) % 3) }, withParams(3, map[string]string{"max_connections": "90"}),
+			[]string{"replace", "change", "restart", "restart", "restart"}},
 		// TLS turned on is done before the steps (the plan's lines before its numbered steps); then a policy
 		// under which every member's certificate is due renews each member as a step (a reload), in the
 		// configuration's order, and the superuser's client certificate before them.
@@ -151,8 +159,8 @@ func TestPlatform_planIsApply(t *testing.T) {
 				t.Errorf("%s: action %d is %q; want %s", tc.name, i+1, planned[i], w)
 			}
 		}
-		if strings.HasPrefix(tc.name, "max_connections") {
-			first, pr := strings.TrimPrefix(planned[1], "restart "), st.Members[primary(st.Members)].Name
+		if i := slices.IndexFunc(planned, func(p string) bool { return strings.HasPrefix(p, "restart ") }); strings.Contains(tc.name, "max_connections") && i >= 0 {
+			first, pr := strings.TrimPrefix(planned[i], "restart "), st.Members[primary(st.Members)].Name
 			if lowered := strings.HasSuffix(tc.name, "lowered"); (first == pr) != lowered {
 				t.Errorf("%s: the first restart is %s's, the primary is %s: want the primary first only when lowered", tc.name, first, pr)
 			}

@@ -71,6 +71,10 @@ type Member struct {
 	// certificates it keeps (pki.Check) at its clock's now. A member without a live machine gets new
 	// certificates with its launch, not a renewal.
 	CertDue string
+
+	// made is true for a member the simulated apply made (Steps): it starts with the configuration's
+	// settings, so a settings change after it leaves it nothing to restart for.
+	made bool
 }
 
 // WAL is how far a member's PostgreSQL holds WAL, as 64-bit positions (FormatLSN prints them): a standby's

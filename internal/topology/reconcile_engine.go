@@ -128,7 +128,10 @@ func (c *Cluster) simulateEngine(s Step) bool {
 	case StepConfigure:
 		c.ConfigChanges = nil
 		for i := range c.Members {
-			if m := &c.Members[i]; m.Machine == MachineLive && m.Running && len(c.ConfigRestarts) > 0 {
+			// A member the apply made (added, replaced, reseeded, formed) started with the new settings, but
+			// for those a hot standby must not have below its primary's, which it started with at its
+			// primary's (higher) value while the change lowers them: it restarts for them too.
+			if m := &c.Members[i]; m.Machine == MachineLive && m.Running && (!m.made || len(c.ConfigLowers) > 0) && len(c.ConfigRestarts) > 0 {
 				m.PendingRestart, m.RestartLowers = slices.Clone(c.ConfigRestarts), slices.Clone(c.ConfigLowers)
 			}
 		}
@@ -181,7 +184,7 @@ func (c *Cluster) simulateEngine(s Step) bool {
 	case StepReseed:
 		for i := range c.Members {
 			if m := &c.Members[i]; m.Name == s.Node {
-				*m = Member{Name: m.Name, Wanted: m.Wanted, Machine: MachineLive, Role: RoleStandby, Running: true, Streaming: true, InQuorum: true}
+				*m = Member{Name: m.Name, Wanted: m.Wanted, Machine: MachineLive, Role: RoleStandby, Running: true, Streaming: true, InQuorum: true, made: true}
 			}
 		}
 	default:

@@ -50,7 +50,7 @@ func (c *Cluster) simulate(s Step) {
 	}
 	// fresh is a member on a new, current machine, streaming in the quorum.
 	fresh := func(m *Member) {
-		*m = Member{Name: m.Name, Wanted: m.Wanted, Etcd: m.Etcd, Machine: MachineLive, Role: RoleStandby, Running: true, Streaming: true, InQuorum: true}
+		*m = Member{Name: m.Name, Wanted: m.Wanted, Etcd: m.Etcd, Machine: MachineLive, Role: RoleStandby, Running: true, Streaming: true, InQuorum: true, made: true}
 	}
 	if c.EnginePromotes && c.simulateEngine(s) {
 		return
