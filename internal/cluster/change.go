@@ -30,3 +30,20 @@ func ChangeChecks(old, s Spec) (errs, warnings []*FieldError) {
 func Reconfigures(old, s Spec, plan Plan) bool {
 	return plan.Actions != "" || !maps.Equal(old.Parameters, s.Parameters) || old.Synchronous != s.Synchronous
 }
+
+// SynchronousKept reports whether an apply of plan, from old (the configuration last applied, with the
+// members prior the state records) to s, leaves synchronous_standby_names and whether it is degraded as
+// the state has them: nothing that decides them changes (the synchronous block, and the members as planned:
+// names, zones, roles, addresses and states, with no promotion). Otherwise they are known after the apply.
+func SynchronousKept(old, s Spec, prior []Member, plan Plan) bool {
+	if len(prior) == 0 || plan.Promoting || old.Synchronous != s.Synchronous || len(plan.Members) != len(prior) {
+		return false
+	}
+	for i, m := range plan.Members {
+		p := prior[i]
+		if m.Name != p.Name || m.Zone != p.Zone || m.Role != p.Role || m.Host != p.Host || m.Port != p.Port || m.State != p.State {
+			return false
+		}
+	}
+	return true
+}

@@ -3,7 +3,9 @@ package cluster
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/archive"
@@ -204,6 +206,55 @@ func ConnectionURI(members []Member, user, database string) (uri string, primary
 	}
 	p := found[0]
 	return fmt.Sprintf("postgresql://%s@%s/%s", user, net.JoinHostPort(p.Host, strconv.Itoa(p.Port)), database), p, true
+}
+
+// Connector is a PlatformStatus whose clients reach the cluster otherwise than at its one primary
+// (ConnectionURI): on EC2 every node in one URI, libpq choosing the writable one (or a standby) itself, so
+// that clients follow a failover without a new apply.
+type Connector interface {
+	ClientURIs(members []Member) (readWrite, readOnly string)
+}
+
+// Connection is how clients connect to a cluster.
+type Connection struct {
+	// ReadWrite and ReadOnly are the connection URIs ("" when there is none: ReadOnly where the platform
+	// offers no read-only one, ReadWrite where no one primary runs and the platform does not connect on).
+	ReadWrite, ReadOnly string
+	// Primary is the one primary among the members, nil when there is not exactly one.
+	Primary *Member
+}
+
+// ConnectionOf is how clients connect to the cluster of members on the platform that reported platform
+// (nil when unknown): the platform's own URIs (Connector), else the one primary's address; with the
+// cluster's TLS as read (tls, nil without TLS) each URI asks for sslmode=verify-full, with the authority's
+// file where it has one (local), so a client that copies it verifies the server.
+func ConnectionOf(members []Member, platform PlatformStatus, tls *TLSStatus) Connection {
+	var c Connection
+	if uri, p, ok := ConnectionURI(members, "postgres", "postgres"); ok {
+		c.ReadWrite, c.Primary = uri, &p
+	}
+	if k, ok := platform.(Connector); ok {
+		c.ReadWrite, c.ReadOnly = k.ClientURIs(members)
+	}
+	c.ReadWrite, c.ReadOnly = withTLS(c.ReadWrite, tls), withTLS(c.ReadOnly, tls)
+	return c
+}
+
+// withTLS is uri asking for TLS verified against tls's authority; uri as it is without TLS (or uri).
+func withTLS(uri string, tls *TLSStatus) string {
+	if tls == nil || uri == "" {
+		return uri
+	}
+	q := url.Values{}
+	q.Set("sslmode", "verify-full")
+	if tls.CAFile != "" {
+		q.Set("sslrootcert", tls.CAFile)
+	}
+	sep := "?"
+	if strings.Contains(uri, "?") {
+		sep = "&"
+	}
+	return uri + sep + q.Encode()
 }
 
 // RestoreResult is what a cluster's restore from an archive did: where from, which base backup, and how

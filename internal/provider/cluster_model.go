@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/pgnvme/terraform-provider-pgnvme/internal/bootstrap"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/awsspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
@@ -211,10 +210,11 @@ func priorMembers(ctx context.Context, m clusterModel, diags *diag.Diagnostics) 
 	return out
 }
 
-// setMembers records members, the primary's endpoint and the platform's own outputs in m. When
-// primaryUnknown is set (a promotion is planned), the roles and the endpoint are unknown.
-func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, local *localspec.Status, primaryUnknown bool, diags *diag.Diagnostics) {
-	m.ReadOnlyConnectionURI = types.StringNull()
+// setMembers records members, how clients connect (cluster.ConnectionOf: platform is the platform's own
+// status, tls the cluster's TLS as read) and the platform's own outputs in m. When primaryUnknown is set (a
+// promotion is planned), the roles and the endpoint are unknown.
+func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, platform cluster.PlatformStatus, tls *cluster.TLSStatus, primaryUnknown bool, diags *diag.Diagnostics) {
+	local := localspec.StatusOf(platform)
 	nodeType := types.ObjectType{AttrTypes: clusterNodeAttrTypes}
 	out := make([]clusterNodeOutput, 0, len(members))
 	dirs, cgroups, devices := map[string]string{}, map[string]string{}, map[string]string{}
@@ -230,27 +230,22 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 			devices[mb.Name] = mb.BlockDevice
 		}
 	}
+	conn := cluster.ConnectionOf(members, platform, tls)
 	var d diag.Diagnostics
+	m.Primary, m.ConnectionURI, m.ReadOnlyConnectionURI = types.ObjectNull(clusterPrimaryAttrTypes), stringOrNull(conn.ReadWrite), stringOrNull(conn.ReadOnly)
 	if primaryUnknown {
 		m.Nodes = types.ListUnknown(nodeType)
 		m.Primary = types.ObjectUnknown(clusterPrimaryAttrTypes)
 		m.ConnectionURI = types.StringUnknown()
-		if known(m.AWS) {
+		if conn.ReadOnly != "" {
 			m.ReadOnlyConnectionURI = types.StringUnknown()
 		}
 	} else {
 		m.Nodes, d = types.ListValueFrom(ctx, nodeType, out)
 		diags.Append(d...)
-		m.Primary, m.ConnectionURI = types.ObjectNull(clusterPrimaryAttrTypes), types.StringNull()
-		if uri, p, ok := cluster.ConnectionURI(members, "postgres", "postgres"); ok {
+		if p := conn.Primary; p != nil {
 			m.Primary, d = types.ObjectValue(clusterPrimaryAttrTypes, map[string]attr.Value{"host": types.StringValue(p.Host), "port": types.Int64Value(int64(p.Port))})
 			diags.Append(d...)
-			m.ConnectionURI = types.StringValue(uri)
-		}
-		if known(m.AWS) {
-			// On EC2 clients follow a failover themselves: every node, libpq picks the writable one.
-			rw, ro := awsspec.ConnectionURIs(members, bootstrap.DefaultEC2Port, bootstrap.DefaultSuperuser, "postgres")
-			m.ConnectionURI, m.ReadOnlyConnectionURI = types.StringValue(rw), types.StringValue(ro)
 		}
 	}
 	if local != nil && known(m.Local) {
@@ -268,7 +263,7 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 // setStatus records what the platform observed in m. A synchronous value that could not be read is null
 // (with the platform's warning), never an older value reported as current.
 func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *diag.Diagnostics) {
-	setMembers(ctx, m, st.Members, localspec.StatusOf(st.Platform), false, diags)
+	setMembers(ctx, m, st.Members, st.Platform, st.TLS, false, diags)
 	if as := awsspec.StatusOf(st.Platform); as != nil {
 		setAWSStatus(ctx, m, as, diags)
 	}
@@ -299,7 +294,7 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 	}
 }
 
-// setTLS records the cluster's TLS st in m's tls block and connection URI. Without st its outputs are
+// setTLS records the cluster's TLS st in m's tls block (setMembers, in the connection URIs). Without st its outputs are
 // unknown in a plan (planning) and null in a state.
 func setTLS(ctx context.Context, m *clusterModel, st *cluster.TLSStatus, planning bool, diags *diag.Diagnostics) {
 	in, ok := tlsSpecInput(ctx, m.TLS, diags)
@@ -307,12 +302,6 @@ func setTLS(ctx context.Context, m *clusterModel, st *cluster.TLSStatus, plannin
 		return
 	}
 	m.TLS = tlsObject(ctx, in, st, !planning, diags)
-	if known(m.ConnectionURI) {
-		m.ConnectionURI = types.StringValue(withTLS(m.ConnectionURI.ValueString(), st))
-	}
-	if known(m.ReadOnlyConnectionURI) {
-		m.ReadOnlyConnectionURI = types.StringValue(withTLS(m.ReadOnlyConnectionURI.ValueString(), st))
-	}
 }
 
 // backlogValue is max_backlog_gib for a bound in MiB (null for none).
@@ -366,7 +355,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		m.Backup = backupObject(s.Given.Backup, diags)
 		asGiven(&m, *s.Given, diags)
 	}
-	setMembers(ctx, &m, prior, nil, false, diags)
+	setMembers(ctx, &m, prior, nil, nil, false, diags)
 	return m
 }
 

@@ -158,3 +158,17 @@ func hasUnknown(v attr.Value) bool {
 	}
 	return slices.ContainsFunc(elems, hasUnknown)
 }
+
+// inputUnknown reports whether a block's object v is unknown or holds an unknown value in an attribute
+// other than its outputs (the platform reports those).
+func inputUnknown(v types.Object, outputs map[string]bool) bool {
+	if v.IsUnknown() {
+		return true
+	}
+	for name, a := range v.Attributes() {
+		if !outputs[name] && hasUnknown(a) {
+			return true
+		}
+	}
+	return false
+}

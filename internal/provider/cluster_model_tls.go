@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -116,14 +114,11 @@ func tlsSpecInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) 
 	if v.IsNull() {
 		return nil, true
 	}
-	if v.IsUnknown() {
+	if inputUnknown(v, clusterTLSOutputs) {
 		return nil, false
 	}
 	var t tlsModel
 	diags.Append(v.As(ctx, &t, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
-	if t.ValidityPeriodHours.IsUnknown() || t.EarlyRenewalHours.IsUnknown() || t.CACertPEM.IsUnknown() || t.CAKeySSMParameter.IsUnknown() || t.ACMPCAArn.IsUnknown() {
-		return nil, false
-	}
 	return &cluster.TLSInput{ValidityPeriodHours: intOrNil(t.ValidityPeriodHours), EarlyRenewalHours: intOrNil(t.EarlyRenewalHours),
 		CACertPEM: stringOrNil(t.CACertPEM), CAKeyParameter: stringOrNil(t.CAKeySSMParameter), ACMPCAArn: stringOrNil(t.ACMPCAArn)}, true
 }
@@ -208,22 +203,4 @@ func tlsInputOf(t *cluster.TLS) *cluster.TLSInput {
 		in.ACMPCAArn = &t.ACMPCAArn
 	}
 	return in
-}
-
-// withTLS is a connection URI for a cluster with st's TLS: sslmode=verify-full and, when the authority's
-// certificate is a file here, sslrootcert. Unchanged without TLS or when uri is not a URI.
-func withTLS(uri string, st *cluster.TLSStatus) string {
-	if st == nil || uri == "" {
-		return uri
-	}
-	q := url.Values{}
-	q.Set("sslmode", "verify-full")
-	if st.CAFile != "" {
-		q.Set("sslrootcert", st.CAFile)
-	}
-	sep := "?"
-	if strings.Contains(uri, "?") {
-		sep = "&"
-	}
-	return uri + sep + q.Encode()
 }

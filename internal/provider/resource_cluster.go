@@ -183,7 +183,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		plan.PostgresMajor = types.Int64Value(int64(planned.PostgresMajor))
 	}
 	plan.ID = plan.Name
-	setMembers(ctx, &plan, planned.Members, localspec.StatusOf(planned.Platform), planned.Promoting, &resp.Diagnostics)
+	setMembers(ctx, &plan, planned.Members, planned.Platform, planned.TLS, planned.Promoting, &resp.Diagnostics)
 	if awsspec.StatusOf(planned.Platform) != nil {
 		planAWS(ctx, &plan, state, planned, len(prior) > 0, cluster.Reconfigures(old, s, planned), &resp.Diagnostics)
 	}
@@ -198,7 +198,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	// The synchronous value and whether it is degraded depend on health: known after the apply, unless
 	// nothing that decides them changes.
 	plan.SynchronousStandbyNames, plan.SynchronousDegraded = types.StringUnknown(), types.BoolUnknown()
-	if len(prior) > 0 && known(state.SynchronousStandbyNames) && plan.Nodes.Equal(state.Nodes) && plan.Synchronous.Equal(state.Synchronous) {
+	if known(state.SynchronousStandbyNames) && cluster.SynchronousKept(old, s, prior, planned) {
 		plan.SynchronousStandbyNames, plan.SynchronousDegraded = state.SynchronousStandbyNames, state.SynchronousDegraded
 	}
 	// archive_status is read, never planned: a plan that changes nothing keeps the refreshed value; any

@@ -23,6 +23,8 @@ var (
 	clusterArchiveStatusAttrTypes = objectAttrTypes(clusterTypes["archive_status"])
 	// clusterAWSOutputs are the aws block's outputs (computed, not configurable): the platform reports them.
 	clusterAWSOutputs = outputNames(clusterAWSSchema().Attributes)
+	// clusterTLSOutputs are the tls block's outputs.
+	clusterTLSOutputs = outputNames(clusterTLSSchema().Attributes)
 	// clusterLocalOutputs are the local block's outputs.
 	clusterLocalOutputs = outputNames(clusterSchema().Blocks["local"].(schema.SingleNestedBlock).Attributes)
 )

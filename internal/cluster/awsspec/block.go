@@ -198,6 +198,12 @@ func StatusOf(st cluster.PlatformStatus) *Status {
 	return out
 }
 
+// ClientURIs are the cluster's connection URIs on EC2 (cluster.Connector): every node, libpq picking the
+// writable one (or preferring a standby), so that clients follow a failover themselves.
+func (*Status) ClientURIs(members []cluster.Member) (readWrite, readOnly string) {
+	return ConnectionURIs(members, bootstrap.DefaultEC2Port, bootstrap.DefaultSuperuser, "postgres")
+}
+
 // NodeListChange is how the node list of a cluster on EC2 may change from prior to want: nodes added
 // after the last or removed from the end, so that the nodes that run etcd (the first three, or the first
 // one of a smaller cluster: bootstrap.DefaultEtcdMembers) stay the same, and with them every other node's
