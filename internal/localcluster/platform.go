@@ -304,18 +304,10 @@ func (p *Platform) Create(ctx context.Context, s cluster.Spec) (cluster.Status, 
 // reconcile repairs ls as it is now and applies its settings, the steps topology decides (Reconcile);
 // without steps it still sets synchronous_standby_names for the primary and rewrites the manifest.
 func (p *Platform) reconcile(ctx context.Context, m *Manager, ls Spec) error {
-	st, err := m.Observe(ctx, ls)
-	if err != nil {
-		return err
+	_, err := m.Reconcile(ctx, ls)
+	if r := (refused{}); errors.As(err, &r) {
+		return unrepairable(r.error)
 	}
-	steps, err := m.PlanSteps(ctx, ls, st)
-	if err != nil {
-		return unrepairable(err)
-	}
-	if len(steps) > 0 {
-		tflog.Info(ctx, "reconciling the cluster", map[string]any{"steps": topology.StepsSummary(steps)})
-	}
-	_, err = m.Reconcile(ctx, ls)
 	return err
 }
 

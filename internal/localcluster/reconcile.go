@@ -61,13 +61,16 @@ func (m *Manager) Reconcile(ctx context.Context, s Spec) (done []topology.Step, 
 		if planned < 0 {
 			steps, err := topology.Steps(c)
 			if err != nil {
-				return nil, err
+				return nil, refused{err}
 			}
 			planned = len(steps)
+			if planned > 0 {
+				tflog.Info(ctx, "reconciling the cluster", map[string]any{"steps": topology.StepsSummary(steps)})
+			}
 		}
 		step, finished, err := topology.Next(c)
 		if err != nil {
-			return done, err
+			return done, refused{err}
 		}
 		if finished {
 			break
@@ -92,6 +95,12 @@ func (m *Manager) Reconcile(ctx context.Context, s Spec) (done []topology.Step, 
 	}
 	return done, writeManifest(s)
 }
+
+// refused is the engine's refusal (topology.Next or Steps): what the apply cannot decide for the user,
+// as opposed to a step that failed.
+type refused struct{ error }
+
+func (r refused) Unwrap() error { return r.error }
 
 // do runs one step; c is the cluster it was decided on, st the observation it was decided from.
 func (m *Manager) do(ctx context.Context, s Spec, major int, step topology.Step, c topology.Cluster, st []Status) error {
