@@ -40,6 +40,10 @@ func TestConnectionOf(t *testing.T) {
 		if c.Primary != nil {
 			primary = c.Primary.Name
 		}
+		_, aws := tc.platform.(*awsspec.Status)
+		if c.ReadOnlyOffered != aws {
+			t.Errorf("%s: ReadOnlyOffered = %v; want it only on aws", tc.name, c.ReadOnlyOffered)
+		}
 		if c.ReadWrite != tc.rw || c.ReadOnly != tc.ro || primary != tc.primary {
 			t.Errorf("%s: ConnectionOf = %q, %q, primary %q; want %q, %q, %q", tc.name, c.ReadWrite, c.ReadOnly, primary, tc.rw, tc.ro, tc.primary)
 		}

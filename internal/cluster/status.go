@@ -222,6 +222,9 @@ type Connection struct {
 	ReadWrite, ReadOnly string
 	// Primary is the one primary among the members, nil when there is not exactly one.
 	Primary *Member
+	// ReadOnlyOffered is true when the platform offers a read-only URI (a Connector), even where ReadOnly
+	// is "" for now (no member has an address yet).
+	ReadOnlyOffered bool
 }
 
 // ConnectionOf is how clients connect to the cluster of members on the platform that reported platform
@@ -235,6 +238,7 @@ func ConnectionOf(members []Member, platform PlatformStatus, tls *TLSStatus) Con
 	}
 	if k, ok := platform.(Connector); ok {
 		c.ReadWrite, c.ReadOnly = k.ClientURIs(members)
+		c.ReadOnlyOffered = true
 	}
 	c.ReadWrite, c.ReadOnly = withTLS(c.ReadWrite, tls), withTLS(c.ReadOnly, tls)
 	return c

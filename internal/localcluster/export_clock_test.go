@@ -17,5 +17,5 @@ func PlanTLS(m *Manager, s Spec) (cluster.Plan, error) {
 // lines.
 func PrepareTLS(m *Manager, s Spec) ([]string, error) {
 	p, err := m.prepareTLS(s, nil)
-	return p.lines(), err
+	return p.Lines(), err
 }

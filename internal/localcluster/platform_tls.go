@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pgclient"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
@@ -38,13 +39,13 @@ func primaryOf(st []Status) string {
 
 // prepareTLS decides what the apply does with ls's TLS (planTLS, st the members as observed) at the
 // Manager's clock's now and writes the certificates it makes or renews.
-func (m *Manager) prepareTLS(ls Spec, st []Status) (tlsPlan, error) {
+func (m *Manager) prepareTLS(ls Spec, st []Status) (localspec.TLSDecision, error) {
 	now := m.waitClock().Now()
 	full, err := m.planTLS(ls, ls.tlsDiffer, st, now)
 	if err != nil {
 		return full, fmt.Errorf("planning the cluster's TLS: %w", err)
 	}
-	p := full.prepared() // the running members' renewals are the engine's steps (renewMember)
+	p := full.Prepared() // the running members' renewals are the engine's steps (renewMember)
 	if err := m.writeTLSFiles(ls, p, now); err != nil {
 		return p, fmt.Errorf("writing the cluster's certificates: %w", err)
 	}
@@ -58,7 +59,7 @@ func (m *Manager) planTLSInto(out *cluster.Plan, ls Spec, exists bool, observed 
 	if ls.TLS == nil && len(ls.tlsDiffer) == 0 {
 		return nil
 	}
-	tp := tlsPlan{NewCA: true} // a create, resumed or not, may make every certificate
+	tp := localspec.TLSDecision{NewCA: true} // a create, resumed or not, may make every certificate
 	if exists {
 		var err error
 		if tp, err = m.planTLS(ls, ls.tlsDiffer, observed, m.waitClock().Now()); err != nil {
@@ -66,7 +67,7 @@ func (m *Manager) planTLSInto(out *cluster.Plan, ls Spec, exists bool, observed 
 		}
 		// Before the steps, as the apply takes them (applyTLS, then Reconcile); the running members'
 		// renewals are steps.
-		if lines := tp.prepared().lines(); len(lines) > 0 {
+		if lines := tp.Prepared().Lines(); len(lines) > 0 {
 			out.Actions = strings.TrimSuffix(strings.Join(lines, "\n")+"\n"+out.Actions, "\n")
 		}
 	}
@@ -86,10 +87,10 @@ func (p *Platform) applyTLS(ctx context.Context, m *Manager, ls *Spec) (err erro
 		return err
 	}
 	tp, err := m.prepareTLS(*ls, st)
-	if err != nil || tp.empty() {
+	if err != nil || tp.Empty() {
 		return err
 	}
-	tflog.Info(ctx, "cluster "+ls.Name+": TLS", map[string]any{"steps": strings.Join(tp.lines(), "; ")})
+	tflog.Info(ctx, "cluster "+ls.Name+": TLS", map[string]any{"steps": strings.Join(tp.Lines(), "; ")})
 	// The scripts connect as the members' TLS is: stopped before it changes, started after for what it
 	// became (ls is updated as each member changes, also when one fails).
 	if err := m.stopWatcher(ctx, *ls, false); err != nil {
@@ -104,7 +105,7 @@ func (p *Platform) applyTLS(ctx context.Context, m *Manager, ls *Spec) (err erro
 }
 
 // certsDue says why each member of ls whose server certificate is due is renewed as the engine's step
-// (tlsPlan.due), decided at the Manager's clock's now; nil without TLS.
+// (localspec.TLSDecision.Due), decided at the Manager's clock's now; nil without TLS.
 func (m *Manager) certsDue(ls Spec, st []Status) (map[string]string, error) {
 	if ls.TLS == nil {
 		return nil, nil
@@ -113,7 +114,7 @@ func (m *Manager) certsDue(ls Spec, st []Status) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("planning the cluster's TLS: %w", err)
 	}
-	return p.due(), nil
+	return p.Due(), nil
 }
 
 // renewMember executes the engine's renew step for mb: its server certificate issued again (the same key)
@@ -124,12 +125,12 @@ func (m *Manager) renewMember(ctx context.Context, ls Spec, mb Member, st []Stat
 	if err != nil {
 		return fmt.Errorf("planning the cluster's TLS: %w", err)
 	}
-	i := slices.IndexFunc(p.Renew, func(r tlsRenewal) bool { return r.Step && r.Key == mb.Name })
+	i := slices.IndexFunc(p.Renew, func(r localspec.TLSRenewal) bool { return r.Step && r.Key == mb.Name })
 	if i < 0 {
 		tflog.Info(ctx, "cluster "+ls.Name+": "+mb.Name+"'s certificate is not due any more", nil)
 		return nil
 	}
-	if err := m.writeTLSFiles(ls, tlsPlan{Renew: p.Renew[i : i+1]}, now); err != nil {
+	if err := m.writeTLSFiles(ls, localspec.TLSDecision{Renew: p.Renew[i : i+1], On: true}, now); err != nil {
 		return fmt.Errorf("renewing %s: %w", p.Renew[i].Name, err)
 	}
 	if !slices.ContainsFunc(st, func(x Status) bool { return x.Name == mb.Name && x.State == StateRunning }) {
@@ -138,7 +139,7 @@ func (m *Manager) renewMember(ctx context.Context, ls Spec, mb Member, st []Stat
 	if err := m.engine.Reload(ctx, Node(mb, localnode.RoleStandby)); err != nil {
 		return err
 	}
-	return m.waitServed(ctx, ls, mb, p.Renew[i].Cert)
+	return m.waitServed(ctx, ls, mb, p.Renew[i].CertFile)
 }
 
 // servedWait bounds the wait for a member to serve its renewed certificate after its reload.

@@ -10,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster"
+	"github.com/pgnvme/terraform-provider-pgnvme/internal/cluster/localspec"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/localnode"
 	"github.com/pgnvme/terraform-provider-pgnvme/internal/pki"
 )
@@ -65,111 +65,26 @@ func (s *Spec) setTLSFiles() error {
 	return nil
 }
 
-// tlsWant is a certificate s needs and where it lives.
-type tlsWant struct {
-	pki.Want
-	// Key is the name in tls.not_after: the member's, or clientCertName.
-	Key        string
-	Cert, Priv string
-}
-
-// tlsWants are the certificates s needs: each member's server certificate (its common name the member's,
-// serving 127.0.0.1 and localhost) and the superuser's client certificate (its common name the user that
-// pg_hba's cert line maps it to).
-func tlsWants(s Spec, superuser string) []tlsWant {
-	var out []tlsWant
+// tlsWants are the certificates s needs, where they live (none found yet: localspec.TLSCert's Have): each
+// member's server certificate (its common name the member's, serving 127.0.0.1 and localhost) and the
+// superuser's client certificate (its common name the user that pg_hba's cert line maps it to).
+func tlsWants(s Spec, superuser string) []localspec.TLSCert {
+	var out []localspec.TLSCert
 	for _, mb := range s.Members {
 		f := mb.TLS
 		if f == nil {
 			continue
 		}
-		out = append(out, tlsWant{Key: mb.Name, Cert: f.CertFile, Priv: f.KeyFile, Want: pki.Want{
+		out = append(out, localspec.TLSCert{Key: mb.Name, Member: true, CertFile: f.CertFile, KeyFile: f.KeyFile, Want: pki.Want{
 			Name: mb.Name + "'s server certificate", Usage: pki.Server,
 			Subject: pki.Subject{CommonName: mb.Name, DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP(Host)}},
 		}})
 	}
 	if len(out) > 0 {
 		f := s.Members[0].TLS
-		out = append(out, tlsWant{Key: clientCertName, Cert: f.ClientCertFile, Priv: f.ClientKeyFile, Want: pki.Want{
+		out = append(out, localspec.TLSCert{Key: clientCertName, CertFile: f.ClientCertFile, KeyFile: f.ClientKeyFile, Want: pki.Want{
 			Name: "the client certificate of " + superuser, Usage: pki.Client, Subject: pki.Subject{CommonName: superuser},
 		}})
-	}
-	return out
-}
-
-// tlsPlan is what an apply does with a cluster's TLS: the authority made, the certificates (re)issued,
-// and the members whose TLS is turned on or off (the primary first).
-type tlsPlan struct {
-	NewCA  bool
-	Renew  []tlsRenewal
-	Toggle []string
-	On     bool
-}
-
-type tlsRenewal struct {
-	tlsWant
-	Reason string
-	// New is true when there is no certificate yet (a member added): issued, nothing to reload.
-	New bool
-	// Step is true when the renewal is the engine's step (topology.StepRenew, Member.CertDue): a member's
-	// server certificate renewed under the same authority while the member has its data and keeps its TLS
-	// on. The rest the apply makes before the engine's steps.
-	Step bool
-}
-
-func (p tlsPlan) empty() bool { return !p.NewCA && len(p.Renew) == 0 && len(p.Toggle) == 0 }
-
-// prepared is p without the renewals that are the engine's steps: what the apply does before them.
-func (p tlsPlan) prepared() tlsPlan {
-	out := p
-	out.Renew = slices.DeleteFunc(slices.Clone(p.Renew), func(r tlsRenewal) bool { return r.Step })
-	return out
-}
-
-// due says why each member whose renewal is the engine's step is renewed (topology.Member.CertDue).
-func (p tlsPlan) due() map[string]string {
-	out := map[string]string{}
-	for _, r := range p.Renew {
-		if r.Step {
-			out[r.Key] = "its server certificate: " + r.Reason
-		}
-	}
-	return out
-}
-
-// lines are the plan's lines for p, in the order the apply takes them.
-func (p tlsPlan) lines() []string {
-	var out []string
-	if p.NewCA {
-		out = append(out, "make the cluster's certificate authority (ECDSA P-256, valid 10 years) and issue every certificate from it")
-	}
-	for _, r := range p.Renew {
-		if p.NewCA {
-			break
-		}
-		if r.New {
-			out = append(out, "issue "+r.Name)
-			continue
-		}
-		line := "renew " + r.Name + ": " + r.Reason
-		if r.Usage == pki.Server && !slices.Contains(p.Toggle, r.Key) {
-			line += "; then reload " + r.Key + " (no restart)"
-		}
-		out = append(out, line)
-	}
-	if len(p.Toggle) > 0 {
-		what := "turn TLS on"
-		if !p.On {
-			what = "turn TLS off"
-		}
-		line := fmt.Sprintf("%s: %s first, then %s: each rewritten (ssl, pg_hba.conf, primary_conninfo) and reloaded, no restart", what, p.Toggle[0], strings.Join(p.Toggle[1:], ", "))
-		if len(p.Toggle) == 1 {
-			line = fmt.Sprintf("%s: %s rewritten (ssl, pg_hba.conf, primary_conninfo) and reloaded, no restart", what, p.Toggle[0])
-		}
-		if !p.On {
-			line += "; the cluster's certificates are removed"
-		}
-		out = append(out, line)
 	}
 	return out
 }
@@ -201,60 +116,38 @@ func (m *Manager) observeTLS(s *Spec) ([]string, error) {
 	return differ, nil
 }
 
-// planTLS decides what the apply does with s's TLS at now, st the members as observed (none for a
-// create): differ are the members whose TLS is to be turned on or off (observeTLS), ordered with the
-// primary first. A renewal is the engine's step (tlsRenewal.Step) only for a member st has data for.
-func (m *Manager) planTLS(s Spec, differ []string, st []Status, now time.Time) (tlsPlan, error) {
-	var p tlsPlan
-	primary := primaryOf(st)
-	withData := func(name string) bool {
-		return slices.ContainsFunc(st, func(x Status) bool { return x.Name == name && x.State != StateMissing })
-	}
-	if len(differ) > 0 {
-		p.On = s.TLS != nil
-		p.Toggle = slices.Clone(differ)
-		slices.SortStableFunc(p.Toggle, func(a, b string) int {
-			switch {
-			case a == primary:
-				return -1
-			case b == primary:
-				return 1
-			}
-			return 0
-		})
-	}
+// planTLS reads what s's TLS decision rests on (the authority, each certificate and whether its key is
+// the certificate's) and decides at now (localspec.DecideTLS), st the members as observed (none for a
+// create): differ are the members whose TLS is to be turned on or off (observeTLS). A renewal is the
+// engine's step only for a member st has data for.
+func (m *Manager) planTLS(s Spec, differ []string, st []Status, now time.Time) (localspec.TLSDecision, error) {
+	f := localspec.TLSFacts{Toggle: differ, On: s.TLS != nil, Primary: primaryOf(st), Now: now,
+		WithData: func(name string) bool {
+			return slices.ContainsFunc(st, func(x Status) bool { return x.Name == name && x.State != StateMissing })
+		}}
 	if s.TLS == nil {
-		return p, nil
+		return localspec.DecideTLS(f), nil
 	}
+	f.Policy = *s.TLS
 	root, err := DataDirRoot(s)
 	if err != nil {
-		return p, err
+		return localspec.TLSDecision{}, err
 	}
-	_, caCert, err := readCA(TLSDir(root))
-	if err != nil {
-		p.NewCA = true
+	if _, ca, err := readCA(TLSDir(root)); err == nil {
+		f.CA = ca
 	}
-	for _, w := range tlsWants(s.withDesiredTLS(root), m.engine.Superuser()) {
-		if p.NewCA {
-			p.Renew = append(p.Renew, tlsRenewal{tlsWant: w, Reason: "the certificate authority is new"})
-			continue
-		}
-		have, err := os.ReadFile(w.Cert)
+	for _, c := range tlsWants(s.withDesiredTLS(root), m.engine.Superuser()) {
+		have, err := os.ReadFile(c.CertFile)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return p, fmt.Errorf("reading %s: %w", w.Cert, err)
+			return localspec.TLSDecision{}, fmt.Errorf("reading %s: %w", c.CertFile, err)
 		}
-		r, due := pki.Check(caCert, w.Want, have, now, *s.TLS)
-		if !due && len(have) > 0 {
-			if key, err := os.ReadFile(w.Priv); err != nil || !pki.KeyMatches(have, key) {
-				r, due = pki.Renewal{Name: w.Name, Reason: "its key " + w.Priv + " is missing or not the certificate's"}, true
-			}
+		c.Have = have
+		if key, err := os.ReadFile(c.KeyFile); err == nil && len(have) > 0 {
+			c.KeyMatches = pki.KeyMatches(have, key)
 		}
-		if due {
-			step := len(have) > 0 && w.Usage == pki.Server && withData(w.Key) && !slices.Contains(p.Toggle, w.Key)
-			p.Renew = append(p.Renew, tlsRenewal{tlsWant: w, Reason: r.Reason, New: len(have) == 0, Step: step})
-		}
+		f.Certs = append(f.Certs, c)
 	}
-	return p, nil
+	return localspec.DecideTLS(f), nil
 }
 
 // withDesiredTLS is s with every member's TLS files as s asks for them (whatever observeTLS found).
@@ -294,7 +187,7 @@ func readCA(dir string) (pki.Pair, *x509.Certificate, error) {
 // writeTLSFiles makes the authority when p says so and (re)issues the certificates p renews, each key
 // written before its certificate (each file replaced at once). The directory is the provider user's and
 // others may traverse it; the CA's key is the provider user's, the rest the server user's.
-func (m *Manager) writeTLSFiles(s Spec, p tlsPlan, now time.Time) error {
+func (m *Manager) writeTLSFiles(s Spec, p localspec.TLSDecision, now time.Time) error {
 	if s.TLS == nil || (!p.NewCA && len(p.Renew) == 0) {
 		return nil
 	}
@@ -327,7 +220,7 @@ func (m *Manager) writeTLSFiles(s Spec, p tlsPlan, now time.Time) error {
 		// A renewal keeps the key in place: only the certificate file is replaced (at once), so a client that
 		// reads both meanwhile never gets a certificate and a key that do not match. A new authority, or a key
 		// that is missing or unreadable, gets a new key, written before its certificate.
-		key, kerr := os.ReadFile(r.Priv)
+		key, kerr := os.ReadFile(r.KeyFile)
 		var pair pki.Pair
 		if !p.NewCA && kerr == nil {
 			pair, err = pki.Reissue(ca, key, r.Subject, r.Usage, now, s.TLS.Validity)
@@ -336,11 +229,11 @@ func (m *Manager) writeTLSFiles(s Spec, p tlsPlan, now time.Time) error {
 			if pair, err = pki.Issue(ca, r.Subject, r.Usage, now, s.TLS.Validity); err != nil {
 				return fmt.Errorf("issuing %s: %w", r.Name, err)
 			}
-			if err := m.engine.WriteFileOwned(r.Priv, pair.KeyPEM, 0o600); err != nil {
+			if err := m.engine.WriteFileOwned(r.KeyFile, pair.KeyPEM, 0o600); err != nil {
 				return fmt.Errorf("writing %s: %w", r.Name, err)
 			}
 		}
-		if err := m.engine.WriteFileOwned(r.Cert, pair.CertPEM, 0o600); err != nil {
+		if err := m.engine.WriteFileOwned(r.CertFile, pair.CertPEM, 0o600); err != nil {
 			return fmt.Errorf("writing %s: %w", r.Name, err)
 		}
 	}
@@ -364,7 +257,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 // and, for a standby, primary_conninfo) and reloaded; then reloads every running member whose server
 // certificate p renewed (PostgreSQL reads its certificate files again on reload; sessions keep theirs).
 // With TLS off, the cluster's TLS directory is removed at the end. s's members are updated as they change.
-func (m *Manager) applyTLS(ctx context.Context, s *Spec, p tlsPlan, st []Status) error {
+func (m *Manager) applyTLS(ctx context.Context, s *Spec, p localspec.TLSDecision, st []Status) error {
 	root, err := DataDirRoot(*s)
 	if err != nil {
 		return err
@@ -447,13 +340,13 @@ func tlsStatus(s Spec, superuser string) (*cluster.TLSStatus, error) {
 	}
 	out := &cluster.TLSStatus{CACertificate: string(ca), CAFile: caCertFile(dir), NotAfter: map[string]string{}}
 	for _, w := range tlsWants(s.withDesiredTLS(root), superuser) {
-		b, err := os.ReadFile(w.Cert)
+		b, err := os.ReadFile(w.CertFile)
 		if err != nil {
 			return nil, err
 		}
 		c, err := pki.ParseCert(b)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", w.Cert, err)
+			return nil, fmt.Errorf("%s: %w", w.CertFile, err)
 		}
 		out.NotAfter[w.Key] = c.NotAfter.UTC().Format(time.RFC3339)
 	}
@@ -461,7 +354,7 @@ func tlsStatus(s Spec, superuser string) (*cluster.TLSStatus, error) {
 }
 
 // plannedTLS is tlsStatus after p: what p makes or renews, and what cannot be read now, unknown ("").
-func plannedTLS(s Spec, superuser string, p tlsPlan) *cluster.TLSStatus {
+func plannedTLS(s Spec, superuser string, p localspec.TLSDecision) *cluster.TLSStatus {
 	if s.TLS == nil {
 		return nil
 	}

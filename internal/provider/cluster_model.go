@@ -237,7 +237,7 @@ func setMembers(ctx context.Context, m *clusterModel, members []cluster.Member, 
 		m.Nodes = types.ListUnknown(nodeType)
 		m.Primary = types.ObjectUnknown(clusterPrimaryAttrTypes)
 		m.ConnectionURI = types.StringUnknown()
-		if conn.ReadOnly != "" {
+		if conn.ReadOnlyOffered {
 			m.ReadOnlyConnectionURI = types.StringUnknown()
 		}
 	} else {
