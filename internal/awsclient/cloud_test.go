@@ -60,7 +60,7 @@ var enforcedPolicy string
 // overrides, and moto's fixed test credentials (with enforcedPolicy, an IAM user's under that policy).
 func newAWSTest(t *testing.T) *awsTest {
 	t.Helper()
-	return newAWSTestIAMVia(t, nil)
+	return newAWSTestVia(t, nil)
 }
 
 // startMotoIsolated starts moto with the SDK's environment cut off from this machine's AWS settings
@@ -79,9 +79,9 @@ func startMotoIsolated(t *testing.T) *acctest.Moto {
 	return acctest.StartMoto(t)
 }
 
-// newAWSTestIAMVia is newAWSTest with the Cloud's IAM calls sent to the endpoint iamVia returns for moto's URL
-// (a proxy in front of moto), when iamVia is not nil.
-func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest {
+// newAWSTestVia is newAWSTest with the Cloud's endpoints changed by via (given moto's URL: a proxy in front
+// of moto for a service), when via is not nil.
+func newAWSTestVia(t *testing.T, via func(motoURL string, e *awsclient.Endpoints)) *awsTest {
 	t.Helper()
 	m := startMotoIsolated(t)
 	var admin *aws.Config
@@ -97,8 +97,8 @@ func newAWSTestIAMVia(t *testing.T, iamVia func(motoURL string) string) *awsTest
 	clients := awsclient.New(awsclient.Config{Region: awsTestRegion, Endpoints: endpoints, SkipCredentialsValidation: true})
 	ctx := t.Context()
 	cloudClients := clients
-	if iamVia != nil {
-		endpoints.IAM = iamVia(m.URL)
+	if via != nil {
+		via(m.URL, &endpoints)
 		cloudClients = awsclient.New(awsclient.Config{Region: awsTestRegion, Endpoints: endpoints, SkipCredentialsValidation: true})
 	}
 	cloud, err := awsclient.NewCloud(ctx, cloudClients, awsTestRegion)
@@ -368,29 +368,39 @@ func awsTestPolicy(t *testing.T, doc string) policyDocument {
 	return d
 }
 
+// answersLost is a proxy in front of moto (at motoURL) that sends every request on and drops moto's answer
+// to the first request of each action in lost (counting each request of it), answering a 500 in its place,
+// as a dropped connection or a load balancer's error would: the request is applied, and the SDK retries.
+func answersLost(t *testing.T, motoURL string, lost map[string]*atomic.Int32) string {
+	t.Helper()
+	target, err := url.Parse(motoURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		for action, n := range lost {
+			if strings.Contains(string(body), "Action="+action+"&") && n.Add(1) == 1 {
+				proxy.ServeHTTP(httptest.NewRecorder(), r) // applied, its answer dropped
+				http.Error(w, "<ErrorResponse><Error><Code>InternalFailure</Code><Message>lost</Message></Error></ErrorResponse>", http.StatusInternalServerError)
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // TestAWSCloud_instanceProfileAnswerLost: IAM adds the role to the profile but its answer is lost (a 500 in
 // its place, as a dropped connection or a load balancer's error would be); the SDK retries, IAM says
 // LimitExceeded (a profile holds one role), and CreateInstanceProfile reads the profile and goes on.
 func TestAWSCloud_instanceProfileAnswerLost(t *testing.T) {
 	var lost atomic.Int32
-	c := newAWSTestIAMVia(t, func(motoURL string) string {
-		target, err := url.Parse(motoURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proxy := httputil.NewSingleHostReverseProxy(target)
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if !strings.Contains(string(body), "Action=AddRoleToInstanceProfile") || lost.Add(1) > 1 {
-				proxy.ServeHTTP(w, r)
-				return
-			}
-			proxy.ServeHTTP(httptest.NewRecorder(), r) // applied by IAM, its answer dropped
-			http.Error(w, "<ErrorResponse><Error><Code>InternalFailure</Code><Message>lost</Message></Error></ErrorResponse>", http.StatusInternalServerError)
-		}))
-		t.Cleanup(srv.Close)
-		return srv.URL
+	c := newAWSTestVia(t, func(motoURL string, e *awsclient.Endpoints) {
+		e.IAM = answersLost(t, motoURL, map[string]*atomic.Int32{"AddRoleToInstanceProfile": &lost})
 	})
 	const name = "tf-acc-lost"
 	profile, err := c.CreateInstanceProfile(t.Context(), name, awsTestRegion, "/pgnvme/"+name, "", nil)

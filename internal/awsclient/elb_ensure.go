@@ -90,6 +90,15 @@ func (c *Cloud) ensureTargetGroup(ctx context.Context, clusterName, suffix, heal
 		UnhealthyThresholdCount:    aws.Int32(lbUnhealthyThreshold),
 		Tags:                       elbTags(tags),
 	})
+	var dup *elbv2types.DuplicateTargetGroupNameException
+	if errors.As(err, &dup) {
+		// The SDK retried a request whose first attempt made the group and whose answer was lost: AWS
+		// answers such a repeat with the same group, moto with this error. It is ours when it carries the
+		// cluster's tag and the health check asked for.
+		if tg, ferr := c.findTargetGroup(ctx, clusterName, suffix); ferr == nil && tg.HealthCheckProtocol == protocol {
+			return aws.ToString(tg.TargetGroupArn), nil
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("creating target group %s in %s: %w", name, vpcID, err)
 	}

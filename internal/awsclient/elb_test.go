@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -422,4 +423,44 @@ func TestAWSCloud_LoadBalancerNewSubnet(t *testing.T) {
 		t.Fatalf("EnsureLoadBalancer with a third zone = %+v, %v; want %+v", lb, err, first)
 	}
 	c.wantLoadBalancer(t, name, vpcID, subnets, ips[1:], lb)
+}
+
+// TestAWSCloud_targetGroupAnswerLost: Elastic Load Balancing makes a target group but its answer is lost (a
+// 500 in its place); the SDK retries, moto answers the repeat with DuplicateTargetGroupName (AWS, idempotent,
+// with the same group), and EnsureLoadBalancer takes the group it made, found by name and the cluster's tag,
+// instead of failing (a fresh-clone CI run under load failed TestAWSCloud_LoadBalancerLongName so). A lost
+// CreateLoadBalancer answer is not injected: moto makes a second load balancer of the same name for the
+// repeat, where AWS returns the first.
+func TestAWSCloud_targetGroupAnswerLost(t *testing.T) {
+	var tgLost atomic.Int32
+	at := newAWSTestVia(t, func(motoURL string, e *awsclient.Endpoints) {
+		e.ELBV2 = answersLost(t, motoURL, map[string]*atomic.Int32{"CreateTargetGroup": &tgLost})
+	})
+	c := &lbTest{Cloud: at.Cloud, ec2: at.ec2, elb: at.elb}
+	ctx := t.Context()
+	_, subnets, ips := c.network(t)
+	const name = "tf-acc-lost"
+	lb, err := c.EnsureLoadBalancer(ctx, name, subnets, ips[:1], false, nil)
+	if err != nil {
+		t.Fatalf("EnsureLoadBalancer with the first answers lost: %v", err)
+	}
+	if tgLost.Load() < 2 {
+		t.Fatalf("CreateTargetGroup sent %d times: want it retried after its lost answer", tgLost.Load())
+	}
+	if lbs := c.loadBalancers(t); len(lbs) != 1 || aws.ToString(lbs[0].LoadBalancerArn) != lb.ARN {
+		t.Errorf("load balancers %d, want the one made", len(lbs))
+	}
+	groups := c.targetGroups(t)
+	for _, suffix := range []string{"rw", "ro"} {
+		if _, ok := groups["pgnvme-"+name+"-"+suffix]; !ok {
+			t.Errorf("target group pgnvme-%s-%s missing: %v", name, suffix, groups)
+		}
+	}
+	if found, err := c.LoadBalancer(ctx, name); err != nil || found != lb {
+		t.Errorf("LoadBalancer(%s) = %+v, %v; want %+v", name, found, err, lb)
+	}
+	t.Logf("the first answer lost and retried: CreateTargetGroup %d requests", tgLost.Load())
+	if err := c.DeleteLoadBalancer(ctx, name); err != nil {
+		t.Errorf("DeleteLoadBalancer: %v", err)
+	}
 }
