@@ -39,9 +39,9 @@ type engineInput struct {
 	// can be elected (see readLoss); nil otherwise.
 	wal       map[string]topology.WAL
 	walErrors map[string]string
-	// certDue says why each running node's certificates are renewed (awsspec.TLSDecision.Split), by node;
-	// nil when none are.
-	certDue map[string]string
+	// tls is the certificates' decision on the observation the step is decided on (viewTLS): why each
+	// running node's are renewed (its due), and what its renewal then issues; zero without TLS.
+	tls tlsView
 }
 
 // readLoss reads what the engine's decision rests on when members are lost beyond what Patroni handles
@@ -167,7 +167,7 @@ func (se *session) engineMembers(o observation, in engineInput) topology.Cluster
 		}
 		m.WALError = in.walErrors[node]
 		if m.Machine == topology.MachineLive {
-			m.CertDue = in.certDue[node]
+			m.CertDue = in.tls.due[node]
 		}
 		if m.Machine != topology.MachineLive || !c.ViewKnown {
 			return m

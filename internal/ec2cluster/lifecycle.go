@@ -113,7 +113,7 @@ func (p *Platform) Plan(ctx context.Context, s cluster.Spec, prior cluster.Prior
 		return cluster.Plan{}, err
 	}
 	var steps []topology.Step
-	in := engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true, certDue: v.due}
+	in := engineInput{known: prior.MemberNames(), launches: launches, t: &t, lenientConfig: true, tls: v}
 	se.readLoss(ctx, o, &in)
 	plan.Actions, steps = plannedSteps(se.engine(ctx, o, in))
 	for _, st := range steps {

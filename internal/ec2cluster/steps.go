@@ -48,11 +48,9 @@ func (se *session) converge(ctx context.Context, t target, in engineInput, m mac
 		if err != nil {
 			return err
 		}
-		v, err := se.viewTLS(ctx, o)
-		if err != nil {
+		if in.tls, err = se.viewTLS(ctx, o); err != nil {
 			return err
 		}
-		in.certDue = v.due
 		c := se.engine(ctx, o, in)
 		step, done, err := topology.Next(c)
 		if err != nil {
@@ -175,7 +173,7 @@ func (se *session) execute(ctx context.Context, step topology.Step, c topology.C
 		}
 		return se.launchAndJoin(ctx, t, step.Node, o, m, old.ID)
 	case topology.StepRenew:
-		return se.renewTLS(ctx, o, step.Node)
+		return se.renewTLS(ctx, in.tls, o, step.Node)
 	case topology.StepRestart:
 		leader, _ := o.patroni.Leader()
 		host := se.apiHost(o.enis[step.Node])

@@ -91,13 +91,21 @@ func (c Cluster) handover(keep func(Member) bool) (string, string) {
 // unfitToLead says why standby m cannot take over from the leader in a switchover ("" when it can): it
 // must run, stream and be counted in the quorum, and be at most MaxLagBytes behind.
 func (c Cluster) unfitToLead(m Member) string {
-	switch {
-	case m.Role != RoleStandby || !m.Running || !Counted(m.Streaming, m.InQuorum, c.SyncNumber):
+	if m.Role != RoleStandby || !m.Running || !Counted(m.Streaming, m.InQuorum, c.SyncNumber) {
 		return "does not stream in the quorum"
-	case m.LagBytes < 0:
+	}
+	return tooFarBehind(m.LagBytes, c.MaxLagBytes)
+}
+
+// tooFarBehind says why a standby lag bytes behind cannot take over where at most maxLag is allowed ("" when
+// it can): a lag that cannot be read (-1) is not proven caught up. Switchover, handover and roll targets
+// share it.
+func tooFarBehind(lag, maxLag int64) string {
+	switch {
+	case lag < 0:
 		return "has a lag that cannot be read"
-	case m.LagBytes > c.MaxLagBytes:
-		return fmt.Sprintf("is %d bytes behind", m.LagBytes)
+	case lag > maxLag:
+		return fmt.Sprintf("is %d bytes behind", lag)
 	}
 	return ""
 }

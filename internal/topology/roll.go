@@ -238,12 +238,8 @@ func (r *roll) unfit(m *rollMember) string {
 		return "is not in the quorum"
 	case m.outdated():
 		return "is outdated too"
-	case m.LagBytes < 0:
-		return "has a lag that cannot be read"
-	case m.LagBytes > r.maxLag:
-		return fmt.Sprintf("is %d bytes behind", m.LagBytes)
 	}
-	return ""
+	return tooFarBehind(m.LagBytes, r.maxLag)
 }
 
 func rollNames(ms []*rollMember) string {
