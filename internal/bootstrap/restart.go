@@ -55,24 +55,22 @@ var standbyLimits = []string{"max_connections", "max_locks_per_transaction", "ma
 // StandbyLimits are the names of the settings a hot standby must not have below its primary's.
 func StandbyLimits() []string { return slices.Clone(standbyLimits) }
 
+// standbyLimitDefaults are PostgreSQL's defaults of standbyLimits (the same in 15 to 18; initdb writes
+// max_connections = 100 when the machine allows it): what a node runs with once its configuration no
+// longer names one.
+var standbyLimitDefaults = map[string]string{"max_connections": "100", "max_locks_per_transaction": "64",
+	"max_prepared_transactions": "0", "max_wal_senders": "10", "max_worker_processes": "8"}
+
 // StandbyLimitsLowered names, sorted, the settings among those a hot standby must not have below its
 // primary's whose new value (next, by name) is lower than the one PostgreSQL runs with (running, by name).
 // A cluster that restarts for them restarts its primary first. Names compare in lower case; a value that
-// is not a whole number counts as not lowered.
+// is not a whole number counts as not lowered. A setting running does not name is not compared; one next
+// does not name, or names with no value, is PostgreSQL's default (the configuration removed it).
 func StandbyLimitsLowered(running, next map[string]string) []string {
-	value := func(m map[string]string, name string) (int64, bool) {
-		for k, v := range m {
-			if strings.EqualFold(k, name) {
-				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				return n, err == nil
-			}
-		}
-		return 0, false
-	}
 	var out []string
 	for _, name := range standbyLimits {
-		was, ok1 := value(running, name)
-		will, ok2 := value(next, name)
+		was, ok1 := limitValue(running, name, "")
+		will, ok2 := limitValue(next, name, standbyLimitDefaults[name])
 		if ok1 && ok2 && will < was {
 			out = append(out, name)
 		}
@@ -80,12 +78,26 @@ func StandbyLimitsLowered(running, next map[string]string) []string {
 	return out
 }
 
+// limitValue is m's value of the setting name (any case) as a whole number; unset stands for a value m
+// does not give.
+func limitValue(m map[string]string, name, unset string) (int64, bool) {
+	v := unset
+	for k, mv := range m {
+		if strings.EqualFold(k, name) && strings.TrimSpace(mv) != "" {
+			v = mv
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return n, err == nil
+}
+
 // StandbyLimitsRaised is params (a new standby's settings, by name) with each setting a hot standby must not
 // have below its primary's raised to the value the primary runs with (primary, by name) where params has
 // it lower, and the names raised, sorted. A standby made while its primary still runs a higher value than
 // the configuration's (the configuration lowers it: the primary restarts first) starts with the primary's,
-// and lowers it with its own restart after the primary's. Names compare in lower case; a value that is not
-// a whole number is left as it is.
+// and lowers it with its own restart after the primary's; so does one whose configuration no longer names
+// a setting the primary runs above PostgreSQL's default. Names compare in lower case; a value that is not a
+// whole number is left as it is.
 func StandbyLimitsRaised(params, primary map[string]string) (map[string]string, []string) {
 	out := maps.Clone(params)
 	if out == nil {
