@@ -280,7 +280,7 @@ func setStatus(ctx context.Context, m *clusterModel, st cluster.Status, diags *d
 		diags.AddWarning("Cluster Partly Read", w)
 	}
 	if st.Restored != nil || !known(m.Restored) {
-		m.Restored = restoredValue(st.Restored, diags) // else the platform does not know: what state recorded stays
+		m.Restored = restoredValue(ctx, st.Restored, diags) // else the platform does not know: what state recorded stays
 	}
 	m.ArchiveStatus = archiveStatusValue(ctx, st.Archive, diags)
 	setTLS(ctx, m, st.TLS, false, diags)
@@ -344,7 +344,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 		diags.Append(d...)
 	}
 	if l := localspec.Of(s); l != nil {
-		m.Local = localObject(l, diags)
+		m.Local = localObject(ctx, l, diags)
 	}
 	if a := awsspec.Of(s); a != nil {
 		m.AWS = awsObject(ctx, a, diags)
@@ -352,7 +352,7 @@ func modelFromSpec(ctx context.Context, s cluster.Spec, prior []cluster.Member, 
 	m.Backup = types.ObjectNull(objectAttrTypes(clusterTypes["backup"]))
 	m.TLS = tlsObject(ctx, tlsInputOf(s.TLS), nil, true, diags)
 	if s.Given != nil {
-		m.Backup = backupObject(s.Given.Backup, diags)
+		m.Backup = backupObject(ctx, s.Given.Backup, diags)
 		asGiven(&m, *s.Given, diags)
 	}
 	setMembers(ctx, &m, prior, nil, nil, false, diags)

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -21,11 +20,6 @@ type backupInput struct {
 	Schedule  types.String `tfsdk:"schedule"`
 	FullEvery types.Int64  `tfsdk:"full_every"`
 	Retention types.Object `tfsdk:"retention"`
-}
-
-type retentionInput struct {
-	RecoveryWindowDays types.Int64 `tfsdk:"recovery_window_days"`
-	MinFullBackups     types.Int64 `tfsdk:"min_full_backups"`
 }
 
 // clusterBackupSchema is the backup block.
@@ -68,65 +62,32 @@ func clusterBackupSchema() schema.SingleNestedBlock {
 	}
 }
 
-// backupSpecInput is the backup block as cluster.BackupInput: nil when the block is absent; ok is false
-// while a value is unknown.
+// backupSpecInput is the backup block as cluster.BackupInput, by field name (the retention block's arguments
+// are BackupInput's own fields): nil when the block is absent; ok is false while a value is unknown.
 func backupSpecInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) (*cluster.BackupInput, bool) {
 	if v.IsNull() {
 		return nil, true
 	}
-	if v.IsUnknown() {
+	if hasUnknown(v) {
 		return nil, false
 	}
 	var b backupInput
 	diags.Append(v.As(ctx, &b, basetypes.ObjectAsOptions{})...)
-	if b.Schedule.IsUnknown() || b.FullEvery.IsUnknown() || b.Retention.IsUnknown() {
-		return nil, false
-	}
-	in := &cluster.BackupInput{Schedule: b.Schedule.ValueString(), FullEvery: intOrNil(b.FullEvery)}
-	if !b.Retention.IsNull() {
-		var r retentionInput
-		diags.Append(b.Retention.As(ctx, &r, basetypes.ObjectAsOptions{})...)
-		if r.RecoveryWindowDays.IsUnknown() || r.MinFullBackups.IsUnknown() {
-			return nil, false
-		}
-		in.RecoveryWindowDays, in.MinFullBackups = intOrNil(r.RecoveryWindowDays), intOrNil(r.MinFullBackups)
-	}
+	in := &cluster.BackupInput{}
+	expand(ctx, b, in, diags)
+	expandInto(ctx, b.Retention, in, diags)
 	return in, true
 }
 
-func intOrNil(v types.Int64) *int {
-	if v.IsNull() {
-		return nil
-	}
-	n := int(v.ValueInt64())
-	return &n
-}
-
 // backupObject is the backup block as given (b), for an imported cluster: null when it was not given.
-func backupObject(b *cluster.BackupInput, diags *diag.Diagnostics) types.Object {
+func backupObject(ctx context.Context, b *cluster.BackupInput, diags *diag.Diagnostics) types.Object {
 	attrTypes := objectAttrTypes(clusterTypes["backup"])
 	if b == nil {
 		return types.ObjectNull(attrTypes)
 	}
-	num := func(p *int) types.Int64 {
-		if p == nil {
-			return types.Int64Null()
-		}
-		return types.Int64Value(int64(*p))
-	}
-	schedule := types.StringNull()
-	if b.Schedule != "" {
-		schedule = types.StringValue(b.Schedule)
-	}
-	retentionTypes := objectAttrTypes(attrTypes["retention"])
-	retention := types.ObjectNull(retentionTypes)
-	if b.RecoveryWindowDays != nil || b.MinFullBackups != nil {
-		var d diag.Diagnostics
-		retention, d = types.ObjectValue(retentionTypes, map[string]attr.Value{
-			"recovery_window_days": num(b.RecoveryWindowDays), "min_full_backups": num(b.MinFullBackups)})
-		diags.Append(d...)
-	}
-	v, d := types.ObjectValue(attrTypes, map[string]attr.Value{"schedule": schedule, "full_every": num(b.FullEvery), "retention": retention})
+	attrs := flatten(ctx, b, attrTypes, nil, diags)
+	attrs["retention"] = groupObject(ctx, b, objectAttrTypes(attrTypes["retention"]), diags)
+	v, d := types.ObjectValue(attrTypes, attrs)
 	diags.Append(d...)
 	return v
 }

@@ -2,10 +2,8 @@ package provider
 
 import (
 	"context"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -27,22 +25,10 @@ type restoreInput struct {
 	Target  types.Object `tfsdk:"target"`
 }
 
-type restoreArchiveInput struct {
-	PgBackRestOptions types.Map    `tfsdk:"pgbackrest_options"`
-	WALGEnv           types.Map    `tfsdk:"walg_env"`
-	Stanza            types.String `tfsdk:"stanza"`
-}
-
-type restoreTargetInput struct {
-	Time      types.String `tfsdk:"time"`
-	LSN       types.String `tfsdk:"lsn"`
-	Name      types.String `tfsdk:"name"`
-	Immediate types.Bool   `tfsdk:"immediate"`
-}
-
 // A restore is given the same way in pgnvme_cluster's restore block and in pgnvme_restore_drill: a backup,
-// an archive block and a target block, with one model (restoreArchiveInput, restoreTargetInput), one
-// conversion (restoreInputOf) and one definition of each argument (restoreArgs), rendered into the
+// an archive block and a target block, with one model (restoreInput), one
+// conversion (restoreInputOf, by field name: the archive block's arguments are cluster.RestoreInput's own
+// fields, the target block's its Target's) and one definition of each argument (restoreArgs), rendered into the
 // resource's schema and the data source's. Blocks, not nested attributes: Terraform drops an unknown key of a
 // nested attribute's object before the provider sees it (hashicorp/terraform#33570), so the drill's
 // `target = { tme = "..." }` drilled to the end of the archive; in a block it is an error at validate.
@@ -203,52 +189,22 @@ func restoreSpecInput(ctx context.Context, m types.Object, diags *diag.Diagnosti
 // restoreInputOf is a restore as given (the restore block's, or a drill's arguments) as
 // cluster.RestoreInput; ok is false while any of it is unknown.
 func restoreInputOf(ctx context.Context, r restoreInput, diags *diag.Diagnostics) (*cluster.RestoreInput, bool) {
-	if r.Backup.IsUnknown() || r.Archive.IsUnknown() || r.Target.IsUnknown() {
+	if hasUnknown(r.Backup) || hasUnknown(r.Archive) || hasUnknown(r.Target) {
 		return nil, false
 	}
-	in := &cluster.RestoreInput{Backup: r.Backup.ValueString()}
-	if !r.Archive.IsNull() {
-		var a restoreArchiveInput
-		diags.Append(r.Archive.As(ctx, &a, basetypes.ObjectAsOptions{})...)
-		if a.PgBackRestOptions.IsUnknown() || a.WALGEnv.IsUnknown() || a.Stanza.IsUnknown() {
-			return nil, false
-		}
-		if !a.PgBackRestOptions.IsNull() {
-			diags.Append(a.PgBackRestOptions.ElementsAs(ctx, &in.PgBackRestOptions, false)...)
-		}
-		if !a.WALGEnv.IsNull() {
-			diags.Append(a.WALGEnv.ElementsAs(ctx, &in.WALGEnv, false)...)
-		}
-		in.Stanza = a.Stanza.ValueString()
-	}
-	if !r.Target.IsNull() {
-		var t restoreTargetInput
-		diags.Append(r.Target.As(ctx, &t, basetypes.ObjectAsOptions{})...)
-		if t.Time.IsUnknown() || t.LSN.IsUnknown() || t.Name.IsUnknown() || t.Immediate.IsUnknown() {
-			return nil, false
-		}
-		in.Target = cluster.RestoreTargetInput{Time: t.Time.ValueString(), LSN: t.LSN.ValueString(), Name: t.Name.ValueString(), Immediate: t.Immediate.ValueBool()}
-	}
+	in := &cluster.RestoreInput{}
+	expand(ctx, r, in, diags)
+	expandInto(ctx, r.Archive, in, diags)
 	return in, true
 }
 
-// restoredValue is restored for res (null for nil).
-func restoredValue(res *cluster.RestoreResult, diags *diag.Diagnostics) types.Object {
+// restoredValue is restored for res (null for nil), attribute by field (cluster.RestoreResult's names); a
+// time not known (reached_time when no transaction was replayed) is null.
+func restoredValue(ctx context.Context, res *cluster.RestoreResult, diags *diag.Diagnostics) types.Object {
 	if res == nil {
 		return types.ObjectNull(clusterRestoredAttrTypes)
 	}
-	at := func(t time.Time) types.String {
-		if t.IsZero() {
-			return types.StringNull()
-		}
-		return types.StringValue(t.UTC().Format(time.RFC3339Nano))
-	}
-	v, d := types.ObjectValue(clusterRestoredAttrTypes, map[string]attr.Value{
-		"from": types.StringValue(res.From), "backup": types.StringValue(res.Backup), "backup_finished_at": at(res.BackupFinishedAt),
-		"backup_bytes": types.Int64Value(res.BackupBytes), "target": types.StringValue(res.Target), "reached_lsn": types.StringValue(res.ReachedLSN),
-		"reached_time": at(res.ReachedTime), "timeline": types.Int64Value(int64(res.Timeline)), "wal_replayed_bytes": types.Int64Value(res.WALReplayedBytes),
-		"seconds": types.Float64Value(res.Seconds), "finished_at": at(res.FinishedAt),
-	})
+	v, d := types.ObjectValue(clusterRestoredAttrTypes, flattenReport(ctx, res, clusterRestoredAttrTypes, diags))
 	diags.Append(d...)
 	return v
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -23,7 +22,7 @@ type tlsModel struct {
 	ValidityPeriodHours types.Int64  `tfsdk:"validity_period_hours"`
 	EarlyRenewalHours   types.Int64  `tfsdk:"early_renewal_hours"`
 	CACertPEM           types.String `tfsdk:"ca_cert_pem"`
-	CAKeySSMParameter   types.String `tfsdk:"ca_key_ssm_parameter"`
+	CAKeyParameter      types.String `tfsdk:"ca_key_ssm_parameter"` // cluster.TLSInput's name: expand matches by field name
 	ACMPCAArn           types.String `tfsdk:"acm_pca_arn"`
 	CACertificate       types.String `tfsdk:"ca_certificate"`
 	CAFile              types.String `tfsdk:"ca_file"`
@@ -119,17 +118,9 @@ func tlsSpecInput(ctx context.Context, v types.Object, diags *diag.Diagnostics) 
 	}
 	var t tlsModel
 	diags.Append(v.As(ctx, &t, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true})...)
-	return &cluster.TLSInput{ValidityPeriodHours: intOrNil(t.ValidityPeriodHours), EarlyRenewalHours: intOrNil(t.EarlyRenewalHours),
-		CACertPEM: stringOrNil(t.CACertPEM), CAKeyParameter: stringOrNil(t.CAKeySSMParameter), ACMPCAArn: stringOrNil(t.ACMPCAArn)}, true
-}
-
-// stringOrNil is v's value, nil when v is null.
-func stringOrNil(v types.String) *string {
-	if v.IsNull() {
-		return nil
-	}
-	x := v.ValueString()
-	return &x
+	in := &cluster.TLSInput{}
+	expand(ctx, t, in, diags)
+	return in, true
 }
 
 // tlsObject is the tls block as given (in) with the status st (nil: its outputs unknown, or null when
@@ -160,23 +151,9 @@ func tlsObject(ctx context.Context, in *cluster.TLSInput, st *cluster.TLSStatus,
 			diags.Append(d...)
 		}
 	}
-	num := func(p *int) types.Int64 {
-		if p == nil {
-			return types.Int64Null()
-		}
-		return types.Int64Value(int64(*p))
-	}
-	str := func(p *string) types.String {
-		if p == nil {
-			return types.StringNull()
-		}
-		return types.StringValue(*p)
-	}
-	v, d := types.ObjectValue(clusterTLSAttrTypes, map[string]attr.Value{
-		"validity_period_hours": num(in.ValidityPeriodHours), "early_renewal_hours": num(in.EarlyRenewalHours),
-		"ca_cert_pem": str(in.CACertPEM), "ca_key_ssm_parameter": str(in.CAKeyParameter), "acm_pca_arn": str(in.ACMPCAArn),
-		"ca_certificate": ca, "ca_file": caFile, "not_after": notAfter,
-	})
+	attrs := flatten(ctx, in, clusterTLSAttrTypes, map[string]string{"ca_key_ssm_parameter": "CAKeyParameter"}, diags)
+	attrs["ca_certificate"], attrs["ca_file"], attrs["not_after"] = ca, caFile, notAfter
+	v, d := types.ObjectValue(clusterTLSAttrTypes, attrs)
 	diags.Append(d...)
 	return v
 }
