@@ -903,16 +903,17 @@ func listTree(t *testing.T, root string) []string {
 	return out
 }
 
-func TestEnforceDurability(t *testing.T) {
-	t.Parallel()
+// preferredStandbysStopped makes a cluster with data durability "preferred" and a table w on its primary,
+// checks that one durability watcher runs, and stops both standbys: where the durability tests start.
+func preferredStandbysStopped(t *testing.T) (*localcluster.Manager, localcluster.Spec, string, *pgx.Conn) {
+	t.Helper()
 	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityPreferred))
 	create(t, m, s)
 	ctx := ctxT(t)
 	if ok, err := m.WatcherRunning(s); err != nil || !ok || len(watcherPIDs(t, root)) != 1 {
 		t.Fatalf("preferred: WatcherRunning %v, %v, watcher processes %v; want one", ok, err, watcherPIDs(t, root))
 	}
-	primary := s.Members[0]
-	conn := connect(t, ctx, primary)
+	conn := connect(t, ctx, s.Members[0])
 	if _, err := conn.Exec(ctx, "CREATE TABLE w (n int)"); err != nil {
 		t.Fatal(err)
 	}
@@ -921,6 +922,14 @@ func TestEnforceDurability(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return m, s, root, conn
+}
+
+func TestEnforceDurability(t *testing.T) {
+	t.Parallel()
+	m, s, root, conn := preferredStandbysStopped(t)
+	ctx := ctxT(t)
+	primary := s.Members[0]
 
 	for _, name := range []string{"n2", "n3"} {
 		// Stopped: role from standby.signal, timeline from pg_controldata, WAL position from its pg_wal.
@@ -1021,27 +1030,14 @@ func showSync(t *testing.T, m *localcluster.Manager, mb localcluster.Member) str
 // quorum back when they return; Destroy leaves no watcher.
 func TestDurabilityWatcher(t *testing.T) {
 	t.Parallel()
-	m, s, root := newCluster(t, anyOne(bootstrap.DurabilityPreferred))
-	create(t, m, s)
+	m, s, root, conn := preferredStandbysStopped(t)
+	stopped := time.Now()
 	ctx := ctxT(t)
 	primary := s.Members[0]
 	logTail := func() string {
 		b, _ := os.ReadFile(filepath.Join(root, "pgnvme-durability.log"))
 		return string(b)
 	}
-	if ok, err := m.WatcherRunning(s); err != nil || !ok {
-		t.Fatalf("WatcherRunning after Create: %v, %v; want true", ok, err)
-	}
-	conn := connect(t, ctx, primary)
-	if _, err := conn.Exec(ctx, "CREATE TABLE w (n int)"); err != nil {
-		t.Fatal(err)
-	}
-	for _, mb := range s.Members[1:] {
-		if err := m.Engine().Stop(ctx, localcluster.Node(mb, localnode.RoleStandby), "fast"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stopped := time.Now()
 	cctx, cancel := context.WithDeadline(ctx, stopped.Add(5*time.Second))
 	_, err := conn.Exec(cctx, "INSERT INTO w VALUES (1)")
 	cancel()

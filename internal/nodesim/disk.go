@@ -100,17 +100,12 @@ func (n *Node) ReplaceDisks(ctx context.Context) error {
 		return fmt.Errorf("node %s is running: kill it before its disks are replaced", n.Name)
 	}
 	n.mu.Lock()
-	old := n.disks
-	n.disks = nil
+	count := len(n.disks)
 	n.mu.Unlock()
-	var errs []error
-	for _, d := range old {
-		errs = append(errs, d.detach(ctx))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := n.DetachDisks(ctx); err != nil {
 		return err
 	}
-	for range old {
+	for range count {
 		if err := n.AttachDisk(ctx); err != nil {
 			return err
 		}

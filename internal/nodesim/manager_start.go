@@ -145,14 +145,18 @@ func (m *manager) run(u *unit, j *job, required map[string]*job, after []string,
 		close(j.done)
 		return
 	}
+	// failed fails the job with the result a runError carries, "resources" for any other error.
+	failed := func(err error) {
+		var r *runError
+		if errors.As(err, &r) {
+			fail(r.result, r.detail)
+		} else {
+			fail(ResultResources, err.Error())
+		}
+	}
 	if strings.HasSuffix(u.name, ".mount") {
 		if err := m.mount(u); err != nil {
-			var r *runError
-			if errors.As(err, &r) {
-				fail(r.result, r.detail)
-			} else {
-				fail(ResultResources, err.Error())
-			}
+			failed(err)
 			return
 		}
 		close(j.done)
@@ -165,12 +169,7 @@ func (m *manager) run(u *unit, j *job, required map[string]*job, after []string,
 		}
 	}
 	if err := m.exec(u); err != nil {
-		var r *runError
-		if errors.As(err, &r) {
-			fail(r.result, r.detail)
-		} else {
-			fail(ResultResources, err.Error())
-		}
+		failed(err)
 		return
 	}
 	close(j.done)

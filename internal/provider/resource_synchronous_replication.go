@@ -253,15 +253,22 @@ func addSyncError(ctx context.Context, diags *diag.Diagnostics, server, value st
 	}
 }
 
-func (r *synchronousReplicationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+// applyPlanned applies the planned settings with the configuration's write-only password; ok is false
+// when the plan or configuration could not be read.
+func (r *synchronousReplicationResource) applyPlanned(ctx context.Context, p tfsdk.Plan, c tfsdk.Config, diags *diag.Diagnostics) (synchronousReplicationModel, bool) {
 	var plan, config synchronousReplicationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
+	diags.Append(p.Get(ctx, &plan)...)
+	diags.Append(c.Get(ctx, &config)...)
+	if diags.HasError() {
+		return plan, false
 	}
-	r.apply(ctx, &plan, writeOnlyPassword(ctx, config.Connection, &resp.Diagnostics), &resp.Diagnostics)
-	if plan.ID.IsUnknown() {
+	r.apply(ctx, &plan, writeOnlyPassword(ctx, config.Connection, diags), diags)
+	return plan, true
+}
+
+func (r *synchronousReplicationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	plan, ok := r.applyPlanned(ctx, req.Plan, req.Config, &resp.Diagnostics)
+	if !ok || plan.ID.IsUnknown() {
 		return // nothing was written
 	}
 	// Even when the wait failed, the settings are live: record them so the next plan sees the real state.
@@ -269,14 +276,8 @@ func (r *synchronousReplicationResource) Create(ctx context.Context, req resourc
 }
 
 func (r *synchronousReplicationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, config synchronousReplicationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.apply(ctx, &plan, writeOnlyPassword(ctx, config.Connection, &resp.Diagnostics), &resp.Diagnostics)
-	if plan.SynchronousStandbyNames.IsUnknown() {
+	plan, ok := r.applyPlanned(ctx, req.Plan, req.Config, &resp.Diagnostics)
+	if !ok || plan.SynchronousStandbyNames.IsUnknown() {
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)

@@ -287,9 +287,18 @@ func renewalsFirst(c topology.Cluster) error {
 	dsteps, derr := topology.Steps(due)
 	want = append(want, stepStrings(steps)...)
 	if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) || !slices.Equal(stepStrings(dsteps), want) {
-		return fmt.Errorf("with every live member's certificates due: steps %q (%w); want %q (%w)", stepStrings(dsteps), derr, want, err)
+		return fmt.Errorf("with every live member's certificates due: steps %q (%s); want %q (%s)", stepStrings(dsteps), errText(derr), want, errText(err))
 	}
 	return nil
+}
+
+// errText is err's message, or "no error" for nil: for a message that reports either outcome (%w of nil
+// prints %!w(<nil>)).
+func errText(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
 }
 
 // invariants walks c's simulated apply and reports the first rule broken.
@@ -312,7 +321,7 @@ func invariants(c topology.Cluster) error {
 	}
 	if first, done, nerr := topology.Next(c); (nerr == nil) != (err == nil || len(steps) > 0) ||
 		(len(steps) > 0 && first.String() != steps[0].String()) || (done != (err == nil && len(steps) == 0)) {
-		return fmt.Errorf("Next (%s, done %v, %w) is not the plan's first step (%q, %w)", first, done, nerr, stepStrings(steps), err)
+		return fmt.Errorf("Next (%s, done %v, %s) is not the plan's first step (%q, %s)", first, done, errText(nerr), stepStrings(steps), errText(err))
 	}
 	cur := c
 	cur.Members = slices.Clone(c.Members)
