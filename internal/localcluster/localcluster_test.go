@@ -872,15 +872,23 @@ func archiveHole(t *testing.T, repo, last string) string {
 	return acctest.WALHole(names, last)
 }
 
-// listTree lists every file under root with its size and SHA-256 (a link with its target), sorted.
+// listTree lists every file under root with its size and SHA-256 (a link with its target), sorted. A file
+// that goes while the walk runs is left out: one being written beside it (a cluster archiving into the same
+// repository); a file that was listed before and is gone still shows as a difference.
 func listTree(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone while the walk ran: a file being written (pgBackRest's .tmp, renamed when complete)
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -890,6 +898,9 @@ func listTree(t *testing.T, root string) []string {
 			return err
 		}
 		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
